@@ -31,6 +31,10 @@ let private isTchar (b: int) =
 /// token = 1*tchar (RFC 9110 5.6.2): method names and header field names.
 let Token: SearchValues<byte> = SearchValues.Create(bytesWhere isTchar)
 
+/// The same token class for strings (checking names a handler gives).
+let TokenChars: SearchValues<char> =
+    SearchValues.Create(String(bytesWhere isTchar |> Array.map char))
+
 /// field-value bytes once the line end is gone: VCHAR, obs-text, SP and HTAB.
 /// Excludes CR (a bare CR is an error), NUL and every other control.
 let FieldValue: SearchValues<byte> =

@@ -70,7 +70,7 @@ module internal ChunkedState =
 
 open ChunkedState
 
-[<Sealed>]
+[<Sealed; AllowNullLiteral>]
 type internal ChunkedDecoder(maxChunkLine: int, maxTrailerSection: int) =
     let mutable state = Size
     let mutable size = 0L
