@@ -33,6 +33,11 @@ module internal ConnectionState =
     [<Literal>]
     let Closed = 5
 
+    /// Answered and half-closed; reading what the client still sends so that closing
+    /// does not reset the connection before the answer is read.
+    [<Literal>]
+    let Lingering = 6
+
 [<Sealed; AllowNullLiteral>]
 type internal Transport(pool: SlabPool) =
     let mutable input = Unchecked.defaultof<Segment>
