@@ -109,9 +109,10 @@ type RunningServer internal (listener: Socket, settings: ConnectionSettings, shu
                     do! Task.Delay 10
         }
 
+    let endPoint = listener.LocalEndPoint :?> IPEndPoint
     do acceptLoop () |> ignore
 
-    member _.EndPoint = listener.LocalEndPoint :?> IPEndPoint
+    member _.EndPoint = endPoint
     member this.Port = this.EndPoint.Port
     member _.ConnectionCount = Volatile.Read(&open')
 
@@ -161,9 +162,8 @@ module Server =
             if address.AddressFamily = AddressFamily.InterNetworkV6 && address.Equals IPAddress.IPv6Any then
                 listener.DualMode <- true
 
-            // Lets a restarted server bind while old connections sit in TIME_WAIT; a live
-            // listener on the port still makes Bind fail.
-            listener.SetSocketOption(SocketOptionLevel.Socket, SocketOptionName.ReuseAddress, true)
+            // No ReuseAddress: on Linux .NET maps it to SO_REUSEPORT as well, which would let a
+            // second server share the port silently instead of failing to bind.
             listener.Bind(IPEndPoint(address, options.Port))
             listener.Listen options.Backlog
         with _ ->
