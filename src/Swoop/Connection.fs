@@ -42,6 +42,7 @@ type internal ConnectionSettings
 [<Sealed; AllowNullLiteral>]
 type internal Connection(settings: ConnectionSettings, onClosed: Connection -> unit) =
     static let lingerBuffer: byte[] = Array.zeroCreate 4096
+    static let directReceive = Environment.GetEnvironmentVariable "SWOOP_DIRECT_RECEIVE" = "1"
 
     let transport = Transport(settings.Pool)
     let head = RequestHead(settings.Limits.MaxHeaderCount)
@@ -163,7 +164,10 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                             else
                                 transport.Deadline <- Heartbeat.NowMs + settings.KeepAliveMs
                                 Volatile.Write(&transport.State, ConnectionState.Idle)
-                                let! _ = transport.WaitForDataAsync()
+
+                                if not directReceive then
+                                    let! _ = transport.WaitForDataAsync()
+                                    ()
 
                                 if not (tryState ConnectionState.ReadingHead ConnectionState.Idle) then
                                     go <- false

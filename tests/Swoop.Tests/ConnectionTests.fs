@@ -261,3 +261,24 @@ let ``response headers set by the handler are written, and bad ones refused`` ()
     Assert.DoesNotContain("X-One: 1", r)
     Assert.Contains("Set-Cookie: a=1\r\nSet-Cookie: b=2\r\n", r)
     Assert.DoesNotContain("Injected", r)
+
+[<Fact>]
+let ``the Date header is an IMF-fixdate of now`` () =
+    use server = serve testOptions hello
+    let r, _ = exchange server (ascii "GET /plaintext HTTP/1.1\r\nHost: a\r\n\r\n") 300
+    let line = r.Split("\r\n") |> Array.find (fun l -> l.StartsWith "Date: ")
+    let date = DateTime.ParseExact(line.Substring 6, "r", Globalization.CultureInfo.InvariantCulture)
+    Assert.Equal(line.Substring 6, date.ToString "r")
+    Assert.InRange((DateTime.UtcNow - date).TotalSeconds, -1.0, 3.0)
+
+[<Fact>]
+let ``a client that resets mid-request does not disturb others`` () =
+    use server = serve testOptions echoHandler
+
+    for _ in 1..20 do
+        use s = connect server
+        s.Send(ascii "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 100\r\n\r\npartial") |> ignore
+        s.LingerState <- Sockets.LingerOption(true, 0) // close with RST
+
+    let r, _ = exchange server (ascii "GET /fine HTTP/1.1\r\nHost: a\r\n\r\n") 300
+    Assert.Contains("GET /fine|", r)

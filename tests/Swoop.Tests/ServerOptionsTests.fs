@@ -31,3 +31,14 @@ let ``a bad port is refused`` () =
     |> ignore
     Assert.Throws<ArgumentException>(fun () -> ServerOptions.fromArgs [| "--port"; "http" |] ServerOptions.defaults |> ignore)
     |> ignore
+
+[<Fact>]
+let ``the PORT environment variable sets the port, and --port wins over it`` () =
+    let saved = Environment.GetEnvironmentVariable "PORT"
+
+    try
+        Environment.SetEnvironmentVariable("PORT", "9100")
+        Assert.Equal(9100, (ServerOptions.fromArgs [||] ServerOptions.defaults).Port)
+        Assert.Equal(9200, (ServerOptions.fromArgs [| "--port"; "9200" |] ServerOptions.defaults).Port)
+    finally
+        Environment.SetEnvironmentVariable("PORT", saved)
