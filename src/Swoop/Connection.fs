@@ -19,6 +19,7 @@ type internal ConnectionSettings
         requestHeadMs: int64,
         bodyMs: int64,
         drainLimit: int64,
+        releaseBufferWhenIdle: bool,
         handler: RequestHandler,
         pool: SlabPool,
         heartbeat: Heartbeat
@@ -29,6 +30,7 @@ type internal ConnectionSettings
     member _.RequestHeadMs = requestHeadMs
     member _.BodyMs = bodyMs
     member _.DrainLimit = drainLimit
+    member _.ReleaseBufferWhenIdle = releaseBufferWhenIdle
     member _.Handler = handler
     member _.Pool = pool
     member _.Heartbeat = heartbeat
@@ -42,7 +44,6 @@ type internal ConnectionSettings
 [<Sealed; AllowNullLiteral>]
 type internal Connection(settings: ConnectionSettings, onClosed: Connection -> unit) =
     static let lingerBuffer: byte[] = Array.zeroCreate 4096
-    static let directReceive = Environment.GetEnvironmentVariable "SWOOP_DIRECT_RECEIVE" = "1"
 
     let transport = Transport(settings.Pool)
     let head = RequestHead(settings.Limits.MaxHeaderCount)
@@ -156,8 +157,13 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                             if transport.OutLength > 0 then
                                 do! transport.FlushAsync()
 
-                            transport.InPos <- transport.InEnd
-                            transport.ReleaseInput()
+                            // Nothing unread: the next request starts at the buffer's start.
+                            transport.InStart <- 0
+                            transport.InPos <- 0
+                            transport.InEnd <- 0
+
+                            if settings.ReleaseBufferWhenIdle then
+                                transport.ReleaseInput()
 
                             if settings.Stopping then
                                 go <- false
@@ -165,7 +171,7 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                                 transport.Deadline <- Heartbeat.NowMs + settings.KeepAliveMs
                                 Volatile.Write(&transport.State, ConnectionState.Idle)
 
-                                if not directReceive then
+                                if settings.ReleaseBufferWhenIdle then
                                     let! _ = transport.WaitForDataAsync()
                                     ()
 

@@ -19,7 +19,9 @@ type ServerOptions =
       KeepAliveTimeout: TimeSpan
       RequestHeadTimeout: TimeSpan
       BodyReadTimeout: TimeSpan
-      ShutdownTimeout: TimeSpan }
+      ShutdownTimeout: TimeSpan
+      ReleaseBufferWhenIdle: bool
+      InlineCompletions: bool }
 
 [<RequireQualifiedAccess>]
 module ServerOptions =
@@ -35,7 +37,9 @@ module ServerOptions =
           KeepAliveTimeout = TimeSpan.FromSeconds 130.0
           RequestHeadTimeout = TimeSpan.FromSeconds 30.0
           BodyReadTimeout = TimeSpan.FromSeconds 30.0
-          ShutdownTimeout = TimeSpan.FromSeconds 30.0 }
+          ShutdownTimeout = TimeSpan.FromSeconds 30.0
+          ReleaseBufferWhenIdle = true
+          InlineCompletions = false }
 
     let private parsePort (text: string) =
         match Int32.TryParse text with
@@ -60,6 +64,12 @@ module ServerOptions =
             | "--host" when i + 1 < argv.Length ->
                 o <- { o with Host = argv[i + 1] }
                 i <- i + 2
+            | "--inline" ->
+                o <- { o with InlineCompletions = true }
+                i <- i + 1
+            | "--hold-buffers" ->
+                o <- { o with ReleaseBufferWhenIdle = false }
+                i <- i + 1
             | a when a.StartsWith "--port=" ->
                 o <- { o with Port = parsePort (a.Substring 7) }
                 i <- i + 1
@@ -155,6 +165,9 @@ module Server =
             | addresses -> addresses[0]
 
     let start (options: ServerOptions) (handler: RequestHandler) =
+        if options.InlineCompletions then
+            Environment.SetEnvironmentVariable("DOTNET_SYSTEM_NET_SOCKETS_INLINE_COMPLETIONS", "1")
+
         let address = resolve options.Host
         let listener = new Socket(address.AddressFamily, SocketType.Stream, ProtocolType.Tcp)
 
@@ -183,6 +196,7 @@ module Server =
                 int64 options.RequestHeadTimeout.TotalMilliseconds,
                 int64 options.BodyReadTimeout.TotalMilliseconds,
                 options.MaxDrainSize,
+                options.ReleaseBufferWhenIdle,
                 handler,
                 SlabPool.Shared,
                 new Heartbeat(TimeSpan.FromSeconds 1.0)

@@ -25,10 +25,12 @@ let hello =
             ctx.WriteString "ignored"
         | _ -> ctx.StatusCode <- 404)
 
-[<Fact>]
-let ``HttpClient gets answers and reuses one keep-alive connection`` () =
+[<Theory>]
+[<InlineData(true)>]
+[<InlineData(false)>]
+let ``HttpClient gets answers and reuses one keep-alive connection`` (releaseBufferWhenIdle: bool) =
     task {
-        use server = serve testOptions hello
+        use server = serve { testOptions with ReleaseBufferWhenIdle = releaseBufferWhenIdle } hello
         use client = new HttpClient()
         let url = sprintf "http://127.0.0.1:%d" server.Port
         let! first = client.GetAsync(url + "/plaintext")
@@ -49,9 +51,11 @@ let ``HttpClient gets answers and reuses one keep-alive connection`` () =
         Assert.Equal(HttpStatusCode.NotFound, missing.StatusCode)
     }
 
-[<Fact>]
-let ``16 pipelined requests mixing GET, POST and chunked POST are answered in order`` () =
-    use server = serve testOptions echoHandler
+[<Theory>]
+[<InlineData(true)>]
+[<InlineData(false)>]
+let ``16 pipelined requests mixing GET, POST and chunked POST are answered in order`` (releaseBufferWhenIdle: bool) =
+    use server = serve { testOptions with ReleaseBufferWhenIdle = releaseBufferWhenIdle } echoHandler
     let requests = StringBuilder()
 
     for i in 0..15 do
@@ -282,3 +286,21 @@ let ``a client that resets mid-request does not disturb others`` () =
 
     let r, _ = exchange server (ascii "GET /fine HTTP/1.1\r\nHost: a\r\n\r\n") 300
     Assert.Contains("GET /fine|", r)
+
+[<Fact>]
+let ``many keep-alive requests on one connection reuse the buffer without running out of room`` () =
+    use server = serve { testOptions with ReleaseBufferWhenIdle = false } hello
+    use s = connect server
+    let request = ascii "GET /plaintext HTTP/1.1\r\nHost: a\r\n\r\n"
+    let buffer = Array.zeroCreate<byte> 4096
+
+    for _ in 1..300 do
+        s.Send request |> ignore
+        let mutable got = 0
+
+        while not ((text buffer[.. got - 1]).EndsWith "Hello, World!") do
+            let n = s.Receive(buffer, got, buffer.Length - got, Sockets.SocketFlags.None)
+            Assert.True(n > 0, "connection closed early")
+            got <- got + n
+
+        Assert.StartsWith("HTTP/1.1 200 OK", text buffer[.. got - 1])
