@@ -35,6 +35,12 @@ let Token: SearchValues<byte> = SearchValues.Create(bytesWhere isTchar)
 let TokenChars: SearchValues<char> =
     SearchValues.Create(String(bytesWhere isTchar |> Array.map char))
 
+/// Whether a string has a control character other than HTAB (CR, LF, NUL, DEL...), which
+/// must never reach a response head.
+let hasControlChar (s: string) =
+    let span = s.AsSpan()
+    span.ContainsAnyInRange('\000', '\008') || span.ContainsAnyInRange('\010', '\031') || span.Contains('\127')
+
 /// field-value bytes once the line end is gone: VCHAR, obs-text, SP and HTAB.
 /// Excludes CR (a bare CR is an error), NUL and every other control.
 let FieldValue: SearchValues<byte> =

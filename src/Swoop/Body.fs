@@ -105,10 +105,26 @@ type internal BodyReader(transport: Transport, head: RequestHead, bodyTimeoutMs:
                 transport.InPos <- transport.InStart + head.HeadLength
                 transport.InEnd <- transport.InPos
 
+            // Answers to earlier pipelined requests go out before we wait on the client.
+            if transport.OutLength > 0 then
+                do! transport.FlushAsync()
+
             transport.MakeRoom 2048
             transport.Deadline <- Heartbeat.NowMs + bodyTimeoutMs
-            Volatile.Write(&transport.State, ConnectionState.ReadingBody)
-            let! got = transport.ReceiveAsync()
+
+            if
+                Interlocked.CompareExchange(&transport.State, ConnectionState.ReadingBody, ConnectionState.Processing)
+                <> ConnectionState.Processing
+            then
+                this.Fail(408, "timed out reading the request body")
+
+            let mutable got = 0
+
+            try
+                let! n = transport.ReceiveAsync()
+                got <- n
+            with _ when Volatile.Read(&transport.State) = ConnectionState.TimedOut ->
+                this.Fail(408, "timed out reading the request body")
 
             if
                 Interlocked.CompareExchange(&transport.State, ConnectionState.Processing, ConnectionState.ReadingBody)
@@ -125,6 +141,10 @@ type internal BodyReader(transport: Transport, head: RequestHead, bodyTimeoutMs:
     member private this.ReadSlowAsync(destination: Memory<byte>) : Task<int> =
         task {
             if this.NeedsContinue then
+                // Refuse an oversized body before inviting the client to send it.
+                if head.Body = BodyKind.Sized && head.ContentLength > this.MaxSize then
+                    this.Fail(413, "request body larger than the limit")
+
                 continueSent <- true
                 transport.Append(Response.continue100)
                 do! transport.FlushAsync()

@@ -45,7 +45,7 @@ type internal ConnectionSettings
 type internal Connection(settings: ConnectionSettings, onClosed: Connection -> unit) =
     static let lingerBuffer: byte[] = Array.zeroCreate 4096
 
-    let transport = Transport(settings.Pool)
+    let transport = Transport(settings.Pool, SendTimeoutMs = settings.BodyMs)
     let head = RequestHead(settings.Limits.MaxHeaderCount)
 
     let context =
@@ -175,28 +175,34 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                                     let! _ = transport.WaitForDataAsync()
                                     ()
 
-                                if not (tryState ConnectionState.ReadingHead ConnectionState.Idle) then
+                                transport.EnsureInput()
+                                let! n = transport.ReceiveAsync()
+
+                                // Still Idle until bytes arrive: the heartbeat may have closed us.
+                                if n = 0 || not (tryState ConnectionState.ReadingHead ConnectionState.Idle) then
                                     go <- false
                                 else
                                     transport.Deadline <- Heartbeat.NowMs + settings.RequestHeadMs
-                                    transport.EnsureInput()
-                                    let! n = transport.ReceiveAsync()
-
-                                    if n = 0 then go <- false else transport.InEnd <- transport.InEnd + n
+                                    transport.InEnd <- transport.InEnd + n
 
                         if go then
                             match Parser.parse transport.Request settings.Limits head with
                             | Parser.ParseResult.Done ->
                                 transport.InPos <- transport.InStart + head.HeadLength
-                                Volatile.Write(&transport.State, ConnectionState.Processing)
-                                context.Begin()
-                                handlerOk <- true
-                                let pending = invokeHandler ()
 
-                                // The synchronous path is a plain call: no task, no allocation.
-                                if not pending.IsCompletedSuccessfully then
-                                    let! finished = awaitHandlerAsync pending
-                                    handlerOk <- finished
+                                // The heartbeat may have answered 408 just now: then stop here.
+                                if not (tryState ConnectionState.Processing ConnectionState.ReadingHead) then
+                                    go <- false
+                                    handlerOk <- false
+                                else
+                                    context.Begin()
+                                    handlerOk <- true
+                                    let pending = invokeHandler ()
+
+                                    // The synchronous path is a plain call: no task, no allocation.
+                                    if not pending.IsCompletedSuccessfully then
+                                        let! finished = awaitHandlerAsync pending
+                                        handlerOk <- finished
 
                                 if not handlerOk then
                                     go <- false
@@ -204,6 +210,7 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                                     let! drained = context.Reader.DrainAsync settings.DrainLimit
                                     let keepAlive = context.Complete(drained && not settings.Stopping)
                                     transport.InStart <- transport.InPos
+                                    transport.SkipEmptyLines()
                                     head.Reset()
 
                                     if not keepAlive then
@@ -261,7 +268,12 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
         member _.Tick(now: int64) =
             let state = Volatile.Read(&transport.State)
 
+            let sendDeadline = Volatile.Read(&transport.SendDeadline)
+
             if settings.ForceClose && state <> ConnectionState.Closed then
+                closeSocket ()
+            elif sendDeadline > 0L && now > sendDeadline then
+                // The client stopped reading our answers.
                 closeSocket ()
             elif settings.Stopping && state = ConnectionState.Idle then
                 if tryState ConnectionState.Closed ConnectionState.Idle then closeSocket ()
@@ -269,8 +281,11 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                 match state with
                 | ConnectionState.ReadingHead ->
                     if tryState ConnectionState.TimedOut state then
+                        // Never block the heartbeat: a send that cannot go at once is dropped.
                         try
-                            transport.Socket.Send(errorResponse 408) |> ignore
+                            let s = transport.Socket
+                            s.Blocking <- false
+                            s.Send(errorResponse 408) |> ignore
                         with _ ->
                             ()
 

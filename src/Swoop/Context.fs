@@ -50,6 +50,8 @@ type HttpContext
     let mutable started = false
     let mutable chunkedOut = false
     let mutable closeDelimited = false
+    /// Body bytes sent after a streamed head, to hold the handler to its Content-Length.
+    let mutable streamed = 0L
     let mutable path: string = null
     let mutable bodyStream: Stream = null
 
@@ -78,8 +80,8 @@ type HttpContext
         if isNull name || name.Length = 0 || name.AsSpan().ContainsAnyExcept(TokenChars) then
             invalidArg "name" "a header name must be a token"
 
-        if isNull value || value.AsSpan().IndexOfAny('\r', '\n', '\000') >= 0 then
-            invalidArg "value" "a header value must not contain CR, LF or NUL"
+        if isNull value || hasControlChar value then
+            invalidArg "value" "a header value must not contain CR, LF or other control characters"
 
     let ensureBody (size: int) =
         if body.IsEmpty then
@@ -163,6 +165,7 @@ type HttpContext
     /// Moves what the handler wrote so far into the output buffer, framed as started.
     let moveBodyToOutput () =
         if sendsBody () then
+            streamed <- streamed + int64 bodyLength
             if chunkedOut then writeChunk (bodySpan ()) else transport.Append(bodySpan ())
 
         bodyLength <- 0
@@ -175,7 +178,12 @@ type HttpContext
         reader.SuppressContinue()
 
         if not (sendsBody ()) then
-            writeHead (finalLength ()) (keepAliveNow true)
+            // HEAD (or 204/304) streamed: the length is unknown unless the handler set it.
+            let length =
+                if head.Method = HttpMethod.Head && Response.statusHasBody status then explicitLength
+                else finalLength ()
+
+            writeHead length (keepAliveNow true)
         elif explicitLength >= 0L then
             writeHead explicitLength (keepAliveNow true)
         elif head.Version = HttpVersion.Http10 then
@@ -219,10 +227,22 @@ type HttpContext
 
     member _.Version = head.Version
     member _.HeaderCount = head.HeaderCount
-    member _.HeaderName(index: int) = stringAt head.Headers[index].NameStart head.Headers[index].NameLength
-    member _.HeaderValue(index: int) = stringAt head.Headers[index].ValueStart head.Headers[index].ValueLength
-    member _.HeaderNameBytes(index: int) = bytesAt head.Headers[index].NameStart head.Headers[index].NameLength
-    member _.HeaderValueBytes(index: int) = bytesAt head.Headers[index].ValueStart head.Headers[index].ValueLength
+    member private _.Check(index: int) =
+        if index < 0 || index >= head.HeaderCount then
+            raise (ArgumentOutOfRangeException("index", "no header at that index"))
+
+    member this.HeaderName(index: int) =
+        this.Check index
+        stringAt head.Headers[index].NameStart head.Headers[index].NameLength
+    member this.HeaderValue(index: int) =
+        this.Check index
+        stringAt head.Headers[index].ValueStart head.Headers[index].ValueLength
+    member this.HeaderNameBytes(index: int) =
+        this.Check index
+        bytesAt head.Headers[index].NameStart head.Headers[index].NameLength
+    member this.HeaderValueBytes(index: int) =
+        this.Check index
+        bytesAt head.Headers[index].ValueStart head.Headers[index].ValueLength
 
     member this.Header(name: string) =
         let mutable found = -1
@@ -270,7 +290,11 @@ type HttpContext
         with get () = reader.MaxSize
         and set (v: int64) = reader.MaxSize <- v
 
-    member _.TrailerCount = if isNull reader.Decoder then 0 else reader.Decoder.Trailers.Count
+    member _.TrailerCount =
+        if head.Body <> BodyKind.Chunked || isNull reader.Decoder || not reader.Decoder.IsDone then
+            0
+        else
+            reader.Decoder.Trailers.Count
 
     member _.TrailerName(index: int) =
         let t = reader.Decoder.Trailers[index]
@@ -287,7 +311,8 @@ type HttpContext
     member _.StatusCode
         with get () = status
         and set (v: int) =
-            if v < 100 || v > 999 then invalidArg "StatusCode" "a status code has three digits"
+            // 1xx are interim answers the server sends itself (100 Continue), never final ones.
+            if v < 200 || v > 999 then invalidArg "StatusCode" "a final status code is 200 to 999"
             status <- v
 
     member this.AddHeader(name: string, value: string) =
@@ -378,6 +403,7 @@ type HttpContext
         started <- false
         chunkedOut <- false
         closeDelimited <- false
+        streamed <- 0L
         path <- null
         releaseBody ()
         reader.Begin maxBodySize
@@ -407,8 +433,12 @@ type HttpContext
             if chunkedOut then
                 transport.Append(Response.lastChunk)
 
+        // A streamed body that broke its own Content-Length leaves the client out of step.
+        let lengthKept =
+            not started || chunkedOut || closeDelimited || not (sendsBody ()) || streamed = explicitLength
+
         releaseBody ()
-        keepAlive && not closeDelimited
+        keepAlive && lengthKept && not closeDelimited
 
     member internal _.Release() =
         releaseBody ()

@@ -100,7 +100,12 @@ type RunningServer internal (listener: Socket, settings: ConnectionSettings, shu
             while go do
                 try
                     let! socket = listener.AcceptAsync()
-                    socket.NoDelay <- true
+
+                    try
+                        socket.NoDelay <- true
+                    with _ ->
+                        () // the peer may already be gone; the connection loop will see it
+
                     Interlocked.Increment(&open') |> ignore
 
                     let connection =
@@ -131,7 +136,7 @@ type RunningServer internal (listener: Socket, settings: ConnectionSettings, shu
             if isNull stopTask then
                 stopTask <-
                     task {
-                        settings.Stopping <- true
+                        Interlocked.Exchange(&settings.Stopping, true) |> ignore
                         listener.Dispose()
                         settings.Heartbeat.Beat() // closes idle connections now
 
@@ -139,7 +144,7 @@ type RunningServer internal (listener: Socket, settings: ConnectionSettings, shu
                             let! first = Task.WhenAny(allClosed.Task, Task.Delay shutdownTimeout)
 
                             if not (obj.ReferenceEquals(first, allClosed.Task)) then
-                                settings.ForceClose <- true
+                                Interlocked.Exchange(&settings.ForceClose, true) |> ignore
                                 settings.Heartbeat.Beat()
                                 let! _ = Task.WhenAny(allClosed.Task, Task.Delay 2000)
                                 ()
