@@ -55,6 +55,9 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
     // A field, not a local: a mutable local that lives across an await in a task becomes a
     // heap-allocated ref cell, once per request.
     let mutable handlerOk = true
+    let mutable received = 0
+    let mutable idleSince = 0L
+    let mutable idleCancel = new CancellationTokenSource()
     let mutable pending: Socket = null
 
     static let errorResponse (status: int) =
@@ -162,28 +165,42 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                             transport.InPos <- 0
                             transport.InEnd <- 0
 
-                            if settings.ReleaseBufferWhenIdle then
-                                transport.ReleaseInput()
-
                             if settings.Stopping then
                                 go <- false
                             else
                                 transport.Deadline <- Heartbeat.NowMs + settings.KeepAliveMs
+                                idleSince <- Heartbeat.NowMs
+
+                                if idleCancel.IsCancellationRequested then
+                                    idleCancel.Dispose()
+                                    idleCancel <- new CancellationTokenSource()
+
                                 Volatile.Write(&transport.State, ConnectionState.Idle)
-
-                                if settings.ReleaseBufferWhenIdle then
-                                    let! _ = transport.WaitForDataAsync()
-                                    ()
-
+                                // A busy keep-alive connection receives straight into its buffer
+                                // (one system call); after a second of silence the heartbeat
+                                // cancels that receive, the buffer goes back to the pool, and
+                                // the connection waits for bytes holding nothing.
                                 transport.EnsureInput()
-                                let! n = transport.ReceiveAsync()
+
+                                try
+                                    let! n = transport.ReceiveAsync idleCancel.Token
+                                    received <- n
+                                with :? OperationCanceledException ->
+                                    received <- -1
+
+                                if received < 0 then
+                                    transport.ReleaseInput()
+                                    let! _ = transport.WaitForDataAsync()
+                                    transport.EnsureInput()
+                                    let! n = transport.ReceiveAsync()
+                                    received <- n
 
                                 // Still Idle until bytes arrive: the heartbeat may have closed us.
-                                if n = 0 || not (tryState ConnectionState.ReadingHead ConnectionState.Idle) then
+                                if received = 0 || not (tryState ConnectionState.ReadingHead ConnectionState.Idle) then
                                     go <- false
                                 else
                                     transport.Deadline <- Heartbeat.NowMs + settings.RequestHeadMs
-                                    transport.InEnd <- transport.InEnd + n
+                                    transport.InEnd <- transport.InEnd + received
 
                         if go then
                             match Parser.parse transport.Request settings.Limits head with
@@ -294,6 +311,15 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                 | ConnectionState.ReadingBody
                 | ConnectionState.Lingering -> if tryState ConnectionState.TimedOut state then closeSocket ()
                 | _ -> ()
+            elif state = ConnectionState.Idle && settings.ReleaseBufferWhenIdle && now - idleSince >= 1000L then
+                // Idle for a second: give the receive buffer back (see the idle path).
+                let cancel = idleCancel
+
+                if not cancel.IsCancellationRequested then
+                    try
+                        cancel.Cancel()
+                    with _ ->
+                        ()
 
     /// Starts serving `socket` on the thread pool.
     member c.Start(socket: Socket) =
