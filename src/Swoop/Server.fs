@@ -86,6 +86,7 @@ type RunningServer internal (listener: Socket, settings: ConnectionSettings, shu
     let mutable open' = 0
     let allClosed = TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously)
     let mutable stopTask: Task = null
+    let mutable lastAcceptError = 0L
 
     let onClosed (c: Connection) =
         idle.Add c
@@ -119,8 +120,14 @@ type RunningServer internal (listener: Socket, settings: ConnectionSettings, shu
                 | :? SocketException as e when settings.Stopping || e.SocketErrorCode = SocketError.OperationAborted ->
                     go <- false
                 | :? SocketException as e ->
-                    // Out of file descriptors and the like: say so, back off, keep serving.
-                    eprintfn "swoop: accept failed: %s" e.Message
+                    // Out of file descriptors and the like: say so (once a second at most),
+                    // back off, keep serving.
+                    let now = Environment.TickCount64
+
+                    if now - lastAcceptError >= 1000L then
+                        lastAcceptError <- now
+                        eprintfn "swoop: accept failed: %s" e.Message
+
                     do! Task.Delay 10
         }
 
