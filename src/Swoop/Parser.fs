@@ -195,18 +195,10 @@ let tryParseField
             if raw.IndexOfAnyExcept(FieldValue) >= 0 then
                 false
             else
-                let mutable a = 0
-                let mutable z = raw.Length
-
-                while a < z && isOws raw[a] do
-                    a <- a + 1
-
-                while z > a && isOws raw[z - 1] do
-                    z <- z - 1
-
+                let struct (start, length) = owsBounds raw
                 nameLength <- colon
-                valueStart <- colon + 1 + a
-                valueLength <- z - a
+                valueStart <- colon + 1 + start
+                valueLength <- length
                 true
 
 /// Folds one comma-separated Transfer-Encoding field value into the head.
