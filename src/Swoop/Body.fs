@@ -5,6 +5,7 @@ namespace Swoop
 
 open System
 open System.Threading
+open System.IO
 open System.Threading.Tasks
 
 /// Raised when a request turns out to be malformed after its head was accepted (bad chunked
@@ -178,6 +179,25 @@ type internal BodyReader(transport: Transport, head: RequestHead, bodyTimeoutMs:
             else
                 ValueTask<int>(this.ReadSlowAsync destination)
 
+    /// Reads the whole body (up to MaxSize) into one array.
+    member this.ReadAllAsync() : Task<byte[]> =
+        task {
+            use collected = new MemoryStream()
+            let chunk = System.Buffers.ArrayPool<byte>.Shared.Rent 16384
+
+            try
+                let mutable go = true
+
+                while go do
+                    let! n = this.ReadAsync(Memory<byte>(chunk))
+
+                    if n = 0 then go <- false else collected.Write(chunk, 0, n)
+            finally
+                System.Buffers.ArrayPool<byte>.Shared.Return chunk
+
+            return collected.ToArray()
+        }
+
     /// Reads and throws away what the handler left unread, up to `limit` bytes. False when
     /// the connection should close instead: too much left, "100 Continue" never sent (the
     /// client may not send the body at all), or bad framing.
@@ -211,3 +231,26 @@ type internal BodyReader(transport: Transport, head: RequestHead, bodyTimeoutMs:
             this.MaxSize <- saved
             return ok && isDone
         }
+
+/// The request body as a read-only Stream over the context's reader.
+[<Sealed>]
+type internal RequestBodyStream(read: Memory<byte> -> ValueTask<int>) =
+    inherit Stream()
+    override _.CanRead = true
+    override _.CanSeek = false
+    override _.CanWrite = false
+    override _.Length = raise (NotSupportedException())
+
+    override _.Position
+        with get () = raise (NotSupportedException())
+        and set _ = raise (NotSupportedException())
+
+    override _.Flush() = ()
+    override _.Seek(_, _) = raise (NotSupportedException())
+    override _.SetLength _ = raise (NotSupportedException())
+    override _.Write(_: byte[], _: int, _: int) = raise (NotSupportedException())
+    override _.Read(buffer: byte[], offset: int, count: int) =
+        (read (Memory<byte>(buffer, offset, count))).AsTask().GetAwaiter().GetResult()
+    override _.ReadAsync(buffer: Memory<byte>, _: Threading.CancellationToken) = read buffer
+    override _.ReadAsync(buffer: byte[], offset: int, count: int, _: Threading.CancellationToken) =
+        (read (Memory<byte>(buffer, offset, count))).AsTask()

@@ -8,29 +8,6 @@ open System.Text
 open System.Threading.Tasks
 open Swoop.Ascii
 
-/// The request body as a read-only Stream over the context's reader.
-[<Sealed>]
-type internal RequestBodyStream(read: Memory<byte> -> ValueTask<int>) =
-    inherit Stream()
-    override _.CanRead = true
-    override _.CanSeek = false
-    override _.CanWrite = false
-    override _.Length = raise (NotSupportedException())
-
-    override _.Position
-        with get () = raise (NotSupportedException())
-        and set _ = raise (NotSupportedException())
-
-    override _.Flush() = ()
-    override _.Seek(_, _) = raise (NotSupportedException())
-    override _.SetLength _ = raise (NotSupportedException())
-    override _.Write(_: byte[], _: int, _: int) = raise (NotSupportedException())
-    override _.Read(buffer: byte[], offset: int, count: int) =
-        (read (Memory<byte>(buffer, offset, count))).AsTask().GetAwaiter().GetResult()
-    override _.ReadAsync(buffer: Memory<byte>, _: Threading.CancellationToken) = read buffer
-    override _.ReadAsync(buffer: byte[], offset: int, count: int, _: Threading.CancellationToken) =
-        (read (Memory<byte>(buffer, offset, count))).AsTask()
-
 [<Sealed; AllowNullLiteral>]
 type HttpContext
     internal (transport: Transport, head: RequestHead, pool: SlabPool, maxBodySize: int64, bodyTimeoutMs: int64)
@@ -75,13 +52,6 @@ type HttpContext
                 i <- i + 1
 
             i = bytes.Length
-
-    let checkHeader (name: string) (value: string) =
-        if isNull name || name.Length = 0 || name.AsSpan().ContainsAnyExcept(TokenChars) then
-            invalidArg "name" "a header name must be a token"
-
-        if isNull value || hasControlChar value then
-            invalidArg "value" "a header value must not contain CR, LF or other control characters"
 
     let ensureBody (size: int) =
         if body.IsEmpty then
@@ -200,17 +170,9 @@ type HttpContext
     member _.Method = head.Method
 
     member _.MethodName =
-        match head.Method with
-        | HttpMethod.Get -> "GET"
-        | HttpMethod.Head -> "HEAD"
-        | HttpMethod.Post -> "POST"
-        | HttpMethod.Put -> "PUT"
-        | HttpMethod.Delete -> "DELETE"
-        | HttpMethod.Options -> "OPTIONS"
-        | HttpMethod.Patch -> "PATCH"
-        | HttpMethod.Trace -> "TRACE"
-        | HttpMethod.Connect -> "CONNECT"
-        | _ -> stringAt head.MethodStart head.MethodLength
+        match methodName head.Method with
+        | null -> stringAt head.MethodStart head.MethodLength
+        | known -> known
 
     member _.Target = stringAt head.TargetStart head.TargetLength
 
@@ -262,23 +224,7 @@ type HttpContext
     member _.HasRequestBody = head.Body <> BodyKind.NoBody
     member _.ReadAsync(destination: Memory<byte>) = reader.ReadAsync destination
 
-    member this.ReadBodyAsync() : Task<byte[]> =
-        task {
-            use collected = new MemoryStream()
-            let chunk = ArrayPool<byte>.Shared.Rent 16384
-
-            try
-                let mutable go = true
-
-                while go do
-                    let! n = reader.ReadAsync(Memory<byte>(chunk))
-
-                    if n = 0 then go <- false else collected.Write(chunk, 0, n)
-            finally
-                ArrayPool<byte>.Shared.Return chunk
-
-            return collected.ToArray()
-        }
+    member _.ReadBodyAsync() : Task<byte[]> = reader.ReadAllAsync()
 
     member _.RequestBody =
         if isNull bodyStream then
@@ -316,7 +262,7 @@ type HttpContext
             status <- v
 
     member this.AddHeader(name: string, value: string) =
-        checkHeader name value
+        Response.checkHeader name value
 
         if String.Equals(name, "Content-Length", StringComparison.OrdinalIgnoreCase) then
             match Int64.TryParse value with
@@ -340,7 +286,7 @@ type HttpContext
             headerCount <- headerCount + 1
 
     member this.SetHeader(name: string, value: string) =
-        checkHeader name value
+        Response.checkHeader name value
         let mutable w = 0
 
         for r in 0 .. headerCount - 1 do
@@ -355,7 +301,7 @@ type HttpContext
     member _.ContentType
         with get () = contentType
         and set (v: string) =
-            if not (isNull v) then checkHeader "Content-Type" v
+            if not (isNull v) then Response.checkHeader "Content-Type" v
             contentType <- v
 
     member _.Write(bytes: ReadOnlySpan<byte>) =
