@@ -1,0 +1,168 @@
+/// Byte classes from RFC 9110/9112 as vectorised SearchValues, and the few tiny parsers the
+/// request path needs. Nothing here allocates.
+module internal Swoop.Ascii
+
+open System
+open System.Buffers
+
+[<Literal>]
+let CR = 13uy
+
+[<Literal>]
+let LF = 10uy
+
+[<Literal>]
+let SP = 32uy
+
+[<Literal>]
+let HTAB = 9uy
+
+let private bytesWhere (pred: int -> bool) =
+    [| for b in 0..255 do
+           if pred b then
+               byte b |]
+
+let private isTchar (b: int) =
+    (b >= int 'a' && b <= int 'z')
+    || (b >= int 'A' && b <= int 'Z')
+    || (b >= int '0' && b <= int '9')
+    || "!#$%&'*+-.^_`|~".IndexOf(char b) >= 0
+
+/// token = 1*tchar (RFC 9110 5.6.2): method names and header field names.
+let Token: SearchValues<byte> = SearchValues.Create(bytesWhere isTchar)
+
+/// The same token class for strings (checking names a handler gives).
+let TokenChars: SearchValues<char> =
+    SearchValues.Create(String(bytesWhere isTchar |> Array.map char))
+
+/// field-value bytes once the line end is gone: VCHAR, obs-text, SP and HTAB.
+/// Excludes CR (a bare CR is an error), NUL and every other control.
+let FieldValue: SearchValues<byte> =
+    SearchValues.Create(bytesWhere (fun b -> b = 9 || (b >= 32 && b <> 127)))
+
+/// What a request-target may contain: visible ASCII except '#' (no fragment in a request).
+let TargetChar: SearchValues<byte> =
+    SearchValues.Create(bytesWhere (fun b -> b > 32 && b < 127 && b <> int '#'))
+
+/// Bytes allowed in a Host header value: reg-name, IP literals, port, and percent-encoding.
+let HostChar: SearchValues<byte> =
+    SearchValues.Create(
+        bytesWhere (fun b ->
+            (b >= int 'a' && b <= int 'z')
+            || (b >= int 'A' && b <= int 'Z')
+            || (b >= int '0' && b <= int '9')
+            || "-._~!$&'()*+,;=:[]%".IndexOf(char b) >= 0)
+    )
+
+/// Quoted-string content (qdtext and quoted-pair bytes) for chunk extensions.
+let QuotedText: SearchValues<byte> =
+    SearchValues.Create(bytesWhere (fun b -> b = 9 || (b >= 32 && b <> 127 && b <> int '"' && b <> int '\\')))
+
+let inline isToken (s: ReadOnlySpan<byte>) =
+    s.Length > 0 && s.IndexOfAnyExcept(Token) < 0
+
+let inline lowerAscii (b: byte) =
+    if b >= byte 'A' && b <= byte 'Z' then b ||| 0x20uy else b
+
+/// Case-insensitive comparison of bytes against a lower-case ASCII literal.
+let equalsLower (s: ReadOnlySpan<byte>) (lower: byte[]) =
+    if s.Length <> lower.Length then
+        false
+    else
+        let mutable i = 0
+
+        while i < s.Length && lowerAscii s[i] = lower[i] do
+            i <- i + 1
+
+        i = s.Length
+
+let inline isOws (b: byte) = b = SP || b = HTAB
+
+/// Removes optional whitespace (SP / HTAB) around a field value.
+let trimOws (s: ReadOnlySpan<byte>) =
+    let mutable a = 0
+    let mutable z = s.Length
+
+    while a < z && isOws s[a] do
+        a <- a + 1
+
+    while z > a && isOws s[z - 1] do
+        z <- z - 1
+
+    s.Slice(a, z - a)
+
+/// 1*DIGIT as a non-negative int64; -1 if empty, not all digits, or over 18 digits.
+let parseDecimal (s: ReadOnlySpan<byte>) : int64 =
+    if s.Length = 0 || s.Length > 18 then
+        -1L
+    else
+        let mutable v = 0L
+        let mutable ok = true
+        let mutable i = 0
+
+        while ok && i < s.Length do
+            let d = int s[i] - int '0'
+
+            if d < 0 || d > 9 then
+                ok <- false
+            else
+                v <- v * 10L + int64 d
+
+            i <- i + 1
+
+        if ok then v else -1L
+
+/// Value of one hex digit, or -1.
+let inline hexValue (b: byte) =
+    if b >= byte '0' && b <= byte '9' then int b - int '0'
+    elif b >= byte 'a' && b <= byte 'f' then int b - int 'a' + 10
+    elif b >= byte 'A' && b <= byte 'F' then int b - int 'A' + 10
+    else -1
+
+/// Writes a non-negative integer in decimal; returns the bytes written.
+let writeDecimal (value: int64) (dest: Span<byte>) =
+    if value = 0L then
+        dest[0] <- byte '0'
+        1
+    else
+        let mutable n = 0
+        let mutable v = value
+
+        while v > 0L do
+            v <- v / 10L
+            n <- n + 1
+
+        let mutable i = n - 1
+        let mutable w = value
+
+        while w > 0L do
+            dest[i] <- byte (int '0' + int (w % 10L))
+            w <- w / 10L
+            i <- i - 1
+
+        n
+
+/// Writes a non-negative integer in lower-case hex; returns the bytes written.
+let writeHex (value: int64) (dest: Span<byte>) =
+    let digits = "0123456789abcdef"
+
+    if value = 0L then
+        dest[0] <- byte '0'
+        1
+    else
+        let mutable n = 0
+        let mutable v = value
+
+        while v > 0L do
+            v <- v >>> 4
+            n <- n + 1
+
+        let mutable i = n - 1
+        let mutable w = value
+
+        while w > 0L do
+            dest[i] <- byte digits[int (w &&& 15L)]
+            w <- w >>> 4
+            i <- i - 1
+
+        n

@@ -1,0 +1,193 @@
+/// Reading a request body: Content-Length or chunked, from the bytes already received and
+/// then from the socket, with a size limit, "100 Continue" on first read, and draining what a
+/// handler left unread so the next request on the connection can be parsed.
+namespace Swoop
+
+open System
+open System.Threading
+open System.Threading.Tasks
+
+/// Raised when a request turns out to be malformed after its head was accepted (bad chunked
+/// framing, a body over its limit, a connection closed mid-body). Let it propagate: the
+/// server answers with `StatusCode` and closes the connection.
+type BadRequestException(status: int, message: string) =
+    inherit Exception(message)
+    /// The status code to answer with (400, 408, 413, 431).
+    member _.StatusCode = status
+
+[<Sealed; AllowNullLiteral>]
+type internal BodyReader(transport: Transport, head: RequestHead, bodyTimeoutMs: int64) =
+    /// Where unread bodies are thrown away; shared, since nobody reads it.
+    static let discard: byte[] = Array.zeroCreate 16384
+
+    let mutable decoder: ChunkedDecoder = null
+    let mutable remaining = 0L
+    let mutable received = 0L
+    let mutable isDone = true
+    let mutable continueSent = false
+
+    /// Set when the request's framing can no longer be trusted: the connection must close.
+    member val FramingBroken = false with get, set
+    member val MaxSize = 0L with get, set
+    member _.IsDone = isDone
+    member _.Decoder = decoder
+
+    /// Prepares for the request whose head was just parsed.
+    member this.Begin(maxSize: int64) =
+        this.MaxSize <- maxSize
+        this.FramingBroken <- false
+        continueSent <- false
+        received <- 0L
+
+        match head.Body with
+        | BodyKind.Sized ->
+            remaining <- head.ContentLength
+            isDone <- false
+        | BodyKind.Chunked ->
+            if isNull decoder then
+                decoder <- ChunkedDecoder(4096, 32768)
+
+            decoder.Reset()
+            isDone <- false
+        | _ ->
+            remaining <- 0L
+            isDone <- true
+
+    member private this.Fail(status: int, message: string) : 'a =
+        this.FramingBroken <- true
+        raise (BadRequestException(status, message))
+
+    /// Copies body bytes that are already in the input buffer; 0 if none (or at the end).
+    member this.ReadBuffered(destination: Span<byte>) : int =
+        if isDone || destination.Length = 0 then
+            0
+        elif head.Body = BodyKind.Sized then
+            if head.ContentLength > this.MaxSize then
+                this.Fail(413, "request body larger than the limit")
+
+            let n = int (min remaining (int64 (min (transport.InEnd - transport.InPos) destination.Length)))
+
+            if n > 0 then
+                transport.Unread.Slice(0, n).CopyTo(destination)
+                transport.InPos <- transport.InPos + n
+                remaining <- remaining - int64 n
+
+                if remaining = 0L then
+                    isDone <- true
+
+            n
+        else
+            let mutable consumed = 0
+            let mutable produced = 0
+
+            let result =
+                decoder.Decode(transport.Unread, destination, &consumed, &produced)
+
+            transport.InPos <- transport.InPos + consumed
+            received <- received + int64 produced
+
+            if result = ChunkedResult.Error then
+                this.Fail(decoder.ErrorStatus, "invalid chunked framing")
+            elif received > this.MaxSize then
+                this.Fail(413, "request body larger than the limit")
+            elif result = ChunkedResult.Done then
+                isDone <- true
+
+            produced
+
+    member private _.NeedsContinue =
+        head.ExpectContinue && not continueSent && transport.InPos = transport.InEnd
+
+    /// Receives more bytes after the head, keeping the head where it is.
+    member private this.ReceiveMoreAsync() : Task =
+        task {
+            if transport.InPos = transport.InEnd then
+                transport.InPos <- transport.InStart + head.HeadLength
+                transport.InEnd <- transport.InPos
+
+            transport.MakeRoom 2048
+            transport.Deadline <- Heartbeat.NowMs + bodyTimeoutMs
+            Volatile.Write(&transport.State, ConnectionState.ReadingBody)
+            let! got = transport.ReceiveAsync()
+
+            if
+                Interlocked.CompareExchange(&transport.State, ConnectionState.Processing, ConnectionState.ReadingBody)
+                <> ConnectionState.ReadingBody
+            then
+                this.Fail(408, "timed out reading the request body")
+
+            if got = 0 then
+                this.Fail(400, "connection closed before the request body ended")
+
+            transport.InEnd <- transport.InEnd + got
+        }
+
+    member private this.ReadSlowAsync(destination: Memory<byte>) : Task<int> =
+        task {
+            if this.NeedsContinue then
+                continueSent <- true
+                transport.Append(Response.continue100)
+                do! transport.FlushAsync()
+
+            let mutable result = -1
+
+            while result < 0 do
+                let n = this.ReadBuffered(destination.Span)
+
+                if n > 0 || isDone then
+                    result <- n
+                else
+                    do! this.ReceiveMoreAsync()
+
+            return result
+        }
+
+    /// Marks that the response has begun, so "100 Continue" must no longer be sent.
+    member _.SuppressContinue() = continueSent <- true
+
+    member this.ReadAsync(destination: Memory<byte>) : ValueTask<int> =
+        if isDone || destination.Length = 0 then
+            ValueTask<int>(0)
+        elif this.NeedsContinue then
+            ValueTask<int>(this.ReadSlowAsync destination)
+        else
+            let n = this.ReadBuffered(destination.Span)
+
+            if n > 0 || isDone then
+                ValueTask<int>(n)
+            else
+                ValueTask<int>(this.ReadSlowAsync destination)
+
+    /// Reads and throws away what the handler left unread, up to `limit` bytes. False when
+    /// the connection should close instead: too much left, "100 Continue" never sent (the
+    /// client may not send the body at all), or bad framing.
+    member this.DrainAsync(limit: int64) : ValueTask<bool> =
+        if isDone then
+            ValueTask<bool>(true)
+        elif this.FramingBroken || (head.ExpectContinue && not continueSent) then
+            ValueTask<bool>(false)
+        elif head.Body = BodyKind.Sized && remaining > limit then
+            ValueTask<bool>(false)
+        else
+            ValueTask<bool>(this.DrainSlowAsync limit)
+
+    member private this.DrainSlowAsync(limit: int64) : Task<bool> =
+        task {
+            let saved = this.MaxSize
+            this.MaxSize <- Int64.MaxValue
+            let mutable drained = 0L
+            let mutable ok = true
+
+            try
+                while ok && not isDone do
+                    let! n = this.ReadAsync(Memory<byte>(discard))
+                    drained <- drained + int64 n
+
+                    if drained > limit then
+                        ok <- false
+            with _ ->
+                ok <- false
+
+            this.MaxSize <- saved
+            return ok && isDone
+        }

@@ -1,0 +1,73 @@
+/// Memory for connections: large pinned slabs on the pinned object heap, leased out in
+/// fixed-size segments and returned when a connection goes idle. Sockets pin their buffers
+/// for every I/O; a slab on the POH makes that free and keeps the GC heap unfragmented.
+namespace Swoop
+
+open System
+open System.Buffers
+open System.Threading
+
+/// A leased piece of memory: an array and the window inside it that belongs to the lessee.
+/// Segments from a slab share one array; an oversized lease has an array of its own.
+[<Struct; NoComparison; NoEquality>]
+type internal Segment =
+    { Array: byte[]
+      Offset: int
+      Length: int }
+
+    member s.IsEmpty = isNull s.Array
+    member s.Span = Span<byte>(s.Array, s.Offset, s.Length)
+
+/// Leases fixed-size segments cut from pinned slabs. A new slab is cut only when every
+/// segment is out, so memory grows with the peak number of busy connections, not with
+/// requests. Leases larger than a segment come from the shared ArrayPool.
+[<Sealed>]
+type internal SlabPool(segmentSize: int, segmentsPerSlab: int) =
+    let free = System.Collections.Generic.Stack<Segment>(segmentsPerSlab)
+    let gate = obj ()
+    let mutable slabs = 0
+
+    let cutSlab () =
+        let slab = GC.AllocateUninitializedArray<byte>(segmentSize * segmentsPerSlab, pinned = true)
+
+        for i in segmentsPerSlab - 1 .. -1 .. 0 do
+            free.Push
+                { Array = slab
+                  Offset = i * segmentSize
+                  Length = segmentSize }
+
+        slabs <- slabs + 1
+
+    member _.SegmentSize = segmentSize
+
+    /// Number of slabs cut so far (for diagnostics and tests).
+    member _.SlabCount = slabs
+
+    /// A segment of exactly SegmentSize bytes.
+    member _.Rent() : Segment =
+        lock gate (fun () ->
+            if free.Count = 0 then
+                cutSlab ()
+
+            free.Pop())
+
+    /// A segment of at least `size` bytes: a slab segment when it fits, else a pooled array.
+    member this.Rent(size: int) : Segment =
+        if size <= segmentSize then
+            this.Rent()
+        else
+            let a = ArrayPool<byte>.Shared.Rent size
+
+            { Array = a
+              Offset = 0
+              Length = a.Length }
+
+    member _.Return(s: Segment) =
+        if not s.IsEmpty then
+            if s.Length = segmentSize && s.Array.Length = segmentSize * segmentsPerSlab then
+                lock gate (fun () -> free.Push s)
+            else
+                ArrayPool<byte>.Shared.Return s.Array
+
+    /// The process-wide pool: 4 KiB segments, 256 to a 1 MiB slab.
+    static member val Shared = SlabPool(4096, 256)

@@ -1,0 +1,274 @@
+/// One client connection: receive, parse, dispatch, write, send, for as long as keep-alive
+/// lasts. Pipelined requests already received are all answered before one send. The object
+/// is pooled and reused for the next socket.
+namespace Swoop
+
+open System
+open System.Net.Sockets
+open System.Text
+open System.Threading
+open System.Threading.Tasks
+
+/// What every connection of a server shares.
+[<Sealed; AllowNullLiteral>]
+type internal ConnectionSettings
+    (
+        limits: Parser.ParserLimits,
+        maxRequestBodySize: int64,
+        keepAliveMs: int64,
+        requestHeadMs: int64,
+        bodyMs: int64,
+        drainLimit: int64,
+        handler: RequestHandler,
+        pool: SlabPool,
+        heartbeat: Heartbeat
+    ) =
+    member _.Limits = limits
+    member _.MaxRequestBodySize = maxRequestBodySize
+    member _.KeepAliveMs = keepAliveMs
+    member _.RequestHeadMs = requestHeadMs
+    member _.BodyMs = bodyMs
+    member _.DrainLimit = drainLimit
+    member _.Handler = handler
+    member _.Pool = pool
+    member _.Heartbeat = heartbeat
+    /// Shutting down: answer in-flight requests with Connection: close, close idle ones.
+    [<DefaultValue>]
+    val mutable Stopping: bool
+    /// The shutdown deadline passed: close everything now.
+    [<DefaultValue>]
+    val mutable ForceClose: bool
+
+[<Sealed; AllowNullLiteral>]
+type internal Connection(settings: ConnectionSettings, onClosed: Connection -> unit) =
+    static let lingerBuffer: byte[] = Array.zeroCreate 4096
+
+    let transport = Transport(settings.Pool)
+    let head = RequestHead(settings.Limits.MaxHeaderCount)
+
+    let context =
+        HttpContext(transport, head, settings.Pool, settings.MaxRequestBodySize, settings.BodyMs)
+
+    let mutable slot = -1
+    let mutable pending: Socket = null
+
+    static let errorResponse (status: int) =
+        let reason = Response.reasonPhrase status
+        let date = Heartbeat.DateHeader
+
+        Array.concat
+            [ Response.statusLine status
+              date
+              Encoding.ASCII.GetBytes(
+                  sprintf "Content-Type: text/plain\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s" reason.Length reason
+              ) ]
+
+    let closeSocket () =
+        let s = transport.Socket
+
+        if not (isNull s) then
+            try
+                s.Dispose()
+            with _ ->
+                ()
+
+    let tryState (next: int) (expected: int) =
+        Interlocked.CompareExchange(&transport.State, next, expected) = expected
+
+    /// Half-closes, then reads what the client still sends (bounded in bytes and time) so
+    /// that the close does not reset the connection before the client has read the answer.
+    let lingerAsync () : Task =
+        task {
+            try
+                transport.Socket.Shutdown(SocketShutdown.Send)
+                transport.Deadline <- Heartbeat.NowMs + 2000L
+                Volatile.Write(&transport.State, ConnectionState.Lingering)
+                let mutable total = 0
+                let mutable go = true
+
+                while go do
+                    let! n = transport.Socket.ReceiveAsync(Memory<byte>(lingerBuffer), SocketFlags.None)
+                    total <- total + n
+
+                    if n = 0 || total > 1_048_576 then
+                        go <- false
+            with _ ->
+                ()
+        }
+
+    /// Runs the handler and turns its failures into an answer; false if the connection must
+    /// be cut (the response had already started).
+    let dispatchAsync () : Task<bool> =
+        task {
+            let mutable failure: exn = null
+
+            try
+                let pending = settings.Handler context
+
+                if not pending.IsCompletedSuccessfully then
+                    do! pending
+            with e ->
+                failure <- e
+
+            if isNull failure then
+                return true
+            else
+                match failure with
+                | :? BadRequestException as bad ->
+                    context.Reader.FramingBroken <- true
+
+                    if context.HasStarted then
+                        return false
+                    else
+                        context.ResetResponse bad.StatusCode
+                        return true
+                | e ->
+                    eprintfn "swoop: handler failed on %s %s: %O" context.MethodName context.Target e
+
+                    if context.HasStarted then
+                        return false
+                    else
+                        context.ResetResponse 500
+                        return true
+        }
+
+    member _.Transport = transport
+
+    /// The connection loop, until the connection closes.
+    member c.RunAsync(socket: Socket) : Task =
+        task {
+            transport.Socket <- socket
+            head.Reset()
+            transport.Deadline <- Heartbeat.NowMs + settings.KeepAliveMs
+            Volatile.Write(&transport.State, ConnectionState.Idle)
+            slot <- settings.Heartbeat.Register c
+            let mutable go = true
+            let mutable linger = false
+
+            try
+                try
+                    while go do
+                        if transport.InStart = transport.InEnd then
+                            // Nothing buffered: send what is pending, give the buffer back, wait.
+                            if transport.OutLength > 0 then
+                                do! transport.FlushAsync()
+
+                            transport.InPos <- transport.InEnd
+                            transport.ReleaseInput()
+
+                            if settings.Stopping then
+                                go <- false
+                            else
+                                transport.Deadline <- Heartbeat.NowMs + settings.KeepAliveMs
+                                Volatile.Write(&transport.State, ConnectionState.Idle)
+                                let! _ = transport.WaitForDataAsync()
+
+                                if not (tryState ConnectionState.ReadingHead ConnectionState.Idle) then
+                                    go <- false
+                                else
+                                    transport.Deadline <- Heartbeat.NowMs + settings.RequestHeadMs
+                                    transport.EnsureInput()
+                                    let! n = transport.ReceiveAsync()
+
+                                    if n = 0 then go <- false else transport.InEnd <- transport.InEnd + n
+
+                        if go then
+                            match Parser.parse transport.Request settings.Limits head with
+                            | Parser.ParseResult.Done ->
+                                transport.InPos <- transport.InStart + head.HeadLength
+                                Volatile.Write(&transport.State, ConnectionState.Processing)
+                                context.Begin()
+                                let! ok = dispatchAsync ()
+
+                                if not ok then
+                                    go <- false
+                                else
+                                    let! drained = context.Reader.DrainAsync settings.DrainLimit
+                                    let keepAlive = context.Complete(drained && not settings.Stopping)
+                                    transport.InStart <- transport.InPos
+                                    head.Reset()
+
+                                    if not keepAlive then
+                                        do! transport.FlushAsync()
+                                        go <- false
+                                        linger <- not drained || context.Reader.FramingBroken
+                                    elif transport.OutLength > 65536 then
+                                        do! transport.FlushAsync()
+
+                                    if go && transport.InStart < transport.InEnd then
+                                        transport.Deadline <- Heartbeat.NowMs + settings.RequestHeadMs
+                                        Volatile.Write(&transport.State, ConnectionState.ReadingHead)
+                            | Parser.ParseResult.NeedMore ->
+                                // A partial head: answer what came before it, then read on.
+                                if transport.OutLength > 0 then
+                                    do! transport.FlushAsync()
+
+                                if Volatile.Read(&transport.State) <> ConnectionState.ReadingHead then
+                                    transport.Deadline <- Heartbeat.NowMs + settings.RequestHeadMs
+                                    Volatile.Write(&transport.State, ConnectionState.ReadingHead)
+
+                                transport.MakeRoom 512
+                                let! n = transport.ReceiveAsync()
+
+                                if n = 0 || Volatile.Read(&transport.State) <> ConnectionState.ReadingHead then
+                                    go <- false
+                                else
+                                    transport.InEnd <- transport.InEnd + n
+                            | _ ->
+                                Volatile.Write(&transport.State, ConnectionState.Processing)
+                                transport.Append(ReadOnlySpan<byte>(errorResponse head.ErrorStatus))
+                                do! transport.FlushAsync()
+                                go <- false
+                                linger <- true
+
+                    if linger then
+                        do! lingerAsync ()
+                with
+                | :? SocketException
+                | :? ObjectDisposedException
+                | :? OperationCanceledException -> ()
+                | e -> eprintfn "swoop: connection failed: %O" e
+            finally
+                Volatile.Write(&transport.State, ConnectionState.Closed)
+                settings.Heartbeat.Unregister slot
+                closeSocket ()
+                transport.Socket <- null
+                transport.ReleaseAll()
+                context.Release()
+                head.Reset()
+                onClosed c
+        }
+
+    interface ITimed with
+        member _.Tick(now: int64) =
+            let state = Volatile.Read(&transport.State)
+
+            if settings.ForceClose && state <> ConnectionState.Closed then
+                closeSocket ()
+            elif settings.Stopping && state = ConnectionState.Idle then
+                if tryState ConnectionState.Closed ConnectionState.Idle then closeSocket ()
+            elif now > transport.Deadline then
+                match state with
+                | ConnectionState.ReadingHead ->
+                    if tryState ConnectionState.TimedOut state then
+                        try
+                            transport.Socket.Send(errorResponse 408) |> ignore
+                        with _ ->
+                            ()
+
+                        closeSocket ()
+                | ConnectionState.Idle
+                | ConnectionState.ReadingBody
+                | ConnectionState.Lingering -> if tryState ConnectionState.TimedOut state then closeSocket ()
+                | _ -> ()
+
+    /// Starts serving `socket` on the thread pool.
+    member c.Start(socket: Socket) =
+        pending <- socket
+        ThreadPool.UnsafeQueueUserWorkItem(c, preferLocal = false) |> ignore
+
+    interface IThreadPoolWorkItem with
+        member c.Execute() =
+            let s = pending
+            pending <- null
+            c.RunAsync s |> ignore

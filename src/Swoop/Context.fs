@@ -1,0 +1,419 @@
+namespace Swoop
+
+open System
+open System.Buffers
+open System.IO
+open System.Net
+open System.Text
+open System.Threading.Tasks
+open Swoop.Ascii
+
+/// The request body as a read-only Stream over the context's reader.
+[<Sealed>]
+type internal RequestBodyStream(read: Memory<byte> -> ValueTask<int>) =
+    inherit Stream()
+    override _.CanRead = true
+    override _.CanSeek = false
+    override _.CanWrite = false
+    override _.Length = raise (NotSupportedException())
+
+    override _.Position
+        with get () = raise (NotSupportedException())
+        and set _ = raise (NotSupportedException())
+
+    override _.Flush() = ()
+    override _.Seek(_, _) = raise (NotSupportedException())
+    override _.SetLength _ = raise (NotSupportedException())
+    override _.Write(_: byte[], _: int, _: int) = raise (NotSupportedException())
+    override _.Read(buffer: byte[], offset: int, count: int) =
+        (read (Memory<byte>(buffer, offset, count))).AsTask().GetAwaiter().GetResult()
+    override _.ReadAsync(buffer: Memory<byte>, _: Threading.CancellationToken) = read buffer
+    override _.ReadAsync(buffer: byte[], offset: int, count: int, _: Threading.CancellationToken) =
+        (read (Memory<byte>(buffer, offset, count))).AsTask()
+
+[<Sealed; AllowNullLiteral>]
+type HttpContext
+    internal (transport: Transport, head: RequestHead, pool: SlabPool, maxBodySize: int64, bodyTimeoutMs: int64)
+    =
+    let reader = BodyReader(transport, head, bodyTimeoutMs)
+    let latin1 = Encoding.Latin1
+    let mutable status = 200
+    let mutable headerNames: string[] = Array.zeroCreate 8
+    let mutable headerValues: string[] = Array.zeroCreate 8
+    let mutable headerCount = 0
+    let mutable contentType: string = null
+    let mutable explicitLength = -1L
+    let mutable userDate = false
+    let mutable closeRequested = false
+    let mutable body = Unchecked.defaultof<Segment>
+    let mutable bodyLength = 0
+    let mutable started = false
+    let mutable chunkedOut = false
+    let mutable closeDelimited = false
+    let mutable path: string = null
+    let mutable bodyStream: Stream = null
+
+    let bytesAt (start: int) (length: int) =
+        ReadOnlySpan<byte>(transport.InputArray, transport.InputOffset + transport.InStart + start, length)
+
+    let stringAt (start: int) (length: int) =
+        if length = 0 then "" else latin1.GetString(bytesAt start length)
+
+    /// Case-insensitive match of a header name against a string, without allocating.
+    let nameIs (index: int) (name: string) =
+        let h = head.Headers[index]
+
+        if h.NameLength <> name.Length then
+            false
+        else
+            let bytes = bytesAt h.NameStart h.NameLength
+            let mutable i = 0
+
+            while i < bytes.Length && lowerAscii bytes[i] = byte (Char.ToLowerInvariant name[i]) do
+                i <- i + 1
+
+            i = bytes.Length
+
+    let checkHeader (name: string) (value: string) =
+        if isNull name || name.Length = 0 || name.AsSpan().ContainsAnyExcept(TokenChars) then
+            invalidArg "name" "a header name must be a token"
+
+        if isNull value || value.AsSpan().IndexOfAny('\r', '\n', '\000') >= 0 then
+            invalidArg "value" "a header value must not contain CR, LF or NUL"
+
+    let ensureBody (size: int) =
+        if body.IsEmpty then
+            body <- pool.Rent(max size 1)
+        elif body.Length - bodyLength < size then
+            let bigger = pool.Rent(max (body.Length * 2) (bodyLength + size))
+            Buffer.BlockCopy(body.Array, body.Offset, bigger.Array, bigger.Offset, bodyLength)
+            pool.Return body
+            body <- bigger
+
+    let releaseBody () =
+        if not body.IsEmpty then
+            pool.Return body
+            body <- Unchecked.defaultof<Segment>
+
+        bodyLength <- 0
+
+    let sendsBody () =
+        head.Method <> HttpMethod.Head && Response.statusHasBody status
+
+    /// Writes the response head; `length`: >= 0 Content-Length, -1 none, -2 chunked.
+    let writeHead (length: int64) (keepAlive: bool) =
+        let statusLine = Response.statusLine status
+        let mutable size = statusLine.Length + 40 + 64 + 32
+
+        if not (isNull contentType) then
+            size <- size + Response.headerSize "Content-Type" contentType
+
+        for i in 0 .. headerCount - 1 do
+            size <- size + Response.headerSize headerNames[i] headerValues[i]
+
+        let span = transport.OutputSpan size
+        let mutable p = Response.put statusLine span 0
+
+        if not userDate then
+            p <- Response.put (Heartbeat.DateHeader) span p
+
+        if not (isNull contentType) then
+            p <- Response.put Response.contentTypeName span p
+            p <- Response.putString contentType span p
+            p <- Response.put Response.crlf span p
+
+        if length >= 0L then
+            p <- Response.putContentLength length span p
+        elif length = -2L then
+            p <- Response.put Response.chunkedHeader span p
+
+        if not keepAlive then
+            p <- Response.put Response.connectionClose span p
+        elif head.Version = HttpVersion.Http10 then
+            p <- Response.put Response.connectionKeepAlive span p
+
+        for i in 0 .. headerCount - 1 do
+            p <- Response.putHeader headerNames[i] headerValues[i] span p
+
+        p <- Response.put Response.crlf span p
+        transport.OutLength <- transport.OutLength + p
+
+    /// The Content-Length a complete, non-streamed response gets (-1: none).
+    let finalLength () =
+        if status < 200 || status = 204 then -1L
+        elif status = 304 then explicitLength
+        elif head.Method = HttpMethod.Head && explicitLength >= 0L then explicitLength
+        else int64 bodyLength
+
+    let writeChunk (data: ReadOnlySpan<byte>) =
+        if data.Length > 0 then
+            let span = transport.OutputSpan(data.Length + 20)
+            let mutable p = writeHex (int64 data.Length) span
+            p <- Response.put Response.crlf span p
+            p <- Response.putSpan data span p
+            p <- Response.put Response.crlf span p
+            transport.OutLength <- transport.OutLength + p
+
+    let bodySpan () =
+        if body.IsEmpty then
+            ReadOnlySpan<byte>.Empty
+        else
+            ReadOnlySpan<byte>(body.Array, body.Offset, bodyLength)
+
+    /// Moves what the handler wrote so far into the output buffer, framed as started.
+    let moveBodyToOutput () =
+        if sendsBody () then
+            if chunkedOut then writeChunk (bodySpan ()) else transport.Append(bodySpan ())
+
+        bodyLength <- 0
+
+    let keepAliveNow (allowed: bool) =
+        allowed && head.KeepAlive && not closeRequested && not reader.FramingBroken && not closeDelimited
+
+    let startStreaming () =
+        started <- true
+        reader.SuppressContinue()
+
+        if not (sendsBody ()) then
+            writeHead (finalLength ()) (keepAliveNow true)
+        elif explicitLength >= 0L then
+            writeHead explicitLength (keepAliveNow true)
+        elif head.Version = HttpVersion.Http10 then
+            closeDelimited <- true
+            writeHead -1L false
+        else
+            chunkedOut <- true
+            writeHead -2L (keepAliveNow true)
+
+        moveBodyToOutput ()
+
+    // ---- request ----
+
+    member _.Method = head.Method
+
+    member _.MethodName =
+        match head.Method with
+        | HttpMethod.Get -> "GET"
+        | HttpMethod.Head -> "HEAD"
+        | HttpMethod.Post -> "POST"
+        | HttpMethod.Put -> "PUT"
+        | HttpMethod.Delete -> "DELETE"
+        | HttpMethod.Options -> "OPTIONS"
+        | HttpMethod.Patch -> "PATCH"
+        | HttpMethod.Trace -> "TRACE"
+        | HttpMethod.Connect -> "CONNECT"
+        | _ -> stringAt head.MethodStart head.MethodLength
+
+    member _.Target = stringAt head.TargetStart head.TargetLength
+
+    member _.Path =
+        if isNull path then
+            path <- (if head.PathLength = 0 then "/" else stringAt head.PathStart head.PathLength)
+
+        path
+
+    member _.PathBytes = bytesAt head.PathStart head.PathLength
+
+    member _.QueryString =
+        if head.QueryStart < 0 then "" else stringAt head.QueryStart head.QueryLength
+
+    member _.Version = head.Version
+    member _.HeaderCount = head.HeaderCount
+    member _.HeaderName(index: int) = stringAt head.Headers[index].NameStart head.Headers[index].NameLength
+    member _.HeaderValue(index: int) = stringAt head.Headers[index].ValueStart head.Headers[index].ValueLength
+    member _.HeaderNameBytes(index: int) = bytesAt head.Headers[index].NameStart head.Headers[index].NameLength
+    member _.HeaderValueBytes(index: int) = bytesAt head.Headers[index].ValueStart head.Headers[index].ValueLength
+
+    member this.Header(name: string) =
+        let mutable found = -1
+        let mutable i = 0
+
+        while found < 0 && i < head.HeaderCount do
+            if nameIs i name then found <- i
+            i <- i + 1
+
+        if found < 0 then ValueNone else ValueSome(this.HeaderValue found)
+
+    member _.RequestContentLength =
+        if head.Body = BodyKind.Chunked then ValueNone
+        elif head.ContentLength >= 0L then ValueSome head.ContentLength
+        else ValueNone
+
+    member _.HasRequestBody = head.Body <> BodyKind.NoBody
+    member _.ReadAsync(destination: Memory<byte>) = reader.ReadAsync destination
+
+    member this.ReadBodyAsync() : Task<byte[]> =
+        task {
+            use collected = new MemoryStream()
+            let chunk = ArrayPool<byte>.Shared.Rent 16384
+
+            try
+                let mutable go = true
+
+                while go do
+                    let! n = reader.ReadAsync(Memory<byte>(chunk))
+
+                    if n = 0 then go <- false else collected.Write(chunk, 0, n)
+            finally
+                ArrayPool<byte>.Shared.Return chunk
+
+            return collected.ToArray()
+        }
+
+    member _.RequestBody =
+        if isNull bodyStream then
+            bodyStream <- new RequestBodyStream(fun m -> reader.ReadAsync m)
+
+        bodyStream
+
+    member _.MaxRequestBodySize
+        with get () = reader.MaxSize
+        and set (v: int64) = reader.MaxSize <- v
+
+    member _.TrailerCount = if isNull reader.Decoder then 0 else reader.Decoder.Trailers.Count
+
+    member _.TrailerName(index: int) =
+        let t = reader.Decoder.Trailers[index]
+        latin1.GetString(reader.Decoder.TrailerBytes, t.NameStart, t.NameLength)
+
+    member _.TrailerValue(index: int) =
+        let t = reader.Decoder.Trailers[index]
+        latin1.GetString(reader.Decoder.TrailerBytes, t.ValueStart, t.ValueLength)
+
+    member _.RemoteEndPoint = transport.Socket.RemoteEndPoint
+
+    // ---- response ----
+
+    member _.StatusCode
+        with get () = status
+        and set (v: int) =
+            if v < 100 || v > 999 then invalidArg "StatusCode" "a status code has three digits"
+            status <- v
+
+    member this.AddHeader(name: string, value: string) =
+        checkHeader name value
+
+        if String.Equals(name, "Content-Length", StringComparison.OrdinalIgnoreCase) then
+            match Int64.TryParse value with
+            | true, n when n >= 0L -> explicitLength <- n
+            | _ -> invalidArg "value" "Content-Length must be a non-negative integer"
+        elif String.Equals(name, "Content-Type", StringComparison.OrdinalIgnoreCase) then
+            contentType <- value
+        elif String.Equals(name, "Connection", StringComparison.OrdinalIgnoreCase) then
+            if value.Contains("close", StringComparison.OrdinalIgnoreCase) then closeRequested <- true
+        elif String.Equals(name, "Transfer-Encoding", StringComparison.OrdinalIgnoreCase) then
+            () // framing is the server's job
+        else
+            if String.Equals(name, "Date", StringComparison.OrdinalIgnoreCase) then userDate <- true
+
+            if headerCount = headerNames.Length then
+                Array.Resize(&headerNames, headerCount * 2)
+                Array.Resize(&headerValues, headerCount * 2)
+
+            headerNames[headerCount] <- name
+            headerValues[headerCount] <- value
+            headerCount <- headerCount + 1
+
+    member this.SetHeader(name: string, value: string) =
+        checkHeader name value
+        let mutable w = 0
+
+        for r in 0 .. headerCount - 1 do
+            if not (String.Equals(headerNames[r], name, StringComparison.OrdinalIgnoreCase)) then
+                headerNames[w] <- headerNames[r]
+                headerValues[w] <- headerValues[r]
+                w <- w + 1
+
+        headerCount <- w
+        this.AddHeader(name, value)
+
+    member _.ContentType
+        with get () = contentType
+        and set (v: string) =
+            if not (isNull v) then checkHeader "Content-Type" v
+            contentType <- v
+
+    member _.Write(bytes: ReadOnlySpan<byte>) =
+        ensureBody bytes.Length
+        bytes.CopyTo(Span<byte>(body.Array, body.Offset + bodyLength, bytes.Length))
+        bodyLength <- bodyLength + bytes.Length
+
+    member _.WriteString(text: string) =
+        let max = Encoding.UTF8.GetMaxByteCount text.Length
+        ensureBody max
+        bodyLength <- bodyLength + Encoding.UTF8.GetBytes(text.AsSpan(), Span<byte>(body.Array, body.Offset + bodyLength, max))
+
+    member this.BodyWriter = this :> IBufferWriter<byte>
+
+    member _.FlushAsync() : ValueTask =
+        if not started then startStreaming () else moveBodyToOutput ()
+        transport.FlushAsync()
+
+    member _.HasStarted = started
+    member _.CloseConnection() = closeRequested <- true
+
+    interface IBufferWriter<byte> with
+        member _.Advance(count: int) = bodyLength <- bodyLength + count
+
+        member _.GetMemory(sizeHint: int) =
+            ensureBody (max sizeHint 256)
+            Memory<byte>(body.Array, body.Offset + bodyLength, body.Length - bodyLength)
+
+        member _.GetSpan(sizeHint: int) =
+            ensureBody (max sizeHint 256)
+            Span<byte>(body.Array, body.Offset + bodyLength, body.Length - bodyLength)
+
+    // ---- for the connection ----
+
+    member internal _.Reader = reader
+
+    /// Resets the response and the body reader for the request just parsed.
+    member internal _.Begin() =
+        status <- 200
+        headerCount <- 0
+        contentType <- null
+        explicitLength <- -1L
+        userDate <- false
+        closeRequested <- false
+        started <- false
+        chunkedOut <- false
+        closeDelimited <- false
+        path <- null
+        releaseBody ()
+        reader.Begin maxBodySize
+
+    /// Forgets what a failed handler wrote, to answer with an error instead.
+    member internal _.ResetResponse(errorStatus: int) =
+        status <- errorStatus
+        headerCount <- 0
+        contentType <- null
+        explicitLength <- -1L
+        userDate <- false
+        releaseBody ()
+
+    /// Writes the rest of the response into the output buffer; returns whether the
+    /// connection stays open.
+    member internal _.Complete(keepAliveAllowed: bool) =
+        let keepAlive = keepAliveNow keepAliveAllowed
+
+        if not started then
+            writeHead (finalLength ()) keepAlive
+
+            if sendsBody () then
+                transport.Append(bodySpan ())
+        else
+            moveBodyToOutput ()
+
+            if chunkedOut then
+                transport.Append(Response.lastChunk)
+
+        releaseBody ()
+        keepAlive && not closeDelimited
+
+    member internal _.Release() =
+        releaseBody ()
+
+        if not (isNull reader.Decoder) then
+            reader.Decoder.Release()
+
+type RequestHandler = HttpContext -> ValueTask

@@ -1,0 +1,138 @@
+namespace Swoop
+
+open System
+open System.Buffers
+open System.IO
+open System.Net
+open System.Threading.Tasks
+
+/// What a handler sees: the request being served and the response being built.
+///
+/// One context per connection, reused for every request on it: never keep a reference after
+/// the handler's ValueTask completes. Request strings are made only when asked for.
+[<Sealed; AllowNullLiteral>]
+type HttpContext =
+    internal new:
+        transport: Transport * head: RequestHead * pool: SlabPool * maxBodySize: int64 * bodyTimeoutMs: int64 ->
+            HttpContext
+
+    // ---- request ----
+
+    /// The request method; known methods need no string.
+    member Method: HttpMethod
+
+    /// The method as sent, e.g. "GET" (known methods are interned).
+    member MethodName: string
+
+    /// The request-target exactly as sent, e.g. "/users/1?x=2".
+    member Target: string
+
+    /// The path part of the target, still percent-encoded, e.g. "/users/1". For an
+    /// absolute-form target ("http://host/a") the path is "/a"; when there is none, "/".
+    member Path: string
+
+    /// The path bytes, without making a string (valid only during the handler).
+    member PathBytes: ReadOnlySpan<byte>
+
+    /// The query after '?', without it; "" when there is none.
+    member QueryString: string
+
+    /// HTTP/1.0 or HTTP/1.1.
+    member Version: Swoop.HttpVersion
+
+    /// Number of header lines, in arrival order.
+    member HeaderCount: int
+
+    /// The name of header `index`, as sent.
+    member HeaderName: index: int -> string
+
+    /// The value of header `index`, trimmed of surrounding whitespace.
+    member HeaderValue: index: int -> string
+
+    /// The name bytes of header `index` (valid only during the handler).
+    member HeaderNameBytes: index: int -> ReadOnlySpan<byte>
+
+    /// The value bytes of header `index` (valid only during the handler).
+    member HeaderValueBytes: index: int -> ReadOnlySpan<byte>
+
+    /// The first header of that name (case-insensitive), or ValueNone.
+    /// Example: `ctx.Header "host"` = `ValueSome "example.com"`.
+    member Header: name: string -> string voption
+
+    /// The request's Content-Length, or ValueNone (no body, or chunked).
+    member RequestContentLength: int64 voption
+
+    /// Whether the request has a body (Content-Length above zero, or chunked).
+    member HasRequestBody: bool
+
+    /// Reads body bytes into `destination`; 0 at the end of the body. Sends
+    /// "100 Continue" first when the client asked for it. Raises BadRequestException on bad
+    /// framing, a body over `MaxRequestBodySize`, or a connection closed mid-body.
+    member ReadAsync: destination: Memory<byte> -> ValueTask<int>
+
+    /// Reads the whole body (up to `MaxRequestBodySize`).
+    member ReadBodyAsync: unit -> Task<byte[]>
+
+    /// The body as a read-only stream (one per connection, reused).
+    member RequestBody: Stream
+
+    /// Largest body `ReadAsync` accepts for this request (default from the server options).
+    member MaxRequestBodySize: int64 with get, set
+
+    /// Trailer fields of a chunked body, after the body was read to its end.
+    member TrailerCount: int
+
+    member TrailerName: index: int -> string
+
+    member TrailerValue: index: int -> string
+
+    /// The client's address.
+    member RemoteEndPoint: EndPoint
+
+    // ---- response ----
+
+    /// The response status code; 200 unless set.
+    member StatusCode: int with get, set
+
+    /// Sets a response header, replacing one of the same name. Content-Length and
+    /// Connection are understood, not copied: the server writes those itself.
+    /// Raises ArgumentException for a name that is not a token or a value with CR, LF or NUL.
+    member SetHeader: name: string * value: string -> unit
+
+    /// Adds a response header line even if one of that name exists (e.g. Set-Cookie).
+    member AddHeader: name: string * value: string -> unit
+
+    /// The Content-Type of the response (null: none).
+    member ContentType: string with get, set
+
+    /// Appends bytes to the response body.
+    member Write: bytes: ReadOnlySpan<byte> -> unit
+
+    /// Appends a string to the response body as UTF-8.
+    member WriteString: text: string -> unit
+
+    /// The response body as a buffer writer (e.g. for Utf8JsonWriter).
+    member BodyWriter: IBufferWriter<byte>
+
+    /// Sends the head and the body written so far, and streams from then on: chunked unless
+    /// a Content-Length header was set (HTTP/1.0: until the connection closes).
+    member FlushAsync: unit -> ValueTask
+
+    /// Whether the response head has been sent (after FlushAsync).
+    member HasStarted: bool
+
+    /// Asks for the connection to close after this response.
+    member CloseConnection: unit -> unit
+
+    interface IBufferWriter<byte>
+
+    member internal Reader: BodyReader
+    member internal Begin: unit -> unit
+    member internal ResetResponse: errorStatus: int -> unit
+    member internal Complete: keepAliveAllowed: bool -> bool
+    member internal Release: unit -> unit
+
+/// A request handler: reads the request from the context and writes the response. Return
+/// a completed ValueTask (`ValueTask.CompletedTask`) when the work is synchronous: that path
+/// allocates nothing.
+type RequestHandler = HttpContext -> ValueTask

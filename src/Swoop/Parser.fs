@@ -1,0 +1,399 @@
+module internal Swoop.Parser
+
+open System
+open Swoop.Ascii
+
+type ParseResult =
+    | Done = 0
+    | NeedMore = 1
+    | Error = 2
+
+[<Struct; NoComparison; NoEquality>]
+type ParserLimits =
+    { MaxRequestLineSize: int
+      MaxHeaderSectionSize: int
+      MaxHeaderCount: int }
+
+let defaultLimits =
+    { MaxRequestLineSize = 8192
+      MaxHeaderSectionSize = 32768
+      MaxHeaderCount = 100 }
+
+let private GET = "GET"B
+let private PUT = "PUT"B
+let private POST = "POST"B
+let private HEAD = "HEAD"B
+let private PATCH = "PATCH"B
+let private TRACE = "TRACE"B
+let private DELETE = "DELETE"B
+let private OPTIONS = "OPTIONS"B
+let private CONNECT = "CONNECT"B
+let private HTTP_ = "HTTP/"B
+let private httpScheme = "http://"B
+let private httpsScheme = "https://"B
+let private host = "host"B
+let private contentLength = "content-length"B
+let private transferEncoding = "transfer-encoding"B
+let private connection = "connection"B
+let private expect = "expect"B
+let private chunked = "chunked"B
+let private close = "close"B
+let private keepAlive = "keep-alive"B
+let private upgrade = "upgrade"B
+let private continue100 = "100-continue"B
+
+let private classifyMethod (m: ReadOnlySpan<byte>) =
+    match m.Length with
+    | 3 ->
+        if m.SequenceEqual(GET) then HttpMethod.Get
+        elif m.SequenceEqual(PUT) then HttpMethod.Put
+        else HttpMethod.Other
+    | 4 ->
+        if m.SequenceEqual(POST) then HttpMethod.Post
+        elif m.SequenceEqual(HEAD) then HttpMethod.Head
+        else HttpMethod.Other
+    | 5 ->
+        if m.SequenceEqual(PATCH) then HttpMethod.Patch
+        elif m.SequenceEqual(TRACE) then HttpMethod.Trace
+        else HttpMethod.Other
+    | 6 -> if m.SequenceEqual(DELETE) then HttpMethod.Delete else HttpMethod.Other
+    | 7 ->
+        if m.SequenceEqual(OPTIONS) then HttpMethod.Options
+        elif m.SequenceEqual(CONNECT) then HttpMethod.Connect
+        else HttpMethod.Other
+    | _ -> HttpMethod.Other
+
+let inline private isDigit (b: byte) = b >= byte '0' && b <= byte '9'
+
+/// Records the path (from `from`, relative to the target) and the query after '?'.
+let private setPathAndQuery (target: ReadOnlySpan<byte>) (offset: int) (from: int) (head: RequestHead) =
+    let rest = target.Slice(from)
+    let q = rest.IndexOf(byte '?')
+    head.PathStart <- offset + from
+
+    if q < 0 then
+        head.PathLength <- rest.Length
+    else
+        head.PathLength <- q
+        head.QueryStart <- offset + from + q + 1
+        head.QueryLength <- rest.Length - q - 1
+
+/// Splits the target into path and query; returns 0 or a status code.
+let private parseTarget (target: ReadOnlySpan<byte>) (offset: int) (head: RequestHead) =
+    if target[0] = byte '/' then
+        if head.Method = HttpMethod.Connect then
+            400
+        else
+            setPathAndQuery target offset 0 head
+            0
+    elif target.Length = 1 && target[0] = byte '*' then
+        if head.Method <> HttpMethod.Options then
+            400
+        else
+            head.PathStart <- offset
+            head.PathLength <- 1
+            0
+    elif head.Method = HttpMethod.Connect then
+        // authority-form: host:port, nothing else.
+        if target.IndexOfAny(byte '/', byte '?') >= 0 || target.IndexOf(byte '@') >= 0 then
+            400
+        else
+            head.PathStart <- offset
+            head.PathLength <- 0
+            0
+    else
+        let schemeLength =
+            if target.Length > 8 && equalsLower (target.Slice(0, 8)) httpsScheme then 8
+            elif target.Length > 7 && equalsLower (target.Slice(0, 7)) httpScheme then 7
+            else 0
+
+        if schemeLength = 0 then
+            400
+        else
+            let afterScheme = target.Slice(schemeLength)
+            let authorityEnd = afterScheme.IndexOfAny(byte '/', byte '?')
+            let authorityLength = if authorityEnd < 0 then afterScheme.Length else authorityEnd
+
+            if authorityLength = 0 then
+                400
+            elif authorityEnd < 0 then
+                head.PathStart <- offset + target.Length
+                head.PathLength <- 0
+                0
+            else
+                setPathAndQuery target offset (schemeLength + authorityEnd) head
+                0
+
+/// Parses "method SP target SP version"; returns 0 or a status code.
+let private parseRequestLine (line: ReadOnlySpan<byte>) (offset: int) (head: RequestHead) =
+    let sp1 = line.IndexOf(SP)
+
+    if sp1 <= 0 then
+        400
+    else
+        let methodBytes = line.Slice(0, sp1)
+
+        if methodBytes.IndexOfAnyExcept(Token) >= 0 then
+            400
+        else
+            head.MethodStart <- offset
+            head.MethodLength <- sp1
+            head.Method <- classifyMethod methodBytes
+            let rest = line.Slice(sp1 + 1)
+            let sp2 = rest.IndexOf(SP)
+
+            if sp2 <= 0 then
+                400
+            else
+                let target = rest.Slice(0, sp2)
+                let version = rest.Slice(sp2 + 1)
+
+                if target.IndexOfAnyExcept(TargetChar) >= 0 then
+                    400
+                elif
+                    version.Length <> 8
+                    || not (version.StartsWith(HTTP_))
+                    || not (isDigit version[5])
+                    || version[6] <> byte '.'
+                    || not (isDigit version[7])
+                then
+                    400
+                elif version[5] <> byte '1' || (version[7] <> byte '1' && version[7] <> byte '0') then
+                    505
+                else
+                    head.Version <- (if version[7] = byte '1' then HttpVersion.Http11 else HttpVersion.Http10)
+                    head.TargetStart <- offset + sp1 + 1
+                    head.TargetLength <- sp2
+                    parseTarget target head.TargetStart head
+
+let tryParseField
+    (
+        line: ReadOnlySpan<byte>,
+        nameLength: byref<int>,
+        valueStart: byref<int>,
+        valueLength: byref<int>
+    ) =
+    if line.Length = 0 || isOws line[0] then
+        false
+    else
+        let colon = line.IndexOf(byte ':')
+
+        if colon <= 0 || line.Slice(0, colon).IndexOfAnyExcept(Token) >= 0 then
+            false
+        else
+            let raw = line.Slice(colon + 1)
+
+            if raw.IndexOfAnyExcept(FieldValue) >= 0 then
+                false
+            else
+                let mutable a = 0
+                let mutable z = raw.Length
+
+                while a < z && isOws raw[a] do
+                    a <- a + 1
+
+                while z > a && isOws raw[z - 1] do
+                    z <- z - 1
+
+                nameLength <- colon
+                valueStart <- colon + 1 + a
+                valueLength <- z - a
+                true
+
+/// Folds one comma-separated Transfer-Encoding field value into the head.
+let private addTransferCodings (value: ReadOnlySpan<byte>) (head: RequestHead) =
+    head.TransferEncodingSeen <- true
+    let mutable rest = value
+    let mutable go = true
+
+    while go do
+        let comma = rest.IndexOf(byte ',')
+        let item = trimOws (if comma < 0 then rest else rest.Slice(0, comma))
+
+        if item.Length > 0 then
+            if equalsLower item chunked then
+                head.TransferEncodingChunkedCount <- head.TransferEncodingChunkedCount + 1
+                head.TransferEncodingChunkedLast <- true
+            else
+                head.TransferEncodingOther <- true
+                head.TransferEncodingChunkedLast <- false
+
+        if comma < 0 then go <- false else rest <- rest.Slice(comma + 1)
+
+let private addConnectionOptions (value: ReadOnlySpan<byte>) (head: RequestHead) =
+    let mutable rest = value
+    let mutable go = true
+
+    while go do
+        let comma = rest.IndexOf(byte ',')
+        let item = trimOws (if comma < 0 then rest else rest.Slice(0, comma))
+
+        if equalsLower item close then head.ConnectionClose <- true
+        elif equalsLower item keepAlive then head.ConnectionKeepAlive <- true
+        elif equalsLower item upgrade then head.ConnectionUpgrade <- true
+
+        if comma < 0 then go <- false else rest <- rest.Slice(comma + 1)
+
+/// Parses one header line at `offset`; returns 0 or a status code.
+let private parseHeaderLine (line: ReadOnlySpan<byte>) (offset: int) (head: RequestHead) =
+    let mutable nameLength = 0
+    let mutable valueStart = 0
+    let mutable valueLength = 0
+
+    if not (tryParseField (line, &nameLength, &valueStart, &valueLength)) then
+        400
+    else
+        let index = head.HeaderCount
+
+        head.Headers[index] <-
+            { NameStart = offset
+              NameLength = nameLength
+              ValueStart = offset + valueStart
+              ValueLength = valueLength }
+
+        head.HeaderCount <- index + 1
+        let name = line.Slice(0, nameLength)
+        let value = line.Slice(valueStart, valueLength)
+
+        match nameLength with
+        | 4 when equalsLower name host ->
+            if head.Host >= 0 || value.IndexOfAnyExcept(HostChar) >= 0 then
+                400
+            else
+                head.Host <- index
+                0
+        | 14 when equalsLower name contentLength ->
+            let n = parseDecimal value
+
+            if head.ContentLength >= 0L || n < 0L then
+                400
+            else
+                head.ContentLength <- n
+                0
+        | 17 when equalsLower name transferEncoding ->
+            addTransferCodings value head
+            0
+        | 10 when equalsLower name connection ->
+            addConnectionOptions value head
+            0
+        | 6 when equalsLower name expect ->
+            if equalsLower value continue100 then
+                head.ExpectContinue <- true
+
+            0
+        | _ -> 0
+
+/// Checks what can only be checked once every header is known; returns 0 or a status code.
+let private finishHead (head: RequestHead) =
+    if head.Version = HttpVersion.Http11 && head.Host < 0 then
+        400
+    elif head.TransferEncodingSeen then
+        if
+            head.Version = HttpVersion.Http10
+            || head.ContentLength >= 0L
+            || not head.TransferEncodingChunkedLast
+            || head.TransferEncodingChunkedCount <> 1
+        then
+            400
+        elif head.TransferEncodingOther then
+            501
+        else
+            head.Body <- BodyKind.Chunked
+            0
+    else
+        if head.ContentLength > 0L then
+            head.Body <- BodyKind.Sized
+
+        if head.Version = HttpVersion.Http10 then
+            head.ExpectContinue <- false
+
+        0
+
+let inline private fail (head: RequestHead) status =
+    head.ErrorStatus <- status
+    ParseResult.Error
+
+let parse (input: ReadOnlySpan<byte>) (limits: ParserLimits) (head: RequestHead) =
+    if not head.RequestLineDone && head.ScanPos = head.LineStart then
+        // Leading empty lines before a request line are skipped (RFC 9112 2.2).
+        let mutable p = head.LineStart
+
+        while p + 1 < input.Length && input[p] = CR && input[p + 1] = LF do
+            p <- p + 2
+
+        head.LineStart <- p
+        head.ScanPos <- p
+
+    let mutable result = ParseResult.NeedMore
+    let mutable go = true
+
+    while go do
+        let found = input.Slice(head.ScanPos).IndexOf(LF)
+
+        if found < 0 then
+            head.ScanPos <- input.Length
+            go <- false
+
+            if not head.RequestLineDone then
+                let partial = input.Slice(head.LineStart)
+                let sp = partial.IndexOf(SP)
+                let methodSoFar = if sp < 0 then partial else partial.Slice(0, sp)
+
+                // Garbage (TLS, HTTP/2 binary frames) is refused before a line end arrives.
+                // A lone CR may be the first half of a leading empty line.
+                if methodSoFar.IndexOfAnyExcept(Token) >= 0 && not (partial.Length = 1 && partial[0] = CR) then
+                    result <- fail head 400
+                elif head.LineStart > limits.MaxRequestLineSize then
+                    result <- fail head 400
+                elif partial.Length > limits.MaxRequestLineSize then
+                    result <- fail head 414
+            elif input.Length - head.HeaderSectionStart > limits.MaxHeaderSectionSize then
+                result <- fail head 431
+        else
+            let lf = head.ScanPos + found
+
+            if lf = 0 || input[lf - 1] <> CR then
+                go <- false
+                result <- fail head 400
+            else
+                let line = input.Slice(head.LineStart, lf - 1 - head.LineStart)
+
+                if not head.RequestLineDone then
+                    if line.Length > limits.MaxRequestLineSize then
+                        go <- false
+                        result <- fail head 414
+                    else
+                        let status = parseRequestLine line head.LineStart head
+
+                        if status <> 0 then
+                            go <- false
+                            result <- fail head status
+                        else
+                            head.RequestLineDone <- true
+                            head.HeaderSectionStart <- lf + 1
+                elif lf + 1 - head.HeaderSectionStart > limits.MaxHeaderSectionSize then
+                    go <- false
+                    result <- fail head 431
+                elif line.Length = 0 then
+                    go <- false
+                    let status = finishHead head
+
+                    if status <> 0 then
+                        result <- fail head status
+                    else
+                        head.HeadLength <- lf + 1
+                        result <- ParseResult.Done
+                elif head.HeaderCount >= limits.MaxHeaderCount then
+                    go <- false
+                    result <- fail head 431
+                else
+                    let status = parseHeaderLine line head.LineStart head
+
+                    if status <> 0 then
+                        go <- false
+                        result <- fail head status
+
+                head.LineStart <- lf + 1
+                head.ScanPos <- lf + 1
+
+    result

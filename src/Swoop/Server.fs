@@ -1,0 +1,234 @@
+namespace Swoop
+
+open System
+open System.Net
+open System.Net.Sockets
+open System.Runtime.InteropServices
+open System.Threading
+open System.Threading.Tasks
+
+type ServerOptions =
+    { Host: string
+      Port: int
+      Backlog: int
+      MaxRequestLineSize: int
+      MaxHeaderSectionSize: int
+      MaxHeaderCount: int
+      MaxRequestBodySize: int64
+      MaxDrainSize: int64
+      KeepAliveTimeout: TimeSpan
+      RequestHeadTimeout: TimeSpan
+      BodyReadTimeout: TimeSpan
+      ShutdownTimeout: TimeSpan }
+
+[<RequireQualifiedAccess>]
+module ServerOptions =
+    let defaults =
+        { Host = "127.0.0.1"
+          Port = 8080
+          Backlog = 4096
+          MaxRequestLineSize = 8192
+          MaxHeaderSectionSize = 32768
+          MaxHeaderCount = 100
+          MaxRequestBodySize = 30_000_000L
+          MaxDrainSize = 262_144L
+          KeepAliveTimeout = TimeSpan.FromSeconds 130.0
+          RequestHeadTimeout = TimeSpan.FromSeconds 30.0
+          BodyReadTimeout = TimeSpan.FromSeconds 30.0
+          ShutdownTimeout = TimeSpan.FromSeconds 30.0 }
+
+    let private parsePort (text: string) =
+        match Int32.TryParse text with
+        | true, p when p >= 0 && p <= 65535 -> p
+        | _ -> invalidArg "port" (sprintf "not a TCP port: %s" text)
+
+    let fromArgs (argv: string[]) (options: ServerOptions) =
+        let mutable o = options
+
+        match Environment.GetEnvironmentVariable "PORT" with
+        | null
+        | "" -> ()
+        | p -> o <- { o with Port = parsePort p }
+
+        let mutable i = 0
+
+        while i < argv.Length do
+            match argv[i] with
+            | "--port" when i + 1 < argv.Length ->
+                o <- { o with Port = parsePort argv[i + 1] }
+                i <- i + 2
+            | "--host" when i + 1 < argv.Length ->
+                o <- { o with Host = argv[i + 1] }
+                i <- i + 2
+            | a when a.StartsWith "--port=" ->
+                o <- { o with Port = parsePort (a.Substring 7) }
+                i <- i + 1
+            | a when a.StartsWith "--host=" ->
+                o <- { o with Host = a.Substring 7 }
+                i <- i + 1
+            | _ -> i <- i + 1
+
+        o
+
+[<Sealed>]
+type RunningServer internal (listener: Socket, settings: ConnectionSettings, shutdownTimeout: TimeSpan) =
+    let idle = System.Collections.Concurrent.ConcurrentBag<Connection>()
+    let mutable open' = 0
+    let allClosed = TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously)
+    let mutable stopTask: Task = null
+
+    let onClosed (c: Connection) =
+        idle.Add c
+
+        if Interlocked.Decrement(&open') = 0 && settings.Stopping then
+            allClosed.TrySetResult() |> ignore
+
+    let acceptLoop () : Task =
+        task {
+            let mutable go = true
+
+            while go do
+                try
+                    let! socket = listener.AcceptAsync()
+                    socket.NoDelay <- true
+                    Interlocked.Increment(&open') |> ignore
+
+                    let connection =
+                        match idle.TryTake() with
+                        | true, c -> c
+                        | _ -> Connection(settings, onClosed)
+
+                    connection.Start socket
+                with
+                | :? ObjectDisposedException -> go <- false
+                | :? SocketException as e when settings.Stopping || e.SocketErrorCode = SocketError.OperationAborted ->
+                    go <- false
+                | :? SocketException as e ->
+                    // Out of file descriptors and the like: say so, back off, keep serving.
+                    eprintfn "swoop: accept failed: %s" e.Message
+                    do! Task.Delay 10
+        }
+
+    do acceptLoop () |> ignore
+
+    member _.EndPoint = listener.LocalEndPoint :?> IPEndPoint
+    member this.Port = this.EndPoint.Port
+    member _.ConnectionCount = Volatile.Read(&open')
+
+    member _.StopAsync() : Task =
+        lock allClosed (fun () ->
+            if isNull stopTask then
+                stopTask <-
+                    task {
+                        settings.Stopping <- true
+                        listener.Dispose()
+                        settings.Heartbeat.Beat() // closes idle connections now
+
+                        if Volatile.Read(&open') > 0 then
+                            let! first = Task.WhenAny(allClosed.Task, Task.Delay shutdownTimeout)
+
+                            if not (obj.ReferenceEquals(first, allClosed.Task)) then
+                                settings.ForceClose <- true
+                                settings.Heartbeat.Beat()
+                                let! _ = Task.WhenAny(allClosed.Task, Task.Delay 2000)
+                                ()
+
+                        (settings.Heartbeat :> IDisposable).Dispose()
+                    }
+
+            stopTask)
+
+    interface IDisposable with
+        member this.Dispose() =
+            this.StopAsync().Wait()
+
+[<RequireQualifiedAccess>]
+module Server =
+    let private resolve (host: string) =
+        match IPAddress.TryParse host with
+        | true, address -> address
+        | _ when String.Equals(host, "localhost", StringComparison.OrdinalIgnoreCase) -> IPAddress.Loopback
+        | _ ->
+            match Dns.GetHostAddresses host with
+            | [||] -> invalidArg "host" (sprintf "cannot resolve %s" host)
+            | addresses -> addresses[0]
+
+    let start (options: ServerOptions) (handler: RequestHandler) =
+        let address = resolve options.Host
+        let listener = new Socket(address.AddressFamily, SocketType.Stream, ProtocolType.Tcp)
+
+        try
+            if address.AddressFamily = AddressFamily.InterNetworkV6 && address.Equals IPAddress.IPv6Any then
+                listener.DualMode <- true
+
+            // Lets a restarted server bind while old connections sit in TIME_WAIT; a live
+            // listener on the port still makes Bind fail.
+            listener.SetSocketOption(SocketOptionLevel.Socket, SocketOptionName.ReuseAddress, true)
+            listener.Bind(IPEndPoint(address, options.Port))
+            listener.Listen options.Backlog
+        with _ ->
+            listener.Dispose()
+            reraise ()
+
+        let limits: Parser.ParserLimits =
+            { MaxRequestLineSize = options.MaxRequestLineSize
+              MaxHeaderSectionSize = options.MaxHeaderSectionSize
+              MaxHeaderCount = options.MaxHeaderCount }
+
+        let settings =
+            ConnectionSettings(
+                limits,
+                options.MaxRequestBodySize,
+                int64 options.KeepAliveTimeout.TotalMilliseconds,
+                int64 options.RequestHeadTimeout.TotalMilliseconds,
+                int64 options.BodyReadTimeout.TotalMilliseconds,
+                options.MaxDrainSize,
+                handler,
+                SlabPool.Shared,
+                new Heartbeat(TimeSpan.FromSeconds 1.0)
+            )
+
+        new RunningServer(listener, settings, options.ShutdownTimeout)
+
+    let run (options: ServerOptions) (handler: RequestHandler) =
+        let server =
+            try
+                Ok(start options handler)
+            with
+            | :? SocketException as e ->
+                Error(sprintf "swoop: cannot listen on %s:%d: %s" options.Host options.Port e.Message)
+            | :? ArgumentException as e -> Error(sprintf "swoop: %s" e.Message)
+
+        match server with
+        | Error message ->
+            eprintfn "%s" message
+            2
+        | Ok server ->
+            let stop = new ManualResetEventSlim(false)
+
+            let onSignal (context: PosixSignalContext) =
+                context.Cancel <- true
+                stop.Set()
+
+            use _term = PosixSignalRegistration.Create(PosixSignal.SIGTERM, onSignal)
+            use _int = PosixSignalRegistration.Create(PosixSignal.SIGINT, onSignal)
+            let ep = server.EndPoint
+
+            let shown =
+                if ep.AddressFamily = AddressFamily.InterNetworkV6 then
+                    sprintf "[%O]:%d" ep.Address ep.Port
+                else
+                    sprintf "%O:%d" ep.Address ep.Port
+
+            printfn "Swoop listening on http://%s (Ctrl-C to stop)" shown
+            stop.Wait()
+            printfn "Swoop shutting down"
+            server.StopAsync().Wait()
+            0
+
+    let main (argv: string[]) (handler: RequestHandler) =
+        match (try Ok(ServerOptions.fromArgs argv ServerOptions.defaults) with :? ArgumentException as e -> Error e.Message) with
+        | Ok options -> run options handler
+        | Error message ->
+            eprintfn "swoop: %s" message
+            2

@@ -1,0 +1,76 @@
+namespace Swoop
+
+open System
+open System.Net
+open System.Threading.Tasks
+
+/// How a server listens and what it tolerates. Start from `ServerOptions.defaults`.
+type ServerOptions =
+    {
+        /// Address to listen on: an IP address ("127.0.0.1", "0.0.0.0", "::") or a host name.
+        Host: string
+        /// TCP port; 0 picks a free one (see `RunningServer.Port`).
+        Port: int
+        /// Listen backlog (the kernel caps it at net.core.somaxconn).
+        Backlog: int
+        /// Longest request line (414 beyond).
+        MaxRequestLineSize: int
+        /// Largest header section (431 beyond).
+        MaxHeaderSectionSize: int
+        /// Most header lines (431 beyond).
+        MaxHeaderCount: int
+        /// Largest request body a handler may read (413 beyond); per request via the context.
+        MaxRequestBodySize: int64
+        /// Most unread body bytes thrown away to keep a connection open; beyond, it closes.
+        MaxDrainSize: int64
+        /// How long an idle keep-alive connection stays open.
+        KeepAliveTimeout: TimeSpan
+        /// How long a client has to send a whole request head (408 beyond).
+        RequestHeadTimeout: TimeSpan
+        /// How long a body read may wait for bytes before the connection is cut.
+        BodyReadTimeout: TimeSpan
+        /// How long shutdown waits for in-flight requests before closing every connection.
+        ShutdownTimeout: TimeSpan
+    }
+
+[<RequireQualifiedAccess>]
+module ServerOptions =
+    /// 127.0.0.1:8080, 8 KiB request line, 32 KiB headers, 100 headers, 30 MB bodies,
+    /// 130 s keep-alive, 30 s request head, 30 s body reads, 30 s shutdown.
+    val defaults: ServerOptions
+
+    /// Applies the `PORT` environment variable, then `--port N` and `--host H` arguments.
+    /// Raises ArgumentException on a bad value. Example:
+    /// `ServerOptions.fromArgs [| "--port"; "9000" |] ServerOptions.defaults` listens on 9000.
+    val fromArgs: argv: string[] -> options: ServerOptions -> ServerOptions
+
+/// A server that is accepting connections.
+[<Sealed>]
+type RunningServer =
+    /// The endpoint actually bound (with the real port when 0 was asked for).
+    member EndPoint: IPEndPoint
+
+    member Port: int
+
+    /// Number of open connections.
+    member ConnectionCount: int
+
+    /// Stops accepting, lets in-flight requests finish (up to ShutdownTimeout), closes idle
+    /// keep-alive connections, and completes when every connection is closed.
+    member StopAsync: unit -> Task
+
+    interface IDisposable
+
+[<RequireQualifiedAccess>]
+module Server =
+    /// Binds and starts accepting. Raises SocketException when the address cannot be bound.
+    val start: options: ServerOptions -> handler: RequestHandler -> RunningServer
+
+    /// Starts, prints the address, and serves until SIGTERM or Ctrl-C, then shuts down
+    /// gracefully. Returns the process exit code: 0 after a clean shutdown, 2 when the address
+    /// cannot be bound (with a message on stderr).
+    val run: options: ServerOptions -> handler: RequestHandler -> int
+
+    /// The whole `main` of a typical program: `ServerOptions.defaults` with `PORT`, `--port`
+    /// and `--host` applied, then `run`. Example: `[<EntryPoint>] let main argv = Server.main argv app`.
+    val main: argv: string[] -> handler: RequestHandler -> int

@@ -1,0 +1,188 @@
+/// A connection's socket and its two buffers. The input buffer holds received bytes from the
+/// start of the current request; the output buffer collects responses until they are sent in
+/// one go. Both are leased from the slab pool only while the connection is busy.
+namespace Swoop
+
+open System
+open System.Net.Sockets
+open System.Threading.Tasks
+
+/// What a connection is doing, for the heartbeat's timeouts and for shutdown.
+module internal ConnectionState =
+    /// Waiting for the first byte of a request (keep-alive timeout).
+    [<Literal>]
+    let Idle = 0
+
+    /// Part of a head received (request-head timeout).
+    [<Literal>]
+    let ReadingHead = 1
+
+    /// A handler is running.
+    [<Literal>]
+    let Processing = 2
+
+    /// A handler waits for body bytes (body timeout).
+    [<Literal>]
+    let ReadingBody = 3
+
+    /// The heartbeat fired a timeout; the socket is gone.
+    [<Literal>]
+    let TimedOut = 4
+
+    /// Closed, or closing.
+    [<Literal>]
+    let Closed = 5
+
+    /// Answered and half-closed; reading what the client still sends so that closing
+    /// does not reset the connection before the answer is read.
+    [<Literal>]
+    let Lingering = 6
+
+[<Sealed; AllowNullLiteral>]
+type internal Transport(pool: SlabPool) =
+    let mutable input = Unchecked.defaultof<Segment>
+    let mutable output = Unchecked.defaultof<Segment>
+
+    member val Socket: Socket = null with get, set
+
+    /// What the connection is doing (see ConnectionState); changed with Interlocked where
+    /// the heartbeat may race.
+    [<DefaultValue>]
+    val mutable State: int
+
+    /// When the current wait times out, on the heartbeat's clock.
+    [<DefaultValue>]
+    val mutable Deadline: int64
+
+    /// Where the current request starts in the input segment (relative to its offset).
+    member val InStart = 0 with get, set
+    /// Where unread bytes start: after the head, the body cursor.
+    member val InPos = 0 with get, set
+    /// End of the received bytes.
+    member val InEnd = 0 with get, set
+    member val OutLength = 0 with get, set
+
+    member _.HasInput = not input.IsEmpty
+    member _.InputCapacity = input.Length
+
+    /// Received bytes from the start of the current request.
+    member t.Request: ReadOnlySpan<byte> =
+        ReadOnlySpan<byte>(input.Array, input.Offset + t.InStart, t.InEnd - t.InStart)
+
+    /// Received bytes not yet consumed.
+    member t.Unread: ReadOnlySpan<byte> =
+        ReadOnlySpan<byte>(input.Array, input.Offset + t.InPos, t.InEnd - t.InPos)
+
+    member t.InputArray = input.Array
+    member t.InputOffset = input.Offset
+
+    /// Leases an input segment if there is none.
+    member _.EnsureInput() =
+        if input.IsEmpty then
+            input <- pool.Rent()
+
+    /// Gives the input segment back when it holds nothing unread.
+    member t.ReleaseInput() =
+        if not input.IsEmpty && t.InPos = t.InEnd then
+            pool.Return input
+            input <- Unchecked.defaultof<Segment>
+            t.InStart <- 0
+            t.InPos <- 0
+            t.InEnd <- 0
+
+    /// Moves the current request to the start of the segment.
+    member t.Compact() =
+        if t.InStart > 0 then
+            let length = t.InEnd - t.InStart
+            Buffer.BlockCopy(input.Array, input.Offset + t.InStart, input.Array, input.Offset, length)
+            t.InPos <- t.InPos - t.InStart
+            t.InEnd <- length
+            t.InStart <- 0
+
+    /// Makes sure at least `room` bytes are free after InEnd, compacting or growing.
+    member t.MakeRoom(room: int) =
+        if input.Length - t.InEnd < room then
+            t.Compact()
+
+            if input.Length - t.InEnd < room then
+                let bigger = pool.Rent(max (input.Length * 2) (t.InEnd + room))
+                Buffer.BlockCopy(input.Array, input.Offset, bigger.Array, bigger.Offset, t.InEnd)
+                pool.Return input
+                input <- bigger
+
+    /// Receives into the free space after InEnd; the caller adds the count to InEnd.
+    member t.ReceiveAsync() : ValueTask<int> =
+        t.Socket.ReceiveAsync(Memory<byte>(input.Array, input.Offset + t.InEnd, input.Length - t.InEnd), SocketFlags.None)
+
+    /// Completes when bytes are there to read, without holding a buffer while waiting.
+    member t.WaitForDataAsync() : ValueTask<int> =
+        t.Socket.ReceiveAsync(Memory<byte>.Empty, SocketFlags.None)
+
+    /// Room to write at least `size` bytes at the end of the output buffer.
+    member t.OutputSpan(size: int) : Span<byte> =
+        if output.IsEmpty then
+            output <- pool.Rent(size)
+        elif output.Length - t.OutLength < size then
+            let bigger = pool.Rent(max (output.Length * 2) (t.OutLength + size))
+            Buffer.BlockCopy(output.Array, output.Offset, bigger.Array, bigger.Offset, t.OutLength)
+            pool.Return output
+            output <- bigger
+
+        Span<byte>(output.Array, output.Offset + t.OutLength, output.Length - t.OutLength)
+
+    member t.Append(bytes: ReadOnlySpan<byte>) =
+        bytes.CopyTo(t.OutputSpan(bytes.Length))
+        t.OutLength <- t.OutLength + bytes.Length
+
+    /// Sends everything in the output buffer, then gives the buffer back.
+    member t.FlushAsync() : ValueTask =
+        if t.OutLength = 0 then
+            ValueTask.CompletedTask
+        else
+            let vt =
+                t.Socket.SendAsync(ReadOnlyMemory<byte>(output.Array, output.Offset, t.OutLength), SocketFlags.None)
+
+            if vt.IsCompletedSuccessfully && vt.Result = t.OutLength then
+                t.OutLength <- 0
+                pool.Return output
+                output <- Unchecked.defaultof<Segment>
+                ValueTask.CompletedTask
+            else
+                ValueTask(t.FlushSlowAsync(vt))
+
+    member private t.FlushSlowAsync(first: ValueTask<int>) : Task =
+        task {
+            let! sent = first
+            let mutable offset = sent
+
+            while offset < t.OutLength do
+                let! n =
+                    t.Socket.SendAsync(
+                        ReadOnlyMemory<byte>(output.Array, output.Offset + offset, t.OutLength - offset),
+                        SocketFlags.None
+                    )
+
+                if n <= 0 then
+                    raise (SocketException(int SocketError.ConnectionReset))
+
+                offset <- offset + n
+
+            t.OutLength <- 0
+            pool.Return output
+            output <- Unchecked.defaultof<Segment>
+        }
+
+    /// Gives every buffer back (connection closed).
+    member t.ReleaseAll() =
+        if not input.IsEmpty then
+            pool.Return input
+            input <- Unchecked.defaultof<Segment>
+
+        if not output.IsEmpty then
+            pool.Return output
+            output <- Unchecked.defaultof<Segment>
+
+        t.InStart <- 0
+        t.InPos <- 0
+        t.InEnd <- 0
+        t.OutLength <- 0
