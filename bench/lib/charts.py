@@ -62,7 +62,7 @@ def throughput(results, subjects, scenarios, out_png, work):
         dat = os.path.join(work, f"tp-{sc}.dat")
         with open(dat, "w") as f:
             for s, v, lo, hi in rows:
-                f.write(f"\"{results['subjects'][s]['title'].split(',')[0]}\" {v} {lo} {hi} {_hex(s)}\n")
+                f.write(f"\"{results['subjects'][s].get('short', s)}\" {v} {lo} {hi} {_hex(s)}\n")
         top = max(hi for _, _, _, hi in rows) or 1
         lines.append(f"set title '{results['scenarios'][sc]['title'][:60]}' font ',9'")
         lines.append(f"set yrange [0:{top * 1.18}]")
@@ -80,7 +80,7 @@ def latency(results, subjects, scenarios, out_png, work):
         rows = []
         for s in subjects:
             r = aggregate.row(results, s, sc)
-            if r and r["ok_runs"] and r["lat"]["p50"] is not None:
+            if r and r["ok_runs"] and None not in (r["lat"]["p50"], r["lat"]["p90"], r["lat"]["p99"]):
                 rows.append((s, r["lat"]["p50"], r["lat"]["p90"], r["lat"]["p99"]))
         if rows:
             panels.append((sc, rows))
@@ -99,7 +99,7 @@ def latency(results, subjects, scenarios, out_png, work):
         dat = os.path.join(work, f"lat-{sc}.dat")
         with open(dat, "w") as f:
             for s, p50, p90, p99 in rows:
-                f.write(f"\"{results['subjects'][s]['title'].split(',')[0]}\" {max(p50, 0.001)} {max(p90, 0.001)} {max(p99, 0.001)}\n")
+                f.write(f"\"{results['subjects'][s].get('short', s)}\" {max(p50, 0.001)} {max(p90, 0.001)} {max(p99, 0.001)}\n")
         lo = min(r[1] for r in rows)
         hi = max(r[3] for r in rows)
         lines.append(f"set title '{results['scenarios'][sc]['title'][:60]}' font ',9'")
@@ -122,7 +122,7 @@ def memory(results, subjects, out_png, work):
     dat = os.path.join(work, "memory.dat")
     with open(dat, "w") as f:
         for s, idle, peak in rows:
-            f.write(f"\"{results['subjects'][s]['title'].split(',')[0]}\" {idle:.1f} {peak:.1f}\n")
+            f.write(f"\"{results['subjects'][s].get('short', s)}\" {idle:.1f} {peak:.1f}\n")
     script = f"""set terminal pngcairo size 900,480 font 'DejaVu Sans,9'
 set output '{out_png}'
 set title 'Resident memory of the server process tree, MiB (idle after start; peak over all load scenarios)' font ',10'
@@ -142,6 +142,8 @@ plot '{dat}' using 2:xtic(1) title 'idle' lc rgb '#74c0fc', '' using 3 title 'pe
 
 
 def all_charts(results, subjects, scenarios, out_dir, work):
+    # The closed-port control has no throughput or memory to draw; its table says what happened.
+    subjects = [s for s in subjects if results["subjects"][s]["kind"] != "none"]
     os.makedirs(out_dir, exist_ok=True)
     os.makedirs(work, exist_ok=True)
     made = {}

@@ -186,7 +186,7 @@ def main(argv):
         "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "build_seconds": round(build_seconds, 1),
         "machine": machine.collect(),
-        "subjects": {s.name: {"title": s.title, "kind": s.kind, "summary": s.summary, "build": s.build,
+        "subjects": {s.name: {"title": s.title, "short": s.short, "kind": s.kind, "summary": s.summary, "build": s.build,
                               "settings": s.settings, "project": s.project,
                               "scenarios": [sc.name for sc in lists[s.name]]} for s in chosen_subjects},
         "scenarios": {sc.name: {"title": sc.title, "group": sc.group, "tool": sc.tool, "path": sc.path,

@@ -102,6 +102,8 @@ def glance(res, subjects, scenarios):
     base = {sc: (aggregate.row(res, BASELINE, sc) or {}).get("rps") for sc in key}
     rows = []
     for s in subjects:
+        if res["subjects"][s]["kind"] == "none":
+            continue
         cells = [res["subjects"][s]["title"]]
         for sc in key:
             r = aggregate.row(res, s, sc)
@@ -160,7 +162,8 @@ def method_section(res):
         "counts every response once (its latency samples are per batch of 16). For autocannon the figure is its own "
         "mean of per-second samples. For ab, its `Requests per second`.",
         "- **Latency.** wrk: exact percentiles from its histogram (printed by `bench/wrk/report.lua`); max over "
-        "repetitions. ab: its percentile table (1 ms resolution). hammer: mean / min / max per request.",
+        "repetitions. ab: its percentile table (1 ms resolution). hammer: mean / min / max per request. "
+        "A dash where wrk returned no percentile (its histogram can come up short with pipelining).",
         "- **Errors.** wrk: connect, read, write, timeout (> 2 s) socket errors plus responses with status ≥ 400; ab: "
         "failed requests plus non-2xx; autocannon: errors, timeouts, non-2xx; hammer: failed exchanges. Always shown.",
         "- **CPU.** Server: utime+stime of every process of its session, from /proc, before and after the run; given "

@@ -40,9 +40,10 @@ TECHEMPOWER_ENV = {
 
 
 class Subject:
-    def __init__(self, name, title, kind, summary, project=None, args=(), env=None,
+    def __init__(self, name, short, title, kind, summary, project=None, args=(), env=None,
                  scenarios=None, note=None):
         self.name = name
+        self.short = short  # label in charts
         self.title = title
         self.kind = kind            # dotnet | node | nginx | none
         self.summary = summary      # one line on how it is configured
@@ -70,36 +71,36 @@ def swoop_project():
 
 def all_subjects():
     return [
-        Subject("swoop", "Swoop", "dotnet",
+        Subject("swoop", "Swoop", "Swoop", "dotnet",
                 "samples/Hello from this repository, Release, run as `dotnet Hello.dll` with the project's own runtime settings",
                 project=swoop_project(), env=DEBUG_ENV),
-        Subject("kestrel-raw", "Kestrel raw", "dotnet",
+        Subject("kestrel-raw", "Kestrel raw", "Kestrel raw", "dotnet",
                 "Generic host + Kestrel, one terminal middleware (app.Run), no routing, no logging providers, AddServerHeader=false; Kestrel defaults otherwise",
                 project="bench/subjects/kestrel/Kestrel.csproj", env=DEBUG_ENV),
-        Subject("kestrel-inline", "Kestrel raw, TechEmpower settings", "dotnet",
+        Subject("kestrel-inline", "Kestrel inline (TE)", "Kestrel raw, TechEmpower settings", "dotnet",
                 "As Kestrel raw, plus what Microsoft's TechEmpower platform entry sets: UnsafePreferInlineScheduling=true, "
                 "WaitForDataBeforeAllocatingBuffer=false, and the environment " +
                 ", ".join(f"{k}={v}" for k, v in TECHEMPOWER_ENV.items()),
                 project="bench/subjects/kestrel/Kestrel.csproj", args=["--inline"],
                 env={**DEBUG_ENV, **TECHEMPOWER_ENV}),
-        Subject("minimal-api", "ASP.NET Core minimal API", "dotnet",
+        Subject("minimal-api", "Minimal API", "ASP.NET Core minimal API", "dotnet",
                 "WebApplication.CreateBuilder + MapGet (routing), logging providers cleared, AddServerHeader=false, source-generated JSON context",
                 project="bench/subjects/minimal/Minimal.csproj", env=DEBUG_ENV),
-        Subject("giraffe", "Giraffe on Kestrel", "dotnet",
+        Subject("giraffe", "Giraffe", "Giraffe on Kestrel", "dotnet",
                 "Giraffe HttpHandlers on WebApplication/Kestrel, logging cleared, AddServerHeader=false",
                 project="bench/subjects/giraffe/Giraffe.fsproj", env=DEBUG_ENV),
-        Subject("suave", "Suave", "dotnet",
+        Subject("suave", "Suave", "Suave", "dotnet",
                 "Suave's own server with defaultConfig, logging at Warn",
                 project="bench/subjects/suave/Suave.fsproj", env=DEBUG_ENV),
-        Subject("httplistener", "System.Net.HttpListener", "dotnet",
+        Subject("httplistener", "HttpListener", "System.Net.HttpListener", "dotnet",
                 "Managed HttpListener, one async accept loop; it always sends `Server: Microsoft-NetCore/2.0` (not configurable)",
                 project="bench/subjects/httplistener/HttpListenerSubject.csproj", env=DEBUG_ENV),
-        Subject("node", "Node.js http", "node",
+        Subject("node", "Node.js", "Node.js http", "node",
                 "node:http createServer, one process, NODE_ENV=production, no Server header by default",
                 env={"NODE_ENV": "production"}),
-        Subject("nginx", "nginx (return)", "nginx",
+        Subject("nginx", "nginx", "nginx (return)", "nginx",
                 "One worker, `return 200` directives, access_log off, server_tokens off (the `Server: nginx` header itself cannot be removed without a third-party module), keepalive_requests 100000"),
-        Subject("noserver", "no server (closed port)", "none",
+        Subject("noserver", "no server", "no server (closed port)", "none",
                 "Nothing listens: shows what each load tool and the kernel do (and cost) against a closed port",
                 scenarios=["plaintext-c256", "close-c256", "ab-k-c1000", "ab-c1000", "hammer", "autocannon-c100"]),
     ]

@@ -44,12 +44,16 @@ def parse_wrk(text):
     m2 = re.search(r"^\s*(\d+) requests in", text, re.M)
     if m2 and int(m2.group(1)) != d["requests"]:
         raise ValueError("wrk summary and WRKJSON disagree")
+    # wrk's percentile() answers 0 when its histogram holds fewer samples than its
+    # sample count says (seen with pipelining): that is "no value", not 0 ms.
+    lat_ms = {k: (lat[k] / 1000.0 if lat[k] or not d["requests"] else None)
+              for k in ("p50", "p90", "p99", "max", "mean")}
     return {
         "requests": d["requests"],
         "seconds": secs,
         "rps": d["requests"] / secs if secs else 0.0,
         "bytes_per_request": d["bytes"] / d["requests"] if d["requests"] else None,
-        "lat_ms": {k: lat[k] / 1000.0 for k in ("p50", "p90", "p99", "max", "mean")},
+        "lat_ms": lat_ms,
         "errors": errors,
         "errors_total": errors_total,
     }
