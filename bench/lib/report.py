@@ -277,6 +277,8 @@ def results_section(res, subjects, scenarios):
         g = res["scenarios"][sc]["group"]
         if g not in groups:
             groups.append(g)
+    if not any(aggregate.measurements(res, s, sc) for s in subjects for sc in scenarios):
+        return ""
     lines = ["## Results by scenario", ""]
     for g in groups:
         scs = [sc for sc in scenarios if res["scenarios"][sc]["group"] == g and sc != "time-seq"]
@@ -360,6 +362,8 @@ def startup_section(res, subjects):
                      "–" if st["startup_cpu_s"] is None else f"{st['startup_cpu_s']:.2f}",
                      mib(st["idle_rss_kb"]), mib(st["peak_rss_kb"]), n0(st["processes"]),
                      f"{st['clean_stops']}/{st['sessions']}"])
+    if not rows:
+        return ""
     return "\n".join(["## Start-up and memory", "",
                       "First response: milliseconds from spawning the process to the first 200 (median, min–max). "
                       "CPU: seconds of CPU the tree used until 1 s after that. RSS of the whole process tree in MiB.", "",
