@@ -182,8 +182,9 @@ def method_section(res):
         "core) or **steal** (≥ 5% of a core stolen). This machine is shared, so such flags can appear.",
     ]
     lines += ["", "Load commands (port as in this run):", ""]
+    pin = f"taskset -c {res['cores']['loadgen']} "
     for name, sc in res["scenarios"].items():
-        lines.append(f"- `{name}`: {code(sc['command'])}")
+        lines.append(f"- `{name}`: {code(pin + sc['command'])}")
     return "\n".join(lines)
 
 
@@ -246,7 +247,7 @@ def scenario_table(res, sc, subjects):
     lat_names = ["mean ms", "min ms", "–", "max ms"] if tool == "hammer" else ["p50 ms", "p90 ms", "p99 ms", "max ms"]
     head = ["Subject", "req/s", "min–max", "vs Kestrel raw", *lat_names, "errors", "server CPU ms/1k req",
             "server core", "load-tool core", "peak RSS MiB", "flags"]
-    lines = [f"### {sc}: {info['title']}", "", code(info["command"]), ""]
+    lines = [f"### {sc}: {info['title']}", "", code(f"taskset -c {res['cores']['loadgen']} " + info["command"]), ""]
     if rows:
         lines.append(table(head, rows))
     errs = []
