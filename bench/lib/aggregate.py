@@ -25,7 +25,9 @@ def measurements(results, subject, scenario):
 
 
 def row(results, subject, scenario):
-    ms = measurements(results, subject, scenario)
+    # A measurement during which the server was stopped from outside says nothing
+    # about the server; it is listed under failures instead.
+    ms = [m for m in measurements(results, subject, scenario) if not m.get("invalid")]
     if not ms:
         return None
     ok = [m for m in ms if m.get("ok")]

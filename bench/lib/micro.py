@@ -19,7 +19,7 @@ DESCRIPTION = (
     "Kestrel's own header-dictionary work after tokenising is internal and not included, while Swoop's figure "
     "includes its interpretation of the framing headers. Response writing: Swoop's `HttpContext` writing a whole "
     "response into its output buffer as the connection loop does (socket send excluded); Kestrel's response "
-    "writer is internal, so it has no row. Times are per request (per 16 for the pipelined input, divided). "
+    "writer is internal, so it has no row. Times are the median of the measured iterations, per request (per 16 for the pipelined input, divided). "
     "BenchmarkDotNet 0.14 labels the .NET 10 host `DEBUG`; that label comes from the entry assembly's "
     "DebuggableAttribute (JIT tracking), not from disabled optimisation, which BenchmarkDotNet refuses to run.")
 
@@ -62,18 +62,20 @@ def run(mode, log_dir, line):
             inp = params.split("=", 1)[1] if params.startswith("Input=") else "–"
             per = REQUESTS_PER_INPUT.get(inp, 1)
             st = b.get("Statistics") or {}
-            mean = st.get("Mean")
-            sd = st.get("StandardDeviation")
+            median, lo, hi = st.get("Median"), st.get("Min"), st.get("Max")
             alloc = (b.get("Memory") or {}).get("BytesAllocatedPerOperation")
-            group = "parse request head" if "Parser" in b.get("Type", "") else "write response"
-            rows.append([group, b.get("Method"), inp,
-                         "–" if mean is None else f"{mean / per:,.1f} ± {sd / per:,.1f}",
-                         "–" if not mean else f"{1e9 / (mean / per) / 1e6:,.2f}",
+            if "Parser" in b.get("Type", ""):
+                what, impl = "parse request head", b.get("Method")
+            else:
+                what, impl, inp = "write response", "Swoop", b.get("Method", "").lower()
+            rows.append([what, impl, inp,
+                         "–" if median is None else f"{median / per:,.1f} ({lo / per:,.1f}–{hi / per:,.1f})",
+                         "–" if not median else f"{1e9 / (median / per) / 1e6:,.2f}",
                          "–" if alloc is None else f"{alloc / per:,.1f}"])
     line(f"micro-benchmarks: done in {secs:.0f} s")
     return {
         "description": DESCRIPTION,
-        "headers": ["What", "Implementation", "Input", "ns per request (mean ± sd)",
+        "headers": ["What", "Implementation", "Input", "ns per request, median (min–max of iterations)",
                     "million requests/s per core", "bytes allocated per request"],
         "rows": rows,
         "notes": NOTES,

@@ -278,6 +278,8 @@ def results_section(res, subjects, scenarios):
         g = res["scenarios"][sc]["group"]
         if g not in groups:
             groups.append(g)
+    # The load-generator scenarios first, the earlier write-ups' methods last.
+    groups.sort(key=lambda g: g.startswith("methods"))
     if not any(aggregate.measurements(res, s, sc) for s in subjects for sc in scenarios):
         return ""
     lines = ["## Results by scenario", ""]
@@ -463,8 +465,17 @@ def failures_section(res, subjects):
             lines.append(f"- {info['title']}: failed to build: {info['build'].get('error')}")
             continue
         for x in aggregate.sessions_of(res, s):
-            if x.get("error"):
+            for inc in x.get("incidents") or []:
+                lines.append(f"- {info['title']}, repetition {x['rep']}: {inc}")
+            for m in x.get("measurements", []):
+                if m.get("invalid"):
+                    errs = ", ".join(f"{k} {v:,}" for k, v in (m.get("errors") or {}).items() if v)
+                    lines.append(f"- {info['title']}, repetition {x['rep']}, {m['scenario']}: not counted "
+                                 f"({m.get('rps') or 0:,.0f} req/s" + (f"; errors {errs}" if errs else "") + ")")
+            if x.get("error") and not x.get("incidents"):
                 lines.append(f"- {info['title']}, repetition {x['rep']}: {x['error']}")
+            elif x.get("error") and "skipped" in x["error"]:
+                lines.append(f"- {info['title']}, repetition {x['rep']}: the remaining scenarios were skipped")
             if x.get("clean_stop") is False:
                 lines.append(f"- {info['title']}, repetition {x['rep']}: did not stop cleanly (processes or the port were left)")
     notes = ["## Failures and notes", ""]

@@ -25,8 +25,8 @@ let main argv =
         let j = Job.Default.WithToolchain(InProcessEmitToolchain.Instance)
         if quick then j.WithWarmupCount(1).WithIterationCount(3).WithIterationTime(Perfolizer.Horology.TimeInterval.FromMilliseconds 100.0)
         // Warm-up count left to BenchmarkDotNet (it warms up until the timings settle,
-        // which lets tiered compilation finish); 10 measured iterations of 250 ms.
-        else j.WithIterationCount(10).WithIterationTime(Perfolizer.Horology.TimeInterval.FromMilliseconds 250.0)
+        // which lets tiered compilation finish); 15 measured iterations of 250 ms.
+        else j.WithIterationCount(15).WithIterationTime(Perfolizer.Horology.TimeInterval.FromMilliseconds 250.0)
     let config =
         ManualConfig.CreateEmpty()
             .AddJob(job)
