@@ -19,6 +19,7 @@ type internal ConnectionSettings
         requestHeadMs: int64,
         bodyMs: int64,
         drainLimit: int64,
+        releaseBufferWhenIdle: bool,
         handler: RequestHandler,
         pool: SlabPool,
         heartbeat: Heartbeat
@@ -29,6 +30,7 @@ type internal ConnectionSettings
     member _.RequestHeadMs = requestHeadMs
     member _.BodyMs = bodyMs
     member _.DrainLimit = drainLimit
+    member _.ReleaseBufferWhenIdle = releaseBufferWhenIdle
     member _.Handler = handler
     member _.Pool = pool
     member _.Heartbeat = heartbeat
@@ -50,6 +52,9 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
         HttpContext(transport, head, settings.Pool, settings.MaxRequestBodySize, settings.BodyMs)
 
     let mutable slot = -1
+    // A field, not a local: a mutable local that lives across an await in a task becomes a
+    // heap-allocated ref cell, once per request.
+    let mutable handlerOk = true
     let mutable pending: Socket = null
 
     static let errorResponse (status: int) =
@@ -96,40 +101,39 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                 ()
         }
 
-    /// Runs the handler and turns its failures into an answer; false if the connection must
-    /// be cut (the response had already started).
-    let dispatchAsync () : Task<bool> =
+    /// Turns a handler's failure into an answer; false if the connection must be cut
+    /// (the response had already started).
+    let recover (failure: exn) =
+        let status =
+            match failure with
+            | :? BadRequestException as bad ->
+                context.Reader.FramingBroken <- true
+                bad.StatusCode
+            | e ->
+                eprintfn "swoop: handler failed on %s %s: %O" context.MethodName context.Target e
+                500
+
+        if context.HasStarted then
+            false
+        else
+            context.ResetResponse status
+            true
+
+    /// Calls the handler; a synchronous throw becomes a faulted ValueTask.
+    let invokeHandler () =
+        try
+            settings.Handler context
+        with e ->
+            ValueTask.FromException e
+
+    /// The handler did not finish synchronously (or failed): wait for it and recover.
+    let awaitHandlerAsync (pending: ValueTask) : Task<bool> =
         task {
-            let mutable failure: exn = null
-
             try
-                let pending = settings.Handler context
-
-                if not pending.IsCompletedSuccessfully then
-                    do! pending
-            with e ->
-                failure <- e
-
-            if isNull failure then
+                do! pending
                 return true
-            else
-                match failure with
-                | :? BadRequestException as bad ->
-                    context.Reader.FramingBroken <- true
-
-                    if context.HasStarted then
-                        return false
-                    else
-                        context.ResetResponse bad.StatusCode
-                        return true
-                | e ->
-                    eprintfn "swoop: handler failed on %s %s: %O" context.MethodName context.Target e
-
-                    if context.HasStarted then
-                        return false
-                    else
-                        context.ResetResponse 500
-                        return true
+            with e ->
+                return recover e
         }
 
     member _.Transport = transport
@@ -153,15 +157,23 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                             if transport.OutLength > 0 then
                                 do! transport.FlushAsync()
 
-                            transport.InPos <- transport.InEnd
-                            transport.ReleaseInput()
+                            // Nothing unread: the next request starts at the buffer's start.
+                            transport.InStart <- 0
+                            transport.InPos <- 0
+                            transport.InEnd <- 0
+
+                            if settings.ReleaseBufferWhenIdle then
+                                transport.ReleaseInput()
 
                             if settings.Stopping then
                                 go <- false
                             else
                                 transport.Deadline <- Heartbeat.NowMs + settings.KeepAliveMs
                                 Volatile.Write(&transport.State, ConnectionState.Idle)
-                                let! _ = transport.WaitForDataAsync()
+
+                                if settings.ReleaseBufferWhenIdle then
+                                    let! _ = transport.WaitForDataAsync()
+                                    ()
 
                                 if not (tryState ConnectionState.ReadingHead ConnectionState.Idle) then
                                     go <- false
@@ -178,9 +190,15 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                                 transport.InPos <- transport.InStart + head.HeadLength
                                 Volatile.Write(&transport.State, ConnectionState.Processing)
                                 context.Begin()
-                                let! ok = dispatchAsync ()
+                                handlerOk <- true
+                                let pending = invokeHandler ()
 
-                                if not ok then
+                                // The synchronous path is a plain call: no task, no allocation.
+                                if not pending.IsCompletedSuccessfully then
+                                    let! finished = awaitHandlerAsync pending
+                                    handlerOk <- finished
+
+                                if not handlerOk then
                                     go <- false
                                 else
                                     let! drained = context.Reader.DrainAsync settings.DrainLimit

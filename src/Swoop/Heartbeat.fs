@@ -4,7 +4,6 @@
 namespace Swoop
 
 open System
-open System.Text
 open System.Threading
 
 /// Something with a deadline that the heartbeat checks once a second.
@@ -14,10 +13,50 @@ type internal ITimed =
 
 [<Sealed>]
 type internal Heartbeat(interval: TimeSpan) as this =
-    static let formatDate (now: DateTime) =
-        Encoding.ASCII.GetBytes("Date: " + now.ToString("r") + "\r\n")
+    static let days = "SunMonTueWedThuFriSat"
+    static let months = "JanFebMarAprMayJunJulAugSepOctNovDec"
 
-    static let mutable dateBytes = formatDate DateTime.UtcNow
+    /// Writes "Date: Sun, 06 Nov 1994 08:49:37 GMT\r\n" (IMF-fixdate) without allocating.
+    static let formatDate (now: DateTime) (into: byte[]) =
+        let put (i: int) (s: string) =
+            for k in 0 .. s.Length - 1 do
+                into[i + k] <- byte s[k]
+
+        let two (i: int) (v: int) =
+            into[i] <- byte (48 + v / 10)
+            into[i + 1] <- byte (48 + v % 10)
+
+        put 0 "Date: "
+        let d = int now.DayOfWeek * 3
+
+        for k in 0..2 do
+            into[6 + k] <- byte days[d + k]
+
+        put 9 ", "
+        two 11 now.Day
+        into[13] <- 32uy
+        let m = (now.Month - 1) * 3
+
+        for k in 0..2 do
+            into[14 + k] <- byte months[m + k]
+
+        into[17] <- 32uy
+        two 18 (now.Year / 100)
+        two 20 (now.Year % 100)
+        into[22] <- 32uy
+        two 23 now.Hour
+        into[25] <- byte ':'
+        two 26 now.Minute
+        into[28] <- byte ':'
+        two 29 now.Second
+        put 31 " GMT\r\n"
+        into
+
+    // Two buffers, written in turn: a reader holding the previous one has a whole second to
+    // finish copying 37 bytes before it is overwritten.
+    static let dateBuffers = [| Array.zeroCreate<byte> 37; Array.zeroCreate<byte> 37 |]
+    static let mutable dateTurn = 0
+    static let mutable dateBytes = formatDate DateTime.UtcNow dateBuffers[0]
     static let mutable nowMs = Environment.TickCount64
 
     let gate = obj ()
@@ -38,7 +77,9 @@ type internal Heartbeat(interval: TimeSpan) as this =
     member _.Beat() =
         let now = Environment.TickCount64
         Volatile.Write(&nowMs, now)
-        Volatile.Write(&dateBytes, formatDate DateTime.UtcNow)
+        lock dateBuffers (fun () ->
+            dateTurn <- 1 - dateTurn
+            Volatile.Write(&dateBytes, formatDate DateTime.UtcNow dateBuffers[dateTurn]))
         let snapshot = members
         let count = used
 

@@ -314,16 +314,6 @@ let inline private fail (head: RequestHead) status =
     ParseResult.Error
 
 let parse (input: ReadOnlySpan<byte>) (limits: ParserLimits) (head: RequestHead) =
-    if not head.RequestLineDone && head.ScanPos = head.LineStart then
-        // Leading empty lines before a request line are skipped (RFC 9112 2.2).
-        let mutable p = head.LineStart
-
-        while p + 1 < input.Length && input[p] = CR && input[p + 1] = LF do
-            p <- p + 2
-
-        head.LineStart <- p
-        head.ScanPos <- p
-
     let mutable result = ParseResult.NeedMore
     let mutable go = true
 
@@ -359,7 +349,13 @@ let parse (input: ReadOnlySpan<byte>) (limits: ParserLimits) (head: RequestHead)
                 let line = input.Slice(head.LineStart, lf - 1 - head.LineStart)
 
                 if not head.RequestLineDone then
-                    if line.Length > limits.MaxRequestLineSize then
+                    if line.Length = 0 then
+                        // An empty line before the request line (RFC 9112 2.2): skip it,
+                        // but not without end.
+                        if lf + 1 > limits.MaxRequestLineSize then
+                            go <- false
+                            result <- fail head 400
+                    elif line.Length > limits.MaxRequestLineSize then
                         go <- false
                         result <- fail head 414
                     else

@@ -19,7 +19,9 @@ type ServerOptions =
       KeepAliveTimeout: TimeSpan
       RequestHeadTimeout: TimeSpan
       BodyReadTimeout: TimeSpan
-      ShutdownTimeout: TimeSpan }
+      ShutdownTimeout: TimeSpan
+      ReleaseBufferWhenIdle: bool
+      InlineCompletions: bool }
 
 [<RequireQualifiedAccess>]
 module ServerOptions =
@@ -35,7 +37,9 @@ module ServerOptions =
           KeepAliveTimeout = TimeSpan.FromSeconds 130.0
           RequestHeadTimeout = TimeSpan.FromSeconds 30.0
           BodyReadTimeout = TimeSpan.FromSeconds 30.0
-          ShutdownTimeout = TimeSpan.FromSeconds 30.0 }
+          ShutdownTimeout = TimeSpan.FromSeconds 30.0
+          ReleaseBufferWhenIdle = true
+          InlineCompletions = false }
 
     let private parsePort (text: string) =
         match Int32.TryParse text with
@@ -60,6 +64,12 @@ module ServerOptions =
             | "--host" when i + 1 < argv.Length ->
                 o <- { o with Host = argv[i + 1] }
                 i <- i + 2
+            | "--inline" ->
+                o <- { o with InlineCompletions = true }
+                i <- i + 1
+            | "--hold-buffers" ->
+                o <- { o with ReleaseBufferWhenIdle = false }
+                i <- i + 1
             | a when a.StartsWith "--port=" ->
                 o <- { o with Port = parsePort (a.Substring 7) }
                 i <- i + 1
@@ -109,9 +119,10 @@ type RunningServer internal (listener: Socket, settings: ConnectionSettings, shu
                     do! Task.Delay 10
         }
 
+    let endPoint = listener.LocalEndPoint :?> IPEndPoint
     do acceptLoop () |> ignore
 
-    member _.EndPoint = listener.LocalEndPoint :?> IPEndPoint
+    member _.EndPoint = endPoint
     member this.Port = this.EndPoint.Port
     member _.ConnectionCount = Volatile.Read(&open')
 
@@ -154,6 +165,9 @@ module Server =
             | addresses -> addresses[0]
 
     let start (options: ServerOptions) (handler: RequestHandler) =
+        if options.InlineCompletions then
+            Environment.SetEnvironmentVariable("DOTNET_SYSTEM_NET_SOCKETS_INLINE_COMPLETIONS", "1")
+
         let address = resolve options.Host
         let listener = new Socket(address.AddressFamily, SocketType.Stream, ProtocolType.Tcp)
 
@@ -161,9 +175,8 @@ module Server =
             if address.AddressFamily = AddressFamily.InterNetworkV6 && address.Equals IPAddress.IPv6Any then
                 listener.DualMode <- true
 
-            // Lets a restarted server bind while old connections sit in TIME_WAIT; a live
-            // listener on the port still makes Bind fail.
-            listener.SetSocketOption(SocketOptionLevel.Socket, SocketOptionName.ReuseAddress, true)
+            // No ReuseAddress: on Linux .NET maps it to SO_REUSEPORT as well, which would let a
+            // second server share the port silently instead of failing to bind.
             listener.Bind(IPEndPoint(address, options.Port))
             listener.Listen options.Backlog
         with _ ->
@@ -183,6 +196,7 @@ module Server =
                 int64 options.RequestHeadTimeout.TotalMilliseconds,
                 int64 options.BodyReadTimeout.TotalMilliseconds,
                 options.MaxDrainSize,
+                options.ReleaseBufferWhenIdle,
                 handler,
                 SlabPool.Shared,
                 new Heartbeat(TimeSpan.FromSeconds 1.0)

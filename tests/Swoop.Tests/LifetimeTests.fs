@@ -1,0 +1,102 @@
+/// Timeouts on the heartbeat, graceful shutdown, and binding failures.
+module Swoop.Tests.LifetimeTests
+
+open System
+open System.Diagnostics
+open System.Net.Sockets
+open System.Threading.Tasks
+open Xunit
+open Swoop
+open Swoop.Tests.Support
+
+[<Fact>]
+let ``a slow request head gets 408 and is closed; an idle keep-alive connection is closed`` () =
+    let options =
+        { testOptions with
+            RequestHeadTimeout = TimeSpan.FromSeconds 1.0
+            KeepAliveTimeout = TimeSpan.FromSeconds 2.0 }
+
+    use server = serve options echoHandler
+    use slow = connect server
+    slow.Send(ascii "GET / HTTP/1.1\r\nHost: a\r\n") |> ignore
+    let watch = Stopwatch.StartNew()
+    let r, closed = readAll slow 5000
+    Assert.StartsWith("HTTP/1.1 408", text r)
+    Assert.True(closed)
+    Assert.InRange(watch.Elapsed.TotalSeconds, 0.5, 3.5)
+
+    use idle = connect server
+    idle.Send(ascii "GET / HTTP/1.1\r\nHost: a\r\n\r\n") |> ignore
+    let watch2 = Stopwatch.StartNew()
+    let r2, closed2 = readAll idle 6000
+    Assert.StartsWith("HTTP/1.1 200", text r2)
+    Assert.True(closed2, "idle connection closed by the server")
+    Assert.InRange(watch2.Elapsed.TotalSeconds, 1.5, 5.5)
+
+[<Fact>]
+let ``shutdown lets an in-flight request finish, closes idle connections, and completes`` () =
+    task {
+        let started = TaskCompletionSource()
+
+        let slowHandler (ctx: HttpContext) =
+            ValueTask(
+                task {
+                    started.SetResult()
+                    do! Task.Delay 500
+                    ctx.WriteString "finished"
+                }
+                :> Task
+            )
+
+        let server = serve testOptions slowHandler
+        use idle = connect server
+        use busy = connect server
+        busy.Send(ascii "GET /slow HTTP/1.1\r\nHost: a\r\n\r\n") |> ignore
+        do! started.Task
+        let stopping = server.StopAsync()
+        let r, closed = readAll busy 5000
+        Assert.StartsWith("HTTP/1.1 200", text r)
+        Assert.Contains("Connection: close", text r)
+        Assert.EndsWith("finished", text r)
+        Assert.True(closed)
+        let _, idleClosed = readAll idle 3000
+        Assert.True(idleClosed, "idle connection closed at shutdown")
+        let! first = Task.WhenAny(stopping, Task.Delay 5000)
+        Assert.Same(stopping, first)
+        Assert.Equal(0, server.ConnectionCount)
+        // No longer accepting.
+        use s = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp)
+        Assert.ThrowsAny<SocketException>(fun () -> s.Connect("127.0.0.1", server.Port)) |> ignore
+    }
+
+[<Fact>]
+let ``a port already taken makes run fail with exit code 2`` () =
+    use taken = serve testOptions echoHandler
+    let run = Task.Run(fun () -> Server.run { testOptions with Port = taken.Port } echoHandler)
+    Assert.True(run.Wait(TimeSpan.FromSeconds 10.0), "run returned")
+    Assert.Equal(2, run.Result)
+
+[<Fact>]
+let ``many connections at once are all served`` () =
+    task {
+        use server = serve testOptions echoHandler
+
+        let one (i: int) =
+            task {
+                use s = connect server
+                let! _ = s.SendAsync(ReadOnlyMemory(ascii (sprintf "GET /%d HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n" i)), SocketFlags.None)
+                let buffer = Array.zeroCreate<byte> 4096
+                let mutable total = 0
+                let mutable go = true
+
+                while go do
+                    let! n = s.ReceiveAsync(Memory(buffer, total, buffer.Length - total), SocketFlags.None)
+                    if n = 0 then go <- false else total <- total + n
+
+                return text buffer[.. total - 1]
+            }
+
+        let! answers = Task.WhenAll [ for i in 1..500 -> one i ]
+
+        answers |> Array.iteri (fun i a -> Assert.Contains(sprintf "GET /%d|" (i + 1), a))
+    }

@@ -1,0 +1,83 @@
+/// Shared helpers: a server on a free port, and a raw socket client that reads until the
+/// server closes or goes quiet.
+module Swoop.Tests.Support
+
+open System
+open System.Net.Sockets
+open System.Text
+open System.Threading.Tasks
+open Swoop
+
+let ascii (s: string) = Encoding.ASCII.GetBytes s
+let text (b: byte[]) = Encoding.Latin1.GetString b
+
+/// Options for tests: a free port on loopback.
+let testOptions = { ServerOptions.defaults with Port = 0 }
+
+/// Starts a server; dispose it to stop.
+let serve (options: ServerOptions) (handler: RequestHandler) = Server.start options handler
+
+let sync (f: HttpContext -> unit) : RequestHandler =
+    fun ctx ->
+        f ctx
+        ValueTask.CompletedTask
+
+let connect (server: RunningServer) =
+    let s = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp)
+    s.NoDelay <- true
+    s.Connect("127.0.0.1", server.Port)
+    s
+
+/// Reads until the peer closes (returns the bytes and true) or sends nothing for `quietMs`.
+let readAll (s: Socket) (quietMs: int) =
+    let buffer = Array.zeroCreate<byte> 65536
+    let out = ResizeArray<byte>()
+    let mutable closed = false
+    let mutable go = true
+    s.ReceiveTimeout <- quietMs
+
+    while go do
+        try
+            let n = s.Receive buffer
+
+            if n = 0 then
+                closed <- true
+                go <- false
+            else
+                out.AddRange(ArraySegment(buffer, 0, n))
+        with
+        | :? SocketException as e when e.SocketErrorCode = SocketError.TimedOut || e.SocketErrorCode = SocketError.WouldBlock ->
+            go <- false
+        | :? SocketException ->
+            closed <- true
+            go <- false
+
+    out.ToArray(), closed
+
+/// Sends raw bytes on a new connection and reads the answer; true if the server closed.
+let exchange (server: RunningServer) (request: byte[]) (quietMs: int) =
+    use s = connect server
+    s.Send request |> ignore
+    let bytes, closed = readAll s quietMs
+    text bytes, closed
+
+/// The status codes of every response in a byte stream, in order.
+let statuses (responses: string) =
+    [ let mutable i = responses.IndexOf "HTTP/1.1 "
+
+      while i >= 0 do
+          yield int (responses.Substring(i + 9, 3))
+          i <- responses.IndexOf("HTTP/1.1 ", i + 9) ]
+
+/// An echo handler: answers "METHOD target|body" after reading the whole body.
+let echoHandler: RequestHandler =
+    fun ctx ->
+        ValueTask(
+            task {
+                let! body = ctx.ReadBodyAsync()
+                ctx.ContentType <- "text/plain"
+                ctx.WriteString(ctx.MethodName + " " + ctx.Target + "|")
+                ctx.Write(ReadOnlySpan body)
+            }
+            :> Task
+        )
