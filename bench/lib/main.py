@@ -17,6 +17,7 @@ import time
 from datetime import datetime, timezone
 
 import machine
+import procs
 import scenarios as scen_mod
 import session
 import subjects as subj
@@ -98,6 +99,38 @@ class Progress:
 
     def eta_text(self, plan_index, done_in_session):
         return f"ETA {fmt_time(self.remaining(plan_index, done_in_session))}"
+
+
+QUIET_THRESHOLD = 0.25   # cores used by other processes
+QUIET_WAIT = 90.0        # seconds to wait for them at most, before each session
+
+
+def other_load(seconds=1.0):
+    """Cores' worth of CPU used by processes outside this run over `seconds`, and the biggest."""
+    s0 = procs.cpu_snapshot_all()
+    time.sleep(seconds)
+    s1 = procs.cpu_snapshot_all()
+    total, top = procs.other_cpu(s0, s1, {os.getpid()})
+    return total / seconds, top
+
+
+def wait_for_quiet(line):
+    """Before a session: if other processes keep the machine busy, wait (up to
+    QUIET_WAIT seconds) for them to calm down. Returns (load seen last, seconds waited)."""
+    t0 = time.monotonic()
+    load, top = other_load()
+    announced = False
+    while load > QUIET_THRESHOLD and time.monotonic() - t0 < QUIET_WAIT:
+        if not announced:
+            names = ", ".join(f"{name} ({cpu:.1f} s)" for cpu, _, name in top) or "?"
+            line(f"other processes are using {load:.2f} cores ({names}); waiting up to {QUIET_WAIT:.0f} s for them")
+            announced = True
+        time.sleep(4.0)
+        load, top = other_load()
+    waited = time.monotonic() - t0 - 1.0
+    if announced:
+        line(f"other load now {load:.2f} cores after waiting {waited:.0f} s; going on")
+    return load, max(0.0, waited)
 
 
 def summary_line(m):
@@ -219,8 +252,11 @@ def main(argv):
                                         "error": "failed to build: " + str(s.build.get("error")),
                                         "measurements": []})
             continue
+        quiet_load, waited = wait_for_quiet(progress.line)
         progress.line(f"{head} | starting")
         rec = session.run(s, rep, lists[s.name], mode, args.port, log_dir, report_progress)
+        rec["other_load_before"] = round(quiet_load, 2)
+        rec["waited_for_quiet_s"] = round(waited, 1)
         if rec.get("error"):
             progress.line(f"{head} | {rec['error']}")
         elif rec.get("first_response_s") is not None:

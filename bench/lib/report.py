@@ -179,7 +179,9 @@ def method_section(res):
         "difference divided by the responses completed.",
         "- **Other load.** CPU used by processes other than the server, the load tool and the runner during a "
         "measurement, and the hypervisor's steal time, are recorded; a run is flagged **other-load** (≥ 15% of a "
-        "core) or **steal** (≥ 5% of a core stolen). This machine is shared, so such flags can appear.",
+        "core) or **steal** (≥ 5% of a core stolen). This machine is shared, so such flags can appear. Before "
+        "each session the runner also waits (up to 90 s) while other processes use more than a quarter of a "
+        "core, and notes the sessions that had to start anyway.",
     ]
     lines += ["", "Load commands (port as in this run):", ""]
     pin = f"taskset -c {res['cores']['loadgen']} "
@@ -478,8 +480,15 @@ def failures_section(res, subjects):
                 lines.append(f"- {info['title']}, repetition {x['rep']}: the remaining scenarios were skipped")
             if x.get("clean_stop") is False:
                 lines.append(f"- {info['title']}, repetition {x['rep']}: did not stop cleanly (processes or the port were left)")
+    busy = [f"{res['subjects'][x['subject']]['title']} (repetition {x['rep']}: {x['other_load_before']:.2f} cores"
+            + (f", after waiting {x['waited_for_quiet_s']:.0f} s" if x.get("waited_for_quiet_s") else "") + ")"
+            for x in res["sessions"] if (x.get("other_load_before") or 0) > 0.25]
     notes = ["## Failures and notes", ""]
     notes += lines or ["- None: every subject that was built started and stopped cleanly."]
+    if busy:
+        notes += ["", "Sessions that started while other processes on the machine were busy (cores used by them "
+                      "just before the start): " + "; ".join(busy) + ". Their measurements carry `other-load` "
+                      "flags where it lasted."]
     if any(res["subjects"][s]["kind"] == "dotnet" and not res["subjects"][s]["build"].get("ok") and
            "NU1101" in str(res["subjects"][s]["build"].get("error")) for s in subjects):
         notes += ["", "Giraffe and Suave: the NuGet feed this machine reaches did not serve these packages (`NU1101`), "
