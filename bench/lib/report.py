@@ -1,0 +1,548 @@
+"""Writes the Markdown report (and charts) from a run's results.json.
+
+bench/results/<stamp>.md, the charts and results.json in bench/results/<stamp>/;
+after a complete full run also docs/benchmarks.md and bench/results/latest/.
+The report states numbers and how they were obtained; it does not rank or judge.
+"""
+import json
+import os
+import shutil
+import sys
+
+import aggregate
+import charts
+
+BENCH = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO = os.path.dirname(BENCH)
+RESULTS = os.path.join(BENCH, "results")
+BASELINE = "kestrel-raw"
+
+
+# ---------------------------------------------------------------- formatting
+
+def n0(v):
+    return "–" if v is None else f"{v:,.0f}"
+
+
+def ms(v):
+    if v is None:
+        return "–"
+    if v >= 100:
+        return f"{v:,.0f}"
+    if v >= 10:
+        return f"{v:.1f}"
+    return f"{v:.2f}" if v >= 0.1 else f"{v:.3f}"
+
+
+def mib(kb):
+    return "–" if not kb else f"{kb / 1024:.1f}"
+
+
+def pct(v):
+    return "–" if v is None else f"{v * 100:.0f}%"
+
+
+def ratio(v, base):
+    if v is None or not base:
+        return "–"
+    return f"{v / base:.2f}×"
+
+
+def table(headers, rows, align=None):
+    align = align or ["l"] + ["r"] * (len(headers) - 1)
+    sep = ["---:" if a == "r" else "---" for a in align]
+    out = ["| " + " | ".join(headers) + " |", "| " + " | ".join(sep) + " |"]
+    for r in rows:
+        out.append("| " + " | ".join(str(c).replace("|", "\\|") for c in r) + " |")
+    return "\n".join(out)
+
+
+def code(s):
+    return "`" + s.replace("`", "'") + "`"
+
+
+# ---------------------------------------------------------------- sections
+
+def header(res):
+    m = res["machine"]
+    title = "Swoop benchmark report" + ("" if res["mode"] == "full" else f" ({res['mode']} run)")
+    lines = [f"# {title}: {res['stamp']}", ""]
+    lines.append(f"Produced by `bench/run {'--' + res['mode']}{' --only ' + res['only'] if res['only'] else ''}` "
+                 f"from {res['started']} to {res.get('finished', '?')} (UTC), repository commit `{m['git_commit']}` "
+                 f"on `{m['git_branch']}`{' with uncommitted changes' if m.get('git_dirty') else ''}; "
+                 f"Swoop sources at `{m['swoop_commit']}`.")
+    lines.append("")
+    if not res.get("complete"):
+        lines.append("> This is not a complete full run (quick mode, `--only`, or fewer than 3 repetitions): "
+                     "use it as a smoke test, not as the published numbers.")
+        lines.append("")
+    lines.append("This report states what was measured and how; it does not rank the servers. Every number "
+                 "comes from this one machine in this one run; errors are counted in every table.")
+    return "\n".join(lines)
+
+
+def charts_section(made, rel):
+    lines = ["## Charts", ""]
+    for name, caption in (("throughput", "Throughput per scenario"),
+                          ("latency", "Latency percentiles"), ("memory", "Memory")):
+        if name in made:
+            lines.append(f"![{caption}]({rel}/{name}.png)")
+            lines.append("")
+        elif name + "_error" in made:
+            lines.append(f"{caption}: chart not drawn ({made[name + '_error']})")
+            lines.append("")
+    return "\n".join(lines)
+
+
+def glance(res, subjects, scenarios):
+    key = [s for s in ("plaintext-c256", "pipeline16-c256", "json-c256", "close-c256", "ab-k-c1000",
+                       "autocannon-c100", "hammer") if s in scenarios]
+    if not key:
+        return ""
+    base = {sc: (aggregate.row(res, BASELINE, sc) or {}).get("rps") for sc in key}
+    rows = []
+    for s in subjects:
+        if res["subjects"][s]["kind"] == "none":
+            continue
+        cells = [res["subjects"][s]["title"]]
+        for sc in key:
+            r = aggregate.row(res, s, sc)
+            if not r:
+                cells.append("not run")
+            elif not r["ok_runs"]:
+                cells.append("failed")
+            else:
+                cells.append(f"{n0(r['rps'])} ({ratio(r['rps'], base[sc])})"
+                             + (" ⚑" if r["errors_total"] else ""))
+        rows.append(cells)
+    lines = ["## At a glance", "",
+             f"Median requests per second; in brackets the ratio to {res['subjects'].get(BASELINE, {}).get('title', BASELINE)}. "
+             "⚑ = errors in at least one repetition (see the scenario's table).", "",
+             table(["Subject"] + key, rows)]
+    return "\n".join(lines)
+
+
+def machine_section(res):
+    m = res["machine"]
+    rows = [
+        ("CPU", f"{m['cpu_model']} ({m['cores']} cores, {m['threads_per_core']} thread(s) per core, {m['cpu_mhz']} MHz); "
+                f"hypervisor: {m['hypervisor']}; governor: {m['governor']}"),
+        ("Memory", f"{m['memory_gib']} GiB"),
+        ("OS / kernel", f"{m['os']} / {m['kernel']}"),
+        (".NET", f"SDK {m['dotnet_sdk']}, runtime {m['dotnet_runtime']}, ASP.NET Core {m['aspnetcore_runtime']}"),
+        ("Node.js", m["node"]), ("nginx", m["nginx"]), ("wrk", m["wrk"]), ("ApacheBench", m["ab"]),
+        ("autocannon", m["autocannon"]), ("gnuplot", m["gnuplot"]), ("Python", m["python"]),
+        ("sysctl", ", ".join(f"{k}={v}" for k, v in m["sysctl"].items())),
+        ("open files limit", m["nofile_limit"]),
+    ]
+    return "## Machine\n\n" + table(["", ""], [(a, str(b).replace("\t", " ")) for a, b in rows], ["l", "l"])
+
+
+def method_section(res):
+    mo = res["mode_settings"]
+    c = res["cores"]
+    lines = ["## Method", ""]
+    lines += [
+        f"- **Pinning.** The server runs on core {c['server']} (`taskset -c {c['server']}`, the whole process tree); "
+        f"the load tool and this runner on core {c['loadgen']}. wrk uses one thread (`-t1`).",
+        f"- **Repetitions.** {mo['reps']} repetition(s), interleaved across subjects (A B C … A B C …): each repetition "
+        "starts every subject afresh, runs all its scenarios, and stops it. Tables give the median over repetitions "
+        "with min–max; errors are summed over all repetitions.",
+        f"- **Warm-up, discarded.** After start: the `time-seq` scenario (which is meant to see the cold server), the "
+        f"endpoint checks, then wrk on /plaintext and /json for {mo['session_warmup']} s each at 32 connections. Before "
+        f"every wrk measurement: {mo['wrk_warmup']} s of the same wrk command.",
+        f"- **Durations.** wrk {mo['wrk_seconds']} s per measurement; `ab` {mo['ab_requests']:,} requests; "
+        f"autocannon {mo['autocannon_seconds']} s per repetition; hammer {mo['hammer_seconds']} s; time-seq "
+        f"{mo['time_runs']} runs of {mo['time_requests']} requests. Chosen so that the full mode fits 30 minutes "
+        "on 2 cores; runs are shorter than the 30 s of the earlier write-ups' autocannon runs, which is stated here "
+        "rather than hidden.",
+        "- **Between subjects.** The whole session (process group) gets SIGTERM, then SIGKILL after 5 s; the runner then "
+        "checks that no process of that session is left and that nothing listens on the port before the next start.",
+        "- **Requests per second.** Responses completed divided by the tool's measured time. With pipelining, wrk "
+        "counts every response once (its latency samples are per batch of 16). For autocannon the figure is its own "
+        "mean of per-second samples. For ab, its `Requests per second`.",
+        "- **Latency.** wrk: exact percentiles from its histogram (printed by `bench/wrk/report.lua`); max over "
+        "repetitions. ab: its percentile table (1 ms resolution). hammer: mean / min / max per request. "
+        "A dash where wrk returned no percentile (its histogram can come up short with pipelining).",
+        "- **Errors.** wrk: connect, read, write, timeout (> 2 s) socket errors plus responses with status ≥ 400; ab: "
+        "failed requests plus non-2xx; autocannon: errors, timeouts, non-2xx; hammer: failed exchanges. Always shown.",
+        "- **CPU.** Server: utime+stime of every process of its session, from /proc, before and after the run; given "
+        "as CPU milliseconds per 1000 requests and as the share of its core. Load tool: its rusage (wait4). A run is "
+        "flagged **load-generator-bound** when the load tool kept ≥ 90% of its core busy: its number is then a floor "
+        "for the server, not its capacity.",
+        "- **Memory.** RSS summed over the server's process tree: idle = 1 s after the first response; peak = the "
+        "highest 100 ms sample during any measurement.",
+        "- **Start-up.** From spawning the process to the first `200` on /plaintext (polled every 5 ms on fresh "
+        "connections).",
+        "- **Allocation.** .NET subjects expose `GET /debug/gc` (`GC.GetTotalAllocatedBytes(true)` and collection "
+        "counts) when `BENCH_DEBUG=1` / `SWOOP_DEBUG=1`; it is read before and after each measurement, and the "
+        "difference divided by the responses completed.",
+        "- **Other load.** CPU used by processes other than the server, the load tool and the runner during a "
+        "measurement, and the hypervisor's steal time, are recorded; a run is flagged **other-load** (≥ 15% of a "
+        "core) or **steal** (≥ 5% of a core stolen). This machine is shared, so such flags can appear. Before "
+        "each session the runner also waits (up to 90 s) while other processes use more than a quarter of a "
+        "core, and notes the sessions that had to start anyway.",
+    ]
+    lines += ["", "Load commands (port as in this run):", ""]
+    pin = f"taskset -c {res['cores']['loadgen']} "
+    for name, sc in res["scenarios"].items():
+        lines.append(f"- `{name}`: {code(pin + sc['command'])}")
+    return "\n".join(lines)
+
+
+def subjects_section(res, subjects):
+    lines = ["## Subjects and their configuration", "",
+             "Release builds, logging off, Server header off where the server allows it, each configured as its "
+             "own documentation recommends for production; what differs between subjects at run time is listed.", ""]
+    rows = []
+    for s in subjects:
+        info = res["subjects"][s]
+        st = info.get("settings") or {}
+        rt = []
+        if st.get("gc"):
+            rt.append(f"GC {st['gc']}")
+            rt.append("TieredPGO " + ("on" if st.get("tiered_pgo") else "off"))
+            rt.append("ReadyToRun code " + ("used" if st.get("ready_to_run") else "off (DOTNET_ReadyToRun=0)"))
+            if st.get("invariant_globalization"):
+                rt.append("invariant globalization")
+        env = st.get("env") or {}
+        if env:
+            rt.append("env " + ", ".join(f"{k}={v}" for k, v in env.items()))
+        build = info["build"]
+        status = "ok" if build.get("ok") else f"**failed to build**: {build.get('error')}"
+        rows.append((info["title"], info["summary"], "; ".join(rt) or "–", status))
+    lines.append(table(["Subject", "Configuration", "Runtime settings", "Build"], rows, ["l", "l", "l", "l"]))
+    lines += ["", "Server command lines:", ""]
+    for s in subjects:
+        cmd = next((x.get("command") for x in aggregate.sessions_of(res, s) if x.get("command")), None)
+        if cmd:
+            lines.append(f"- {res['subjects'][s]['title']}: {code(cmd)}")
+    return "\n".join(lines)
+
+
+def scenario_table(res, sc, subjects):
+    info = res["scenarios"][sc]
+    base = (aggregate.row(res, BASELINE, sc) or {}).get("rps")
+    tool = info["tool"]
+    rows = []
+    for s in subjects:
+        r = aggregate.row(res, s, sc)
+        if r is None:
+            continue
+        title = res["subjects"][s]["title"]
+        if not r["ok_runs"]:
+            err = "; ".join(sorted(set(e for e in r["errors_runs"] if e)))[:200]
+            rows.append([title, f"failed: {err}"] + [""] * 11)
+            continue
+        flags = ", ".join(f"{k} ({v}/{r['runs']})" for k, v in r["flags"].items())
+        if r["ok_runs"] < r["runs"]:
+            flags = (flags + "; " if flags else "") + f"{r['runs'] - r['ok_runs']} run(s) failed"
+        lat = r["lat"]
+        if tool == "hammer":
+            lat_cells = [ms(lat["mean"]), ms(lat.get("min")), "–", ms(lat["max"])]
+        else:
+            lat_cells = [ms(lat["p50"]), ms(lat["p90"]), ms(lat["p99"]), ms(lat["max"])]
+        rows.append([title, n0(r["rps"]), f"{n0(r['rps_min'])}–{n0(r['rps_max'])}", ratio(r["rps"], base),
+                     *lat_cells, n0(r["errors_total"]),
+                     "–" if r["server_cpu_ms_per_1k"] is None else f"{r['server_cpu_ms_per_1k']:.1f}",
+                     pct(r["server_busy"]), pct(r["loadgen_busy"]), mib(r["peak_rss_kb"]), flags or ""])
+    lat_names = ["mean ms", "min ms", "–", "max ms"] if tool == "hammer" else ["p50 ms", "p90 ms", "p99 ms", "max ms"]
+    head = ["Subject", "req/s", "min–max", "vs Kestrel raw", *lat_names, "errors", "server CPU ms/1k req",
+            "server core", "load-tool core", "peak RSS MiB", "flags"]
+    lines = [f"### {sc}: {info['title']}", "", code(f"taskset -c {res['cores']['loadgen']} " + info["command"]), ""]
+    if rows:
+        lines.append(table(head, rows))
+    errs = []
+    for s in subjects:
+        r = aggregate.row(res, s, sc)
+        if r and r["errors_total"]:
+            detail = ", ".join(f"{k} {v:,}" for k, v in r["errors"].items() if v)
+            errs.append(f"{res['subjects'][s]['title']}: {detail}"
+                        + (f" (first: {r['first_error']})" if r.get("first_error") else ""))
+        if r and tool == "ab" and r.get("keep_alive_requests") is not None and r["ok_runs"]:
+            pass
+    if errs:
+        lines += ["", "Errors by kind, summed over repetitions: " + "; ".join(errs) + "."]
+    if tool == "ab":
+        ka = []
+        for s in subjects:
+            r = aggregate.row(res, s, sc)
+            if r and r["ok_runs"] and r.get("keep_alive_requests") is not None:
+                ka.append(f"{res['subjects'][s]['title']} {n0(r['keep_alive_requests'])}")
+        if ka:
+            lines += ["", "Requests ab saw answered on a kept-alive connection (median): " + "; ".join(ka) + "."]
+    return "\n".join(lines)
+
+
+def results_section(res, subjects, scenarios):
+    groups = []
+    for sc in scenarios:
+        g = res["scenarios"][sc]["group"]
+        if g not in groups:
+            groups.append(g)
+    # The load-generator scenarios first, the earlier write-ups' methods last.
+    groups.sort(key=lambda g: g.startswith("methods"))
+    if not any(aggregate.measurements(res, s, sc) for s in subjects for sc in scenarios):
+        return ""
+    lines = ["## Results by scenario", ""]
+    for g in groups:
+        scs = [sc for sc in scenarios if res["scenarios"][sc]["group"] == g and sc != "time-seq"]
+        if not scs:
+            continue
+        lines.append(f"## {g[0].upper() + g[1:]}")
+        lines.append("")
+        for sc in scs:
+            lines.append(scenario_table(res, sc, subjects))
+            lines.append("")
+    return "\n".join(lines)
+
+
+def time_section(res, subjects):
+    if "time-seq" not in res["scenarios"]:
+        return ""
+    rows = []
+    for s in subjects:
+        ms_ = aggregate.measurements(res, s, "time-seq")
+        if not ms_:
+            continue
+        ok = [m for m in ms_ if m.get("ok") and m.get("runs")]
+        if not ok:
+            rows.append([res["subjects"][s]["title"], "failed: " + str(ms_[0].get("error") or ms_[0].get("first_error")),
+                         "", "", "", ""])
+            continue
+        firsts = [m["runs"][0]["seconds"] * 1000 for m in ok]
+        others = [r["seconds"] * 1000 for m in ok for r in m["runs"][1:]]
+        alls = [r["seconds"] * 1000 for m in ok for r in m["runs"]]
+        errors = sum(m.get("errors_total") or 0 for m in ms_)
+        rows.append([res["subjects"][s]["title"], f"{aggregate.med(firsts):.1f} ({min(firsts):.1f}–{max(firsts):.1f})",
+                     f"{aggregate.med(others):.1f}" if others else "–",
+                     f"{min(alls):.1f}–{max(alls):.1f}",
+                     f"{aggregate.med([r['maxMs'] for m in ok for r in m['runs']]):.2f}", n0(errors)])
+    mo = res["mode_settings"]
+    lines = ["### time-seq: 1000 sequential requests to GET /time", "",
+             f"One client, one keep-alive connection, {mo['time_requests']} sequential `GET /time` (current date and time as JSON), "
+             f"timed end to end, {mo['time_runs']} runs back to back. The first run starts right after the server's "
+             "first response, so it includes the server's cold paths (JIT for .NET). Milliseconds for the whole run; "
+             "medians over repetitions.", "", code(res["scenarios"]["time-seq"]["command"]), "",
+             table(["Subject", "first run ms (min–max)", "runs 2–5 median ms", "all runs min–max ms",
+                    "slowest request ms (median)", "errors"], rows)]
+    return "\n".join(lines)
+
+
+def hammer_detail(res, subjects):
+    if "hammer" not in res["scenarios"]:
+        return ""
+    lines = ["### hammer, second by second (first repetition)", "",
+             "The hammer (bench/hammer, F# on raw sockets) prints one line a second: requests done, latency mean, min "
+             "and max. Its output for the first repetition of each subject:", ""]
+    for s in subjects:
+        ms_ = [m for m in aggregate.measurements(res, s, "hammer") if m.get("per_second")]
+        if not ms_:
+            continue
+        lines.append(f"{res['subjects'][s]['title']}:")
+        lines.append("")
+        lines.append("```")
+        for p in ms_[0]["per_second"]:
+            lines.append(f"[{p['t']:5.1f} s] {p['requests']:7d} req  mean {p['meanMs']:7.3f} ms  "
+                         f"min {p['minMs']:7.3f} ms  max {p['maxMs']:8.3f} ms  errors {p['errors']}")
+        lines.append("```")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def startup_section(res, subjects):
+    rows = []
+    for s in subjects:
+        if res["subjects"][s]["kind"] == "none":
+            continue
+        st = aggregate.startup(res, s)
+        if not st["sessions"]:
+            continue
+        if not st["started"]:
+            rows.append([res["subjects"][s]["title"], "did not start: " + "; ".join(sorted(set(st["errors"])))[:200],
+                         "", "", "", "", ""])
+            continue
+        rows.append([res["subjects"][s]["title"],
+                     f"{st['first_response_s'] * 1000:.0f} ({st['first_min'] * 1000:.0f}–{st['first_max'] * 1000:.0f})",
+                     "–" if st["startup_cpu_s"] is None else f"{st['startup_cpu_s']:.2f}",
+                     mib(st["idle_rss_kb"]), mib(st["peak_rss_kb"]), n0(st["processes"]),
+                     f"{st['clean_stops']}/{st['sessions']}"])
+    if not rows:
+        return ""
+    return "\n".join(["## Start-up and memory", "",
+                      "First response: milliseconds from spawning the process to the first 200 (median, min–max). "
+                      "CPU: seconds of CPU the tree used until 1 s after that. RSS of the whole process tree in MiB.", "",
+                      table(["Subject", "first response ms", "start-up CPU s", "idle RSS", "peak RSS under load",
+                             "processes", "clean stops"], rows)])
+
+
+def allocation_section(res, subjects, scenarios):
+    keys = [s for s in ("plaintext-c32", "plaintext-c256", "pipeline16-c256", "json-c256", "close-c256")
+            if s in scenarios]
+    rows = []
+    for s in subjects:
+        if res["subjects"][s]["kind"] != "dotnet":
+            continue
+        cells = [res["subjects"][s]["title"]]
+        any_ = False
+        for sc in keys:
+            r = aggregate.row(res, s, sc)
+            if r and r["alloc_per_request"] is not None:
+                any_ = True
+                cells.append(f"{r['alloc_per_request']:,.0f} B"
+                             + (f" · {r['gen0_per_100k']:.1f}" if r.get("gen0_per_100k") is not None else ""))
+            else:
+                cells.append("–")
+        if any_:
+            rows.append(cells)
+    if not rows:
+        return ""
+    return "\n".join(["## Allocation per request on the live server", "",
+                      "Bytes allocated per response (`GC.GetTotalAllocatedBytes(true)` difference over the measured "
+                      "run ÷ responses), then after the dot the gen-0 collections per 100,000 responses. Medians over "
+                      "repetitions. Includes everything the process allocated meanwhile (timers, connection setup in the "
+                      "close scenario).", "",
+                      table(["Subject"] + keys, rows)])
+
+
+def bytes_section(res, subjects):
+    rows = []
+    heads = []
+    for s in subjects:
+        checks = next((x.get("checks") for x in aggregate.sessions_of(res, s) if x.get("checks")), None)
+        if not checks:
+            continue
+        cells = [res["subjects"][s]["title"]]
+        for path in ("/plaintext", "/json", "/time"):
+            c = checks.get(path) or {}
+            cells.append(("–" if c.get("bytes") is None else str(c["bytes"])) + ("" if c.get("ok") else " ✗"))
+        rows.append(cells)
+        if checks.get("/plaintext", {}).get("head"):
+            heads.append((res["subjects"][s]["title"], checks["/plaintext"]["head"]))
+    if not rows:
+        return ""
+    lines = ["## Response bytes per request", "",
+             "Bytes on the wire for one keep-alive response (status line, headers, body), read from a raw socket. "
+             "✗ marks a response whose status, content type or body was not the expected one (see below).", "",
+             table(["Subject", "/plaintext", "/json", "/time"], rows), "",
+             "Response head of `GET /plaintext` per subject:", ""]
+    for title, head in heads:
+        lines.append(f"{title}:")
+        lines.append("```")
+        lines.append(head.replace("\r\n", "\n"))
+        lines.append("```")
+    problems = []
+    for s in subjects:
+        checks = next((x.get("checks") for x in aggregate.sessions_of(res, s) if x.get("checks")), None) or {}
+        for path, c in checks.items():
+            if not c.get("ok"):
+                problems.append(f"{res['subjects'][s]['title']} {path}: {c.get('problem')}")
+    if problems:
+        lines += ["", "Endpoint checks that failed: " + "; ".join(problems) + "."]
+    return "\n".join(lines)
+
+
+def micro_section(res):
+    mic = res.get("micro")
+    if not mic:
+        return "## Micro-benchmarks\n\nNot run in this invocation (`--no-micro`, or `--only` without `micro`)."
+    lines = ["## Micro-benchmarks (BenchmarkDotNet)", ""]
+    if mic.get("error"):
+        lines.append(f"Did not complete: {mic['error']}")
+    if mic.get("description"):
+        lines.append(mic["description"])
+        lines.append("")
+    if mic.get("rows"):
+        lines.append(table(mic["headers"], mic["rows"]))
+    for note in mic.get("notes", []):
+        lines += ["", note]
+    return "\n".join(lines)
+
+
+def failures_section(res, subjects):
+    lines = []
+    for s in subjects:
+        info = res["subjects"][s]
+        if not info["build"].get("ok"):
+            lines.append(f"- {info['title']}: failed to build: {info['build'].get('error')}")
+            continue
+        for x in aggregate.sessions_of(res, s):
+            for inc in x.get("incidents") or []:
+                lines.append(f"- {info['title']}, repetition {x['rep']}: {inc}")
+            for m in x.get("measurements", []):
+                if m.get("invalid"):
+                    errs = ", ".join(f"{k} {v:,}" for k, v in (m.get("errors") or {}).items() if v)
+                    lines.append(f"- {info['title']}, repetition {x['rep']}, {m['scenario']}: not counted "
+                                 f"({m.get('rps') or 0:,.0f} req/s" + (f"; errors {errs}" if errs else "") + ")")
+            if x.get("error") and not x.get("incidents"):
+                lines.append(f"- {info['title']}, repetition {x['rep']}: {x['error']}")
+            elif x.get("error") and "skipped" in x["error"]:
+                lines.append(f"- {info['title']}, repetition {x['rep']}: the remaining scenarios were skipped")
+            if x.get("clean_stop") is False:
+                lines.append(f"- {info['title']}, repetition {x['rep']}: did not stop cleanly (processes or the port were left)")
+    busy = [f"{res['subjects'][x['subject']]['title']} (repetition {x['rep']}: {x['other_load_before']:.2f} cores"
+            + (f", after waiting {x['waited_for_quiet_s']:.0f} s" if x.get("waited_for_quiet_s") else "") + ")"
+            for x in res["sessions"] if (x.get("other_load_before") or 0) > 0.25]
+    notes = ["## Failures and notes", ""]
+    notes += lines or ["- None: every subject that was built started and stopped cleanly."]
+    if busy:
+        notes += ["", "Sessions that started while other processes on the machine were busy (cores used by them "
+                      "just before the start): " + "; ".join(busy) + ". Their measurements carry `other-load` "
+                      "flags where it lasted."]
+    if any(res["subjects"][s]["kind"] == "dotnet" and not res["subjects"][s]["build"].get("ok") and
+           "NU1101" in str(res["subjects"][s]["build"].get("error")) for s in subjects):
+        notes += ["", "Giraffe and Suave: the NuGet feed this machine reaches did not serve these packages (`NU1101`), "
+                      "so those two subjects could not be built. Their projects stay in `bench/subjects/` and join a run "
+                      "wherever the feed serves them."]
+    if "noserver" in subjects:
+        notes += ["", "No-server control: nothing listens on the port. wrk refuses to start when its first connection "
+                      "is refused, and ab aborts on the first refused connection, so those rows show a failure, which "
+                      "is the tools' own behaviour; the hammer and autocannon rows show how many refused connection "
+                      "attempts per second a client manages and what it costs the load core."]
+    return "\n".join(notes)
+
+
+# ---------------------------------------------------------------- assembly
+
+def build(res, chart_rel, made):
+    subjects = list(res["subjects"].keys())
+    scenarios = list(res["scenarios"].keys())
+    parts = [header(res), glance(res, subjects, scenarios), charts_section(made, chart_rel),
+             machine_section(res), subjects_section(res, subjects), method_section(res),
+             results_section(res, subjects, scenarios), time_section(res, subjects), hammer_detail(res, subjects),
+             startup_section(res, subjects), allocation_section(res, subjects, scenarios),
+             bytes_section(res, subjects), micro_section(res), failures_section(res, subjects)]
+    return "\n\n".join(p for p in parts if p) + "\n"
+
+
+def write(res, publish=False):
+    stamp = res["stamp"]
+    out_dir = os.path.join(RESULTS, stamp)
+    os.makedirs(out_dir, exist_ok=True)
+    with open(os.path.join(out_dir, "results.json"), "w") as f:
+        json.dump(res, f, indent=1)
+    work = os.path.join(BENCH, ".work", "charts", stamp)
+    subjects = list(res["subjects"].keys())
+    scenarios = list(res["scenarios"].keys())
+    made = charts.all_charts(res, subjects, scenarios, out_dir, work)
+    md_path = os.path.join(RESULTS, f"{stamp}.md")
+    with open(md_path, "w") as f:
+        f.write(build(res, stamp, made))
+    if publish:
+        latest = os.path.join(RESULTS, "latest")
+        os.makedirs(latest, exist_ok=True)
+        for name in ("throughput", "latency", "memory"):
+            if name in made:
+                shutil.copyfile(made[name], os.path.join(latest, f"{name}.png"))
+        docs = os.path.join(REPO, "docs")
+        os.makedirs(docs, exist_ok=True)
+        with open(os.path.join(docs, "benchmarks.md"), "w") as f:
+            f.write(build(res, f"../bench/results/{stamp}", made))
+    return md_path
+
+
+if __name__ == "__main__":
+    # Re-render a report from a saved results.json: python3 bench/lib/report.py PATH [--publish]
+    with open(sys.argv[1]) as f:
+        data = json.load(f)
+    print(write(data, publish="--publish" in sys.argv))

@@ -1,0 +1,102 @@
+"""The scenarios: which tool, which endpoint, how many connections, how long.
+
+Durations come from the mode (quick/full) so that the plan, the ETA and the
+report all read them from one place.
+"""
+import tools
+
+MODES = {
+    # A smoke run: every subject and scenario once, short.
+    "quick": {"reps": 1, "wrk_warmup": 1, "wrk_seconds": 2, "session_warmup": 1,
+              "ab_requests": 20000, "autocannon_seconds": 3, "hammer_seconds": 2,
+              "time_requests": 1000, "time_runs": 5},
+    # The full run: 3 interleaved repetitions, sized to fit 30 minutes on 2 cores
+    # (7 servers x 3 repetitions x about 80 s, most of it the 11 wrk scenarios and
+    # the two fixed-size ab runs).
+    "full": {"reps": 3, "wrk_warmup": 1, "wrk_seconds": 3, "session_warmup": 1,
+             "ab_requests": 100000, "autocannon_seconds": 5, "hammer_seconds": 3,
+             "time_requests": 1000, "time_runs": 5},
+}
+
+
+class Scenario:
+    def __init__(self, name, group, title, tool, path, connections=None, close=False,
+                 pipeline=0, keep_alive=True, note=None):
+        self.name = name
+        self.group = group
+        self.title = title
+        self.tool = tool            # wrk | ab | autocannon | hammer | time
+        self.path = path
+        self.connections = connections
+        self.close = close
+        self.pipeline = pipeline
+        self.keep_alive = keep_alive
+        self.note = note
+
+    def command(self, port, mode):
+        if self.tool == "wrk":
+            return tools.wrk_cmd(port, self.path, self.connections, mode["wrk_seconds"],
+                                 close=self.close, pipeline=self.pipeline)
+        if self.tool == "ab":
+            return tools.ab_cmd(port, self.path, self.connections, mode["ab_requests"], self.keep_alive)
+        if self.tool == "autocannon":
+            return tools.autocannon_cmd(port, self.path, self.connections, mode["autocannon_seconds"])
+        if self.tool == "hammer":
+            return tools.hammer_cmd(port, self.path, seconds=mode["hammer_seconds"])
+        if self.tool == "time":
+            return tools.hammer_cmd(port, self.path, count=mode["time_requests"],
+                                    keep_alive=True, runs=mode["time_runs"])
+        raise ValueError(self.tool)
+
+    def warmup_command(self, port, mode):
+        """Run just before the measurement and discarded (wrk scenarios only: it
+        opens this scenario's connections and settles the server at this load)."""
+        if self.tool == "wrk" and mode["wrk_warmup"]:
+            return tools.wrk_cmd(port, self.path, self.connections, mode["wrk_warmup"],
+                                 close=self.close, pipeline=self.pipeline)
+        return None
+
+    def parse(self, text):
+        return {"wrk": tools.parse_wrk, "ab": tools.parse_ab, "autocannon": tools.parse_autocannon,
+                "hammer": tools.parse_hammer, "time": tools.parse_hammer}[self.tool](text)
+
+    def estimate_seconds(self, mode):
+        """Rough wall time, for the ETA before a first measurement exists."""
+        if self.tool == "wrk":
+            return mode["wrk_warmup"] + mode["wrk_seconds"] + 0.4
+        if self.tool == "ab":
+            return mode["ab_requests"] / (40000 if self.keep_alive else 10000) + 0.3
+        if self.tool == "autocannon":
+            return mode["autocannon_seconds"] + 0.8
+        if self.tool == "hammer":
+            return mode["hammer_seconds"] + 0.3
+        return 1.5
+
+
+KEEP, PIPE, CLOSE, EARLIER = "keep-alive", "pipelined", "new connection per request", "methods of earlier F# write-ups"
+
+ALL = [
+    # Runs first in every session, on a server that has answered only one request:
+    # the first of its five runs shows the cold start.
+    Scenario("time-seq", EARLIER, "1000 sequential GET /time, one keep-alive connection, 5 runs (first = cold)",
+             "time", "/time"),
+    Scenario("plaintext-c1", KEEP, "plaintext, keep-alive, 1 connection", "wrk", "/plaintext", 1),
+    Scenario("plaintext-c32", KEEP, "plaintext, keep-alive, 32 connections", "wrk", "/plaintext", 32),
+    Scenario("plaintext-c256", KEEP, "plaintext, keep-alive, 256 connections", "wrk", "/plaintext", 256),
+    Scenario("plaintext-c1024", KEEP, "plaintext, keep-alive, 1024 connections", "wrk", "/plaintext", 1024),
+    Scenario("pipeline16-c256", PIPE, "plaintext, 16 requests pipelined per write, 256 connections",
+             "wrk", "/plaintext", 256, pipeline=16),
+    Scenario("json-c32", KEEP, "JSON, keep-alive, 32 connections", "wrk", "/json", 32),
+    Scenario("json-c256", KEEP, "JSON, keep-alive, 256 connections", "wrk", "/json", 256),
+    Scenario("close-c32", CLOSE, "plaintext, Connection: close, 32 connections", "wrk", "/plaintext", 32, close=True),
+    Scenario("close-c64", CLOSE, "plaintext, Connection: close, 64 (web-frameworks style)", "wrk", "/plaintext", 64, close=True),
+    Scenario("close-c256", CLOSE, "plaintext, Connection: close, 256 (web-frameworks style)", "wrk", "/plaintext", 256, close=True),
+    Scenario("close-c512", CLOSE, "plaintext, Connection: close, 512 (web-frameworks style)", "wrk", "/plaintext", 512, close=True),
+    Scenario("ab-k-c1000", EARLIER, "ab -k -c 1000 -n N (HTTP/1.0 keep-alive)", "ab", "/plaintext", 1000),
+    Scenario("ab-c1000", EARLIER, "ab -c 1000 -n N (no keep-alive)", "ab", "/plaintext", 1000, keep_alive=False),
+    Scenario("hammer", EARLIER, "hammer: one client, new connection per request", "hammer", "/plaintext", 1,
+             keep_alive=False),
+    Scenario("autocannon-c100", EARLIER, "autocannon -c 100 -d D", "autocannon", "/plaintext", 100),
+]
+
+BY_NAME = {s.name: s for s in ALL}

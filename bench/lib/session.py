@@ -1,0 +1,147 @@
+"""One session: start a subject on the server core, take its start-up numbers,
+run the scenarios against it, stop it, and check that it is gone.
+
+If the server exits on its own in the middle (for instance because something
+outside the suite signalled it), the measurement under way is marked invalid,
+the server is started again once, warmed up, and the remaining scenarios run;
+both facts go into the report."""
+import os
+import subprocess
+import time
+
+import measure
+import probe
+import procs
+import subjects as subj
+
+SERVER_CORE = "0"
+RESTARTS = 1
+
+
+def wait_port_free(port, limit=10.0):
+    deadline = time.monotonic() + limit
+    while procs.listening_on(port):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.1)
+    return True
+
+
+def session_warmup(port, mode):
+    """Discarded load right after start so JIT tiering and pools settle before
+    the first measured scenario (time-seq runs before this, on purpose)."""
+    secs = mode["session_warmup"]
+    if secs:
+        for path in ("/plaintext", "/json"):
+            measure.run_tool(["wrk", "-t1", "-c32", f"-d{secs}s", f"http://127.0.0.1:{port}{path}"], secs + 30)
+
+
+def _start(subject, rep, port, log_dir, attempt):
+    """Spawns the subject pinned to the server core. Returns (proc, first_response_s or error)."""
+    argv, env = subj.launch_spec(subject, port)
+    argv = ["taskset", "-c", SERVER_CORE, *argv]
+    suffix = "" if attempt == 0 else f"-restart{attempt}"
+    out = open(os.path.join(log_dir, f"{subject.name}-rep{rep}-server{suffix}.log"), "w")
+    started = time.monotonic()
+    proc = subprocess.Popen(argv, env=env, stdout=out, stderr=subprocess.STDOUT, cwd=subj.REPO,
+                            start_new_session=True)
+    out.close()
+    try:
+        return proc, subj.display_command(argv), probe.wait_first_response(port, started, proc), None
+    except RuntimeError as e:
+        procs.stop_session(proc.pid)
+        proc.wait()
+        return proc, subj.display_command(argv), None, str(e)
+
+
+def _stop(proc, port):
+    gone = procs.stop_session(proc.pid)
+    try:
+        proc.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        pass
+    return gone and wait_port_free(port, 10.0)
+
+
+def _exit_text(code):
+    if code == 0:
+        return ("exited with code 0, a graceful shutdown: it received SIGTERM or SIGINT, which the suite sends "
+                "only when it stops a subject, so the signal came from outside the suite")
+    if code < 0:
+        return f"was killed by signal {-code} (not sent by the suite)"
+    return f"exited with code {code}"
+
+
+def run(subject, rep, scenario_list, mode, port, log_dir, progress):
+    """progress(scenario, index, count, record_or_None) is called around each measurement."""
+    rec = {"subject": subject.name, "rep": rep, "ok": False, "error": None, "measurements": [],
+           "incidents": []}
+    if not subject.build.get("ok"):
+        rec["error"] = "failed to build: " + (subject.build.get("error") or "?")
+        return rec
+    if not wait_port_free(port):
+        rec["error"] = f"port {port} still in use before start (not by this run's subjects)"
+        return rec
+
+    proc = None
+    sid = None
+    dotnet = subject.kind == "dotnet"
+    if subject.kind != "none":
+        proc, rec["command"], first, err = _start(subject, rep, port, log_dir, 0)
+        if err:
+            rec["error"] = f"failed to start: {err}"
+            rec["clean_stop"] = not procs.session_pids(proc.pid) and wait_port_free(port, 10.0)
+            return rec
+        sid = proc.pid
+        rec["first_response_s"] = first
+        time.sleep(1.0)
+        rec["idle_rss_kb"] = procs.tree_rss_kb(sid)
+        rec["startup_cpu_s"] = procs.tree_cpu(sid)
+        rec["processes"] = len(procs.session_pids(sid))
+
+    rec["ok"] = True
+    # time-seq goes first, against a server that has answered one request only;
+    # then the endpoints are checked (correctness, bytes), then the warm-up.
+    cold = [s for s in scenario_list if s.name == "time-seq"]
+    warm = [s for s in scenario_list if s.name != "time-seq"]
+    ordered = cold + warm
+    restarts = 0
+    for i, scen in enumerate(ordered):
+        if i == len(cold) and sid:
+            rec["checks"] = probe.check_endpoints(port)
+            if warm:
+                session_warmup(port, mode)
+        progress(scen, i, len(ordered), None)
+        timeout = scen.estimate_seconds(mode) * 3 + 60
+        log_path = os.path.join(log_dir, f"{subject.name}-rep{rep}-{scen.name}.log")
+        m = measure.measure(scen, port, mode, sid, dotnet, log_path, timeout)
+        if proc is not None and proc.poll() is not None:
+            what = f"the server {_exit_text(proc.returncode)} during {scen.name}"
+            m["ok"] = False
+            m["invalid"] = True
+            m["error"] = what + "; this measurement is not counted (its errors are listed under failures)"
+            rec["incidents"].append(what)
+            rec["measurements"].append(m)
+            progress(scen, i, len(ordered), m)
+            if restarts >= RESTARTS or i == len(ordered) - 1:
+                rec["error"] = what + ("" if i == len(ordered) - 1 else "; the remaining scenarios were skipped")
+                break
+            restarts += 1
+            procs.stop_session(sid)
+            proc, _, first, err = _start(subject, rep, port, log_dir, restarts)
+            if err:
+                rec["error"] = what + f"; restarting it failed: {err}"
+                break
+            sid = proc.pid
+            rec["incidents"].append(f"started again (first response after {first:.3f} s), warmed up, and the "
+                                    "remaining scenarios ran against the new process")
+            session_warmup(port, mode)
+            continue
+        rec["measurements"].append(m)
+        progress(scen, i, len(ordered), m)
+    if sid and "checks" not in rec and proc.poll() is None:
+        rec["checks"] = probe.check_endpoints(port)
+
+    if proc is not None:
+        rec["clean_stop"] = _stop(proc, port)
+    return rec

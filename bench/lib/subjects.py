@@ -1,0 +1,238 @@
+"""The servers under test: how each is built, started and configured.
+
+Every subject serves GET /plaintext, /json and /time on 127.0.0.1:<port>. The .NET
+ones also serve GET /debug/gc (allocation counters) when BENCH_DEBUG=1 (Swoop's
+sample: SWOOP_DEBUG=1); both variables are set for every .NET subject.
+"""
+import glob
+import json
+import os
+import re
+import shutil
+import subprocess
+import time
+
+BENCH = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO = os.path.dirname(BENCH)
+WORK = os.path.join(BENCH, ".work")
+BIN = os.path.join(WORK, "bin")
+LOGS = os.path.join(WORK, "logs")
+
+# Environment variables that would change a .NET or ASP.NET Core runtime's
+# behaviour; removed from the inherited environment so that only what a subject
+# declares below applies.
+_RUNTIME_PREFIXES = ("DOTNET_", "COMPlus_", "ASPNETCORE_", "NODE_")
+_KEEP = {"DOTNET_ROOT", "DOTNET_CLI_HOME", "DOTNET_CLI_TELEMETRY_OPTOUT", "DOTNET_NOLOGO",
+         "DOTNET_SKIP_FIRST_TIME_EXPERIENCE"}
+
+DEBUG_ENV = {"BENCH_DEBUG": "1", "SWOOP_DEBUG": "1"}
+
+# Settings of Microsoft's TechEmpower "aspnetcore" platform entry
+# (TechEmpower/FrameworkBenchmarks, frameworks/CSharp/aspnetcore): the transport
+# options are in bench/subjects/kestrel/Program.cs (--inline); the environment of
+# its .NET 10 image plus the socket inline-completions switch of its earlier images:
+TECHEMPOWER_ENV = {
+    "DOTNET_SYSTEM_NET_SOCKETS_INLINE_COMPLETIONS": "1",
+    "DOTNET_GCDynamicAdaptationMode": "0",
+    "DOTNET_ReadyToRun": "0",
+    "DOTNET_HillClimbing_Disable": "1",
+}
+
+
+class Subject:
+    def __init__(self, name, short, title, kind, summary, project=None, args=(), env=None,
+                 scenarios=None, note=None):
+        self.name = name
+        self.short = short  # label in charts
+        self.title = title
+        self.kind = kind            # dotnet | node | nginx | none
+        self.summary = summary      # one line on how it is configured
+        self.project = project      # .NET project (relative to the repository root)
+        self.args = list(args)
+        self.env = dict(env or {})
+        self.scenarios = scenarios  # None = all; else the only scenarios that apply
+        self.note = note
+        self.build = {"ok": False, "error": "not built"}
+        self.settings = {}
+
+    @property
+    def out_dir(self):
+        return os.path.join(BIN, self.name if self.project is None else _slug(self.project))
+
+
+def _slug(path):
+    return re.sub(r"[^A-Za-z0-9]+", "-", path).strip("-").lower()
+
+
+def swoop_project():
+    found = sorted(glob.glob(os.path.join(REPO, "samples", "Hello", "*.fsproj")))
+    return os.path.relpath(found[0], REPO) if found else "samples/Hello/Hello.fsproj"
+
+
+def all_subjects():
+    return [
+        Subject("swoop", "Swoop", "Swoop", "dotnet",
+                "samples/Hello from this repository, Release, run as `dotnet Hello.dll` with the project's own runtime settings",
+                project=swoop_project(), env=DEBUG_ENV),
+        Subject("kestrel-raw", "Kestrel raw", "Kestrel raw", "dotnet",
+                "Generic host + Kestrel, one terminal middleware (app.Run), no routing, no logging providers, AddServerHeader=false; Kestrel defaults otherwise",
+                project="bench/subjects/kestrel/Kestrel.csproj", env=DEBUG_ENV),
+        Subject("kestrel-inline", "Kestrel inline (TE)", "Kestrel raw, TechEmpower settings", "dotnet",
+                "As Kestrel raw, plus what Microsoft's TechEmpower platform entry sets: UnsafePreferInlineScheduling=true, "
+                "WaitForDataBeforeAllocatingBuffer=false, and the environment " +
+                ", ".join(f"{k}={v}" for k, v in TECHEMPOWER_ENV.items()),
+                project="bench/subjects/kestrel/Kestrel.csproj", args=["--inline"],
+                env={**DEBUG_ENV, **TECHEMPOWER_ENV}),
+        Subject("minimal-api", "Minimal API", "ASP.NET Core minimal API", "dotnet",
+                "WebApplication.CreateBuilder + MapGet (routing), logging providers cleared, AddServerHeader=false, source-generated JSON context",
+                project="bench/subjects/minimal/Minimal.csproj", env=DEBUG_ENV),
+        Subject("giraffe", "Giraffe", "Giraffe on Kestrel", "dotnet",
+                "Giraffe HttpHandlers on WebApplication/Kestrel, logging cleared, AddServerHeader=false",
+                project="bench/subjects/giraffe/Giraffe.fsproj", env=DEBUG_ENV),
+        Subject("suave", "Suave", "Suave", "dotnet",
+                "Suave's own server with defaultConfig, logging at Warn",
+                project="bench/subjects/suave/Suave.fsproj", env=DEBUG_ENV),
+        Subject("httplistener", "HttpListener", "System.Net.HttpListener", "dotnet",
+                "Managed HttpListener, one async accept loop; it always sends `Server: Microsoft-NetCore/2.0` (not configurable)",
+                project="bench/subjects/httplistener/HttpListenerSubject.csproj", env=DEBUG_ENV),
+        Subject("node", "Node.js", "Node.js http", "node",
+                "node:http createServer, one process, NODE_ENV=production, no Server header by default",
+                env={"NODE_ENV": "production"}),
+        Subject("nginx", "nginx", "nginx (return)", "nginx",
+                "One worker, `return 200` directives, access_log off, server_tokens off (the `Server: nginx` header itself cannot be removed without a third-party module), keepalive_requests 100000"),
+        Subject("noserver", "no server", "no server (closed port)", "none",
+                "Nothing listens: shows what each load tool and the kernel do (and cost) against a closed port",
+                scenarios=["plaintext-c256", "close-c256", "ab-k-c1000", "ab-c1000", "hammer", "autocannon-c100"]),
+    ]
+
+
+# ---------------------------------------------------------------- build
+
+def _clean_env():
+    env = {k: v for k, v in os.environ.items()
+           if not (k.startswith(_RUNTIME_PREFIXES) and k not in _KEEP)}
+    env["DOTNET_CLI_TELEMETRY_OPTOUT"] = "1"
+    env["DOTNET_NOLOGO"] = "1"
+    return env
+
+
+def publish(project, out_dir, log_path):
+    """dotnet publish in Release into out_dir. Returns (ok, seconds, error)."""
+    proj = os.path.join(REPO, project)
+    if not os.path.exists(proj):
+        return False, 0.0, f"{project} does not exist on this branch"
+    cmd = ["dotnet", "publish", proj, "-c", "Release", "-o", out_dir,
+           "-nodeReuse:false", "-p:UseSharedCompilation=false"]
+    t0 = time.monotonic()
+    with open(log_path, "w") as log:
+        log.write(" ".join(cmd) + "\n")
+        log.flush()
+        rc = subprocess.call(cmd, stdout=log, stderr=subprocess.STDOUT, cwd=REPO, env=_clean_env())
+    seconds = time.monotonic() - t0
+    if rc == 0:
+        return True, seconds, None
+    with open(log_path) as f:
+        errors = [l.strip() for l in f if ": error " in l]
+    seen, uniq = set(), []
+    for e in errors:
+        short = re.sub(r"^.*?: error ", "error ", e)
+        short = re.sub(r"\s*\[[^\]]*\]$", "", short)
+        if short not in seen:
+            seen.add(short)
+            uniq.append(short)
+    return False, seconds, "; ".join(uniq[:3]) or f"dotnet publish exited with {rc}"
+
+
+def dotnet_entry(out_dir):
+    """The app dll of a publish folder: the one with a runtimeconfig.json."""
+    configs = glob.glob(os.path.join(out_dir, "*.runtimeconfig.json"))
+    if len(configs) != 1:
+        return None, {}
+    with open(configs[0]) as f:
+        props = json.load(f).get("runtimeOptions", {}).get("configProperties", {})
+    return configs[0].replace(".runtimeconfig.json", ".dll"), props
+
+
+def build_all(subjects, log=print):
+    """Builds what the chosen subjects need; records the outcome on each subject."""
+    os.makedirs(LOGS, exist_ok=True)
+    done = {}
+    for s in subjects:
+        if s.kind == "dotnet":
+            key = s.project
+            if key not in done:
+                log(f"  build {s.project} ...")
+                ok, secs, err = publish(s.project, s.out_dir, os.path.join(LOGS, f"build-{_slug(s.project)}.log"))
+                done[key] = (ok, secs, err)
+                log(f"    {'ok' if ok else 'FAILED'} in {secs:.0f} s" + (f": {err}" if err else ""))
+            ok, secs, err = done[key]
+            if ok:
+                dll, props = dotnet_entry(s.out_dir)
+                if dll is None:
+                    ok, err = False, "no single *.runtimeconfig.json in the publish folder"
+                else:
+                    s.settings = runtime_settings(props, s.env)
+            s.build = {"ok": ok, "seconds": round(secs, 1), "error": err}
+        elif s.kind == "node":
+            ok = shutil.which("node") is not None
+            s.build = {"ok": ok, "error": None if ok else "node not found"}
+            s.settings = {"env": {k: v for k, v in s.env.items()}}
+        elif s.kind == "nginx":
+            ok = shutil.which("nginx") is not None
+            s.build = {"ok": ok, "error": None if ok else "nginx not found"}
+        else:
+            s.build = {"ok": True, "error": None}
+
+
+def runtime_settings(props, env):
+    """What the runtime will do, from runtimeconfig.json and the environment."""
+    def flag(key, env_key, default):
+        if env_key in env:
+            return env[env_key] not in ("0", "false")
+        return bool(props.get(key, default))
+    return {
+        "gc": ("server" if flag("System.GC.Server", "DOTNET_gcServer", False) else "workstation") +
+              (", concurrent" if flag("System.GC.Concurrent", "DOTNET_gcConcurrent", True) else ", non-concurrent"),
+        "tiered_pgo": flag("System.Runtime.TieredPGO", "DOTNET_TieredPGO", True),
+        "tiered_compilation": flag("System.Runtime.TieredCompilation", "DOTNET_TieredCompilation", True),
+        "ready_to_run": env.get("DOTNET_ReadyToRun", "1") != "0",
+        "invariant_globalization": bool(props.get("System.Globalization.Invariant", False)),
+        "env": {k: v for k, v in env.items() if k not in DEBUG_ENV},
+        "config": {k: v for k, v in props.items() if k.startswith(("System.GC", "System.Runtime", "System.Threading"))},
+    }
+
+
+# ---------------------------------------------------------------- launch
+
+def launch_spec(s, port):
+    """(argv, env) to start the subject, pinned by the caller. None for noserver."""
+    env = _clean_env()
+    env.update(s.env)
+    env["PORT"] = str(port)
+    if s.kind == "dotnet":
+        dll, _ = dotnet_entry(s.out_dir)
+        return ["dotnet", dll, "--port", str(port), "--host", "127.0.0.1", *s.args], env
+    if s.kind == "node":
+        return ["node", os.path.join(BENCH, "subjects", "node", "server.js"),
+                "--port", str(port), "--host", "127.0.0.1"], env
+    if s.kind == "nginx":
+        prefix = os.path.join(WORK, "nginx")
+        os.makedirs(prefix, exist_ok=True)
+        with open(os.path.join(BENCH, "subjects", "nginx", "nginx.conf.in")) as f:
+            conf = f.read()
+        conf = conf.replace("@PORT@", str(port)).replace("@HOST@", "127.0.0.1").replace("@PREFIX@", prefix)
+        path = os.path.join(prefix, "nginx.conf")
+        with open(path, "w") as f:
+            f.write(conf)
+        return ["nginx", "-p", prefix, "-e", os.path.join(prefix, "error.log"), "-c", path], env
+    return None, env
+
+
+def display_command(argv):
+    """The command as a person would type it (paths relative to the repository)."""
+    out = []
+    for a in argv:
+        if a.startswith(REPO + "/"):
+            a = os.path.relpath(a, REPO)
+        out.append(a if re.fullmatch(r"[\w./:=@%+,-]+", a) else "'" + a + "'")
+    return " ".join(out)

@@ -1,0 +1,46 @@
+/// Runs the micro-benchmarks in process (no generated projects, so it fits the
+/// suite's time budget) and exports JSON that bench/lib/micro.py reads.
+/// usage: Swoop.Benchmarks [--quick] [--artifacts DIR] [--filter PATTERN]
+module Swoop.Benchmarks.Program
+
+open BenchmarkDotNet.Configs
+open BenchmarkDotNet.Diagnosers
+open BenchmarkDotNet.Exporters
+open BenchmarkDotNet.Exporters.Json
+open BenchmarkDotNet.Jobs
+open BenchmarkDotNet.Loggers
+open BenchmarkDotNet.Columns
+open BenchmarkDotNet.Running
+open BenchmarkDotNet.Toolchains.InProcess.Emit
+
+[<EntryPoint>]
+let main argv =
+    let quick = Array.contains "--quick" argv
+    let option name =
+        match Array.tryFindIndex ((=) name) argv with
+        | Some i when i + 1 < argv.Length -> Some argv[i + 1]
+        | _ -> None
+    let artifacts = option "--artifacts" |> Option.defaultValue "BenchmarkDotNet.Artifacts"
+    let job =
+        let j = Job.Default.WithToolchain(InProcessEmitToolchain.Instance)
+        if quick then j.WithWarmupCount(1).WithIterationCount(3).WithIterationTime(Perfolizer.Horology.TimeInterval.FromMilliseconds 100.0)
+        // Warm-up count left to BenchmarkDotNet (it warms up until the timings settle,
+        // which lets tiered compilation finish); 15 measured iterations of 250 ms.
+        else j.WithIterationCount(15).WithIterationTime(Perfolizer.Horology.TimeInterval.FromMilliseconds 250.0)
+    let config =
+        ManualConfig.CreateEmpty()
+            .AddJob(job)
+            .AddDiagnoser(MemoryDiagnoser.Default)
+            .AddColumnProvider(DefaultColumnProviders.Instance)
+            .AddLogger(ConsoleLogger.Default)
+            .AddExporter(JsonExporter.Full)
+            .AddExporter(MarkdownExporter.GitHub)
+            .WithArtifactsPath(artifacts)
+    let config =
+        match option "--filter" with
+        | Some f -> config.AddFilter(BenchmarkDotNet.Filters.GlobFilter([| f |]))
+        | None -> config
+    let summaries =
+        BenchmarkSwitcher.FromTypes([| typeof<ParserBenchmarks.ParserBenchmarks>; typeof<ResponseBenchmarks.ResponseBenchmarks> |])
+            .RunAll(config)
+    if summaries |> Seq.exists (fun s -> s.HasCriticalValidationErrors) then 1 else 0

@@ -1,0 +1,59 @@
+/// Response writing: Swoop's HttpContext writing a complete response (status line,
+/// Date, Content-Type, Content-Length, Connection-free keep-alive, body) into its
+/// transport's output buffer, exactly as the connection loop drives it, minus the
+/// socket send. Kestrel's equivalent (Http1OutputProducer) is internal, so there is
+/// no Kestrel row here.
+module Swoop.Benchmarks.ResponseBenchmarks
+
+open System
+open System.Text.Json
+open System.Text.Json.Serialization
+open BenchmarkDotNet.Attributes
+open Swoop
+
+[<Struct>]
+type Message =
+    { [<JsonPropertyName "message">]
+      Message: string }
+
+[<MemoryDiagnoser>]
+type ResponseBenchmarks() =
+    let pool = SlabPool(4096, 64)
+    let transport = Transport(pool)
+    let head = RequestHead(Parser.defaultLimits.MaxHeaderCount)
+    let context = HttpContext(transport, head, pool, 1L <<< 20, 30_000L)
+    let helloWorld = "Hello, World!"B
+    let jsonOptions = JsonSerializerOptions(JsonSerializerDefaults.Web)
+    let mutable writer: Utf8JsonWriter = null
+
+    [<GlobalSetup>]
+    member _.Setup() =
+        // A parsed GET /plaintext HTTP/1.1 so keep-alive and method checks see a real request.
+        head.Reset()
+        match Parser.parse (ReadOnlySpan<byte>(Inputs.shortGet)) Parser.defaultLimits head with
+        | Parser.ParseResult.Done -> ()
+        | other -> failwithf "setup parse: %A" other
+        writer <- new Utf8JsonWriter(context.BodyWriter)
+
+    /// Bytes of the last response written (for the report).
+    member _.LastLength = transport.OutLength
+
+    [<Benchmark>]
+    member _.Plaintext() =
+        transport.OutLength <- 0
+        context.Begin()
+        context.ContentType <- "text/plain"
+        context.Write(ReadOnlySpan<byte>(helloWorld))
+        context.Complete(true) |> ignore
+        transport.OutLength
+
+    [<Benchmark>]
+    member _.Json() =
+        transport.OutLength <- 0
+        context.Begin()
+        writer.Reset(context.BodyWriter)
+        JsonSerializer.Serialize(writer, { Message = "Hello, World!" }, jsonOptions)
+        writer.Flush()
+        context.ContentType <- "application/json"
+        context.Complete(true) |> ignore
+        transport.OutLength

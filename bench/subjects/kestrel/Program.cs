@@ -1,0 +1,68 @@
+// Kestrel "raw": a generic host with Kestrel and a single terminal middleware
+// (app.Run) that switches on the path. No routing, no logging providers.
+//
+// With --inline it also applies the transport settings of Microsoft's own
+// TechEmpower "aspnetcore" platform entry (frameworks/CSharp/aspnetcore,
+// src/Platform/Program.cs): UnsafePreferInlineScheduling = true (Linux) and
+// WaitForDataBeforeAllocatingBuffer = false. The environment variables that
+// entry sets (DOTNET_SYSTEM_NET_SOCKETS_INLINE_COMPLETIONS=1, ...) are set by the
+// bench runner, not here.
+using System.Net;
+using Bench.Subjects;
+using Microsoft.AspNetCore.Builder;
+using Microsoft.AspNetCore.Hosting;
+using Microsoft.AspNetCore.Http;
+using Microsoft.Extensions.Hosting;
+
+var listen = Listen.Parse(args);
+bool inline = listen.Flags.Contains("--inline");
+
+var host = new HostBuilder()
+    .ConfigureWebHost(web =>
+    {
+        web.UseKestrel(options =>
+        {
+            options.AddServerHeader = false;
+            options.Listen(IPAddress.Parse(listen.Host), listen.Port);
+        });
+        if (inline)
+        {
+            web.UseSockets(options =>
+            {
+                options.UnsafePreferInlineScheduling = OperatingSystem.IsLinux();
+                options.WaitForDataBeforeAllocatingBuffer = false;
+            });
+        }
+        web.Configure(app => app.Run(Handle));
+    })
+    .Build();
+
+Console.WriteLine($"KestrelRaw listening on http://{listen.Host}:{listen.Port} inline={inline}");
+host.Run();
+
+static Task Handle(HttpContext context)
+{
+    var response = context.Response;
+    switch (context.Request.Path.Value)
+    {
+        case "/plaintext":
+            return Write(response, Payloads.PlaintextContentType, Payloads.Plaintext);
+        case "/json":
+            return Write(response, Payloads.JsonContentType, Payloads.Json());
+        case "/time":
+            return Write(response, Payloads.JsonContentType, Payloads.Time());
+        case "/debug/gc" when Payloads.DebugEnabled:
+            return Write(response, Payloads.JsonContentType, Payloads.DebugGc());
+        default:
+            response.StatusCode = StatusCodes.Status404NotFound;
+            return Task.CompletedTask;
+    }
+}
+
+static Task Write(HttpResponse response, string contentType, byte[] body)
+{
+    response.StatusCode = StatusCodes.Status200OK;
+    response.ContentType = contentType;
+    response.ContentLength = body.Length;
+    return response.Body.WriteAsync(body, 0, body.Length);
+}
