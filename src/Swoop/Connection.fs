@@ -182,11 +182,15 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                                 // the connection waits for bytes holding nothing.
                                 transport.EnsureInput()
 
-                                try
-                                    let! n = transport.ReceiveAsync idleCancel.Token
+                                if settings.ReleaseBufferWhenIdle then
+                                    try
+                                        let! n = transport.ReceiveAsync idleCancel.Token
+                                        received <- n
+                                    with :? OperationCanceledException ->
+                                        received <- -1
+                                else
+                                    let! n = transport.ReceiveAsync()
                                     received <- n
-                                with :? OperationCanceledException ->
-                                    received <- -1
 
                                 if received < 0 then
                                     transport.ReleaseInput()
