@@ -56,8 +56,6 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
     // heap-allocated ref cell, once per request.
     let mutable handlerOk = true
     let mutable received = 0
-    let mutable idleSince = 0L
-    let mutable idleCancel = new CancellationTokenSource()
     let mutable pending: Socket = null
 
     static let errorResponse (status: int) =
@@ -169,35 +167,21 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                                 go <- false
                             else
                                 transport.Deadline <- Heartbeat.NowMs + settings.KeepAliveMs
-                                idleSince <- Heartbeat.NowMs
-
-                                if idleCancel.IsCancellationRequested then
-                                    idleCancel.Dispose()
-                                    idleCancel <- new CancellationTokenSource()
 
                                 Volatile.Write(&transport.State, ConnectionState.Idle)
-                                // A busy keep-alive connection receives straight into its buffer
-                                // (one system call); after a second of silence the heartbeat
-                                // cancels that receive, the buffer goes back to the pool, and
-                                // the connection waits for bytes holding nothing.
-                                transport.EnsureInput()
 
+                                // An idle connection holds no buffer: it waits for bytes with a
+                                // zero-byte receive and leases a segment only when they arrive.
+                                // (A receive with a cancellation token, to take the buffer back
+                                // later, costs an allocation now and then: not on this path.)
                                 if settings.ReleaseBufferWhenIdle then
-                                    try
-                                        let! n = transport.ReceiveAsync idleCancel.Token
-                                        received <- n
-                                    with :? OperationCanceledException ->
-                                        received <- -1
-                                else
-                                    let! n = transport.ReceiveAsync()
-                                    received <- n
-
-                                if received < 0 then
                                     transport.ReleaseInput()
                                     let! _ = transport.WaitForDataAsync()
-                                    transport.EnsureInput()
-                                    let! n = transport.ReceiveAsync()
-                                    received <- n
+                                    ()
+
+                                transport.EnsureInput()
+                                let! n = transport.ReceiveAsync()
+                                received <- n
 
                                 // Still Idle until bytes arrive: the heartbeat may have closed us.
                                 if received = 0 || not (tryState ConnectionState.ReadingHead ConnectionState.Idle) then
@@ -315,15 +299,6 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                 | ConnectionState.ReadingBody
                 | ConnectionState.Lingering -> if tryState ConnectionState.TimedOut state then closeSocket ()
                 | _ -> ()
-            elif state = ConnectionState.Idle && settings.ReleaseBufferWhenIdle && now - idleSince >= 1000L then
-                // Idle for a second: give the receive buffer back (see the idle path).
-                let cancel = idleCancel
-
-                if not cancel.IsCancellationRequested then
-                    try
-                        cancel.Cancel()
-                    with _ ->
-                        ()
 
     /// Starts serving `socket` on the thread pool.
     member c.Start(socket: Socket) =

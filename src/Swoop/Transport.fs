@@ -133,10 +133,6 @@ type internal Transport(pool: SlabPool) =
     member t.ReceiveAsync() : ValueTask<int> =
         t.Socket.ReceiveAsync(Memory<byte>(input.Array, input.Offset + t.InEnd, input.Length - t.InEnd), SocketFlags.None)
 
-    /// Receives as ReceiveAsync, until `cancel` is signalled.
-    member t.ReceiveAsync(cancel: System.Threading.CancellationToken) : ValueTask<int> =
-        t.Socket.ReceiveAsync(Memory<byte>(input.Array, input.Offset + t.InEnd, input.Length - t.InEnd), SocketFlags.None, cancel)
-
     /// Completes when bytes are there to read, without holding a buffer while waiting.
     member t.WaitForDataAsync() : ValueTask<int> =
         t.Socket.ReceiveAsync(Memory<byte>.Empty, SocketFlags.None)
