@@ -243,7 +243,7 @@ def main(argv):
                 progress.line(f"{head} | {scenario.name} ({i + 1}/{count}) ... {progress.eta_text(k, i)}")
             else:
                 progress.seen[(s.name, scenario.name)] = m.get("wall_s", 0) + (
-                    scen_mod.MODES[args.mode]["wrk_warmup"] if scenario.tool == "wrk" else 0)
+                    mode["wrk_warmup"] if scenario.tool == "wrk" else 0)
                 progress.line(f"{head} | {scenario.name}: {summary_line(m)}")
 
         if not s.build.get("ok"):
