@@ -74,6 +74,12 @@ def all_subjects():
         Subject("swoop", "Swoop", "Swoop", "dotnet",
                 "samples/Hello from this repository, Release, run as `dotnet Hello.dll` with the project's own runtime settings",
                 project=swoop_project(), env=DEBUG_ENV),
+        Subject("swoop-inline", "Swoop inline", "Swoop, tuned like Kestrel's TechEmpower entry", "dotnet",
+                "samples/Hello with `--inline --hold-buffers`: handlers run on the socket engine's threads "
+                "(the counterpart of UnsafePreferInlineScheduling plus DOTNET_SYSTEM_NET_SOCKETS_INLINE_COMPLETIONS=1) "
+                "and idle connections keep their receive buffer (the counterpart of WaitForDataBeforeAllocatingBuffer=false)",
+                project=swoop_project(), args=["--inline", "--hold-buffers"],
+                env={**DEBUG_ENV, "DOTNET_SYSTEM_NET_SOCKETS_INLINE_COMPLETIONS": "1"}),
         Subject("kestrel-raw", "Kestrel raw", "Kestrel raw", "dotnet",
                 "Generic host + Kestrel, one terminal middleware (app.Run), no routing, no logging providers, AddServerHeader=false; Kestrel defaults otherwise",
                 project="bench/subjects/kestrel/Kestrel.csproj", env=DEBUG_ENV),

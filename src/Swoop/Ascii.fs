@@ -35,6 +35,12 @@ let Token: SearchValues<byte> = SearchValues.Create(bytesWhere isTchar)
 let TokenChars: SearchValues<char> =
     SearchValues.Create(String(bytesWhere isTchar |> Array.map char))
 
+/// Whether a string has a control character other than HTAB (CR, LF, NUL, DEL...), which
+/// must never reach a response head.
+let hasControlChar (s: string) =
+    let span = s.AsSpan()
+    span.ContainsAnyInRange('\000', '\008') || span.ContainsAnyInRange('\010', '\031') || span.Contains('\127')
+
 /// field-value bytes once the line end is gone: VCHAR, obs-text, SP and HTAB.
 /// Excludes CR (a bare CR is an error), NUL and every other control.
 let FieldValue: SearchValues<byte> =
@@ -78,8 +84,9 @@ let equalsLower (s: ReadOnlySpan<byte>) (lower: byte[]) =
 
 let inline isOws (b: byte) = b = SP || b = HTAB
 
-/// Removes optional whitespace (SP / HTAB) around a field value.
-let trimOws (s: ReadOnlySpan<byte>) =
+/// Where a field value starts and how long it is once optional whitespace (SP / HTAB)
+/// around it is left out.
+let owsBounds (s: ReadOnlySpan<byte>) =
     let mutable a = 0
     let mutable z = s.Length
 
@@ -89,7 +96,12 @@ let trimOws (s: ReadOnlySpan<byte>) =
     while z > a && isOws s[z - 1] do
         z <- z - 1
 
-    s.Slice(a, z - a)
+    struct (a, z - a)
+
+/// Removes optional whitespace (SP / HTAB) around a field value.
+let trimOws (s: ReadOnlySpan<byte>) =
+    let struct (start, length) = owsBounds s
+    s.Slice(start, length)
 
 /// 1*DIGIT as a non-negative int64; -1 if empty, not all digits, or over 18 digits.
 let parseDecimal (s: ReadOnlySpan<byte>) : int64 =
@@ -119,50 +131,28 @@ let inline hexValue (b: byte) =
     elif b >= byte 'A' && b <= byte 'F' then int b - int 'A' + 10
     else -1
 
+let private digitChars = "0123456789abcdef"
+
+/// Writes a non-negative integer in the given base (10 or 16, lower case); returns the
+/// bytes written.
+let private writeInBase (radix: int64) (value: int64) (dest: Span<byte>) =
+    let mutable n = 1
+    let mutable v = value / radix
+
+    while v > 0L do
+        v <- v / radix
+        n <- n + 1
+
+    let mutable w = value
+
+    for i in n - 1 .. -1 .. 0 do
+        dest[i] <- byte digitChars[int (w % radix)]
+        w <- w / radix
+
+    n
+
 /// Writes a non-negative integer in decimal; returns the bytes written.
-let writeDecimal (value: int64) (dest: Span<byte>) =
-    if value = 0L then
-        dest[0] <- byte '0'
-        1
-    else
-        let mutable n = 0
-        let mutable v = value
-
-        while v > 0L do
-            v <- v / 10L
-            n <- n + 1
-
-        let mutable i = n - 1
-        let mutable w = value
-
-        while w > 0L do
-            dest[i] <- byte (int '0' + int (w % 10L))
-            w <- w / 10L
-            i <- i - 1
-
-        n
+let writeDecimal (value: int64) (dest: Span<byte>) = writeInBase 10L value dest
 
 /// Writes a non-negative integer in lower-case hex; returns the bytes written.
-let writeHex (value: int64) (dest: Span<byte>) =
-    let digits = "0123456789abcdef"
-
-    if value = 0L then
-        dest[0] <- byte '0'
-        1
-    else
-        let mutable n = 0
-        let mutable v = value
-
-        while v > 0L do
-            v <- v >>> 4
-            n <- n + 1
-
-        let mutable i = n - 1
-        let mutable w = value
-
-        while w > 0L do
-            dest[i] <- byte digits[int (w &&& 15L)]
-            w <- w >>> 4
-            i <- i - 1
-
-        n
+let writeHex (value: int64) (dest: Span<byte>) = writeInBase 16L value dest

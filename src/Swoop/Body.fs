@@ -5,6 +5,7 @@ namespace Swoop
 
 open System
 open System.Threading
+open System.IO
 open System.Threading.Tasks
 
 /// Raised when a request turns out to be malformed after its head was accepted (bad chunked
@@ -105,10 +106,26 @@ type internal BodyReader(transport: Transport, head: RequestHead, bodyTimeoutMs:
                 transport.InPos <- transport.InStart + head.HeadLength
                 transport.InEnd <- transport.InPos
 
+            // Answers to earlier pipelined requests go out before we wait on the client.
+            if transport.OutLength > 0 then
+                do! transport.FlushAsync()
+
             transport.MakeRoom 2048
             transport.Deadline <- Heartbeat.NowMs + bodyTimeoutMs
-            Volatile.Write(&transport.State, ConnectionState.ReadingBody)
-            let! got = transport.ReceiveAsync()
+
+            if
+                Interlocked.CompareExchange(&transport.State, ConnectionState.ReadingBody, ConnectionState.Processing)
+                <> ConnectionState.Processing
+            then
+                this.Fail(408, "timed out reading the request body")
+
+            let mutable got = 0
+
+            try
+                let! n = transport.ReceiveAsync()
+                got <- n
+            with _ when Volatile.Read(&transport.State) = ConnectionState.TimedOut ->
+                this.Fail(408, "timed out reading the request body")
 
             if
                 Interlocked.CompareExchange(&transport.State, ConnectionState.Processing, ConnectionState.ReadingBody)
@@ -125,6 +142,10 @@ type internal BodyReader(transport: Transport, head: RequestHead, bodyTimeoutMs:
     member private this.ReadSlowAsync(destination: Memory<byte>) : Task<int> =
         task {
             if this.NeedsContinue then
+                // Refuse an oversized body before inviting the client to send it.
+                if head.Body = BodyKind.Sized && head.ContentLength > this.MaxSize then
+                    this.Fail(413, "request body larger than the limit")
+
                 continueSent <- true
                 transport.Append(Response.continue100)
                 do! transport.FlushAsync()
@@ -157,6 +178,25 @@ type internal BodyReader(transport: Transport, head: RequestHead, bodyTimeoutMs:
                 ValueTask<int>(n)
             else
                 ValueTask<int>(this.ReadSlowAsync destination)
+
+    /// Reads the whole body (up to MaxSize) into one array.
+    member this.ReadAllAsync() : Task<byte[]> =
+        task {
+            use collected = new MemoryStream()
+            let chunk = System.Buffers.ArrayPool<byte>.Shared.Rent 16384
+
+            try
+                let mutable go = true
+
+                while go do
+                    let! n = this.ReadAsync(Memory<byte>(chunk))
+
+                    if n = 0 then go <- false else collected.Write(chunk, 0, n)
+            finally
+                System.Buffers.ArrayPool<byte>.Shared.Return chunk
+
+            return collected.ToArray()
+        }
 
     /// Reads and throws away what the handler left unread, up to `limit` bytes. False when
     /// the connection should close instead: too much left, "100 Continue" never sent (the
@@ -191,3 +231,26 @@ type internal BodyReader(transport: Transport, head: RequestHead, bodyTimeoutMs:
             this.MaxSize <- saved
             return ok && isDone
         }
+
+/// The request body as a read-only Stream over the context's reader.
+[<Sealed>]
+type internal RequestBodyStream(read: Memory<byte> -> ValueTask<int>) =
+    inherit Stream()
+    override _.CanRead = true
+    override _.CanSeek = false
+    override _.CanWrite = false
+    override _.Length = raise (NotSupportedException())
+
+    override _.Position
+        with get () = raise (NotSupportedException())
+        and set _ = raise (NotSupportedException())
+
+    override _.Flush() = ()
+    override _.Seek(_, _) = raise (NotSupportedException())
+    override _.SetLength _ = raise (NotSupportedException())
+    override _.Write(_: byte[], _: int, _: int) = raise (NotSupportedException())
+    override _.Read(buffer: byte[], offset: int, count: int) =
+        (read (Memory<byte>(buffer, offset, count))).AsTask().GetAwaiter().GetResult()
+    override _.ReadAsync(buffer: Memory<byte>, _: Threading.CancellationToken) = read buffer
+    override _.ReadAsync(buffer: byte[], offset: int, count: int, _: Threading.CancellationToken) =
+        (read (Memory<byte>(buffer, offset, count))).AsTask()

@@ -68,6 +68,9 @@ module internal ChunkedState =
     [<Literal>]
     let Finished = 16
 
+    [<Literal>]
+    let AfterQuoted = 17
+
 open ChunkedState
 
 [<Sealed; AllowNullLiteral>]
@@ -239,8 +242,8 @@ type internal ChunkedDecoder(maxChunkLine: int, maxTrailerSection: int) =
                             elif isOws b then state <- AfterExtName; true
                             else false
                         | AfterExtName ->
-                            if b = CR then state <- SizeLF; true
-                            elif b = byte ';' then state <- ExtNameStart; true
+                            // Whitespace after a name may only lead to '=' or the next ';'.
+                            if b = byte ';' then state <- ExtNameStart; true
                             elif b = byte '=' then state <- ExtValueStart; true
                             else isOws b
                         | ExtValueStart ->
@@ -254,15 +257,20 @@ type internal ChunkedDecoder(maxChunkLine: int, maxTrailerSection: int) =
                             elif isOws b then state <- AfterExtValue; true
                             else false
                         | Quoted ->
-                            if b = byte '"' then state <- AfterExtValue; true
+                            if b = byte '"' then state <- AfterQuoted; true
                             elif b = byte '\\' then state <- QuotedPair; true
                             else QuotedText.Contains b
                         | QuotedPair ->
                             if b = HTAB || (b >= SP && b <> 127uy) then state <- Quoted; true
                             else false
-                        | AfterExtValue ->
+                        | AfterQuoted ->
                             if b = CR then state <- SizeLF; true
                             elif b = byte ';' then state <- ExtNameStart; true
+                            elif isOws b then state <- AfterExtValue; true
+                            else false
+                        | AfterExtValue ->
+                            // Whitespace after a value may only lead to the next ';'.
+                            if b = byte ';' then state <- ExtNameStart; true
                             else isOws b
                         | SizeLF ->
                             if b <> LF then

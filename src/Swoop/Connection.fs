@@ -45,7 +45,7 @@ type internal ConnectionSettings
 type internal Connection(settings: ConnectionSettings, onClosed: Connection -> unit) =
     static let lingerBuffer: byte[] = Array.zeroCreate 4096
 
-    let transport = Transport(settings.Pool)
+    let transport = Transport(settings.Pool, SendTimeoutMs = settings.BodyMs)
     let head = RequestHead(settings.Limits.MaxHeaderCount)
 
     let context =
@@ -55,6 +55,9 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
     // A field, not a local: a mutable local that lives across an await in a task becomes a
     // heap-allocated ref cell, once per request.
     let mutable handlerOk = true
+    let mutable received = 0
+    let mutable idleSince = 0L
+    let mutable idleCancel = new CancellationTokenSource()
     let mutable pending: Socket = null
 
     static let errorResponse (status: int) =
@@ -162,41 +165,61 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                             transport.InPos <- 0
                             transport.InEnd <- 0
 
-                            if settings.ReleaseBufferWhenIdle then
-                                transport.ReleaseInput()
-
                             if settings.Stopping then
                                 go <- false
                             else
                                 transport.Deadline <- Heartbeat.NowMs + settings.KeepAliveMs
+                                idleSince <- Heartbeat.NowMs
+
+                                if idleCancel.IsCancellationRequested then
+                                    idleCancel.Dispose()
+                                    idleCancel <- new CancellationTokenSource()
+
                                 Volatile.Write(&transport.State, ConnectionState.Idle)
+                                // A busy keep-alive connection receives straight into its buffer
+                                // (one system call); after a second of silence the heartbeat
+                                // cancels that receive, the buffer goes back to the pool, and
+                                // the connection waits for bytes holding nothing.
+                                transport.EnsureInput()
 
-                                if settings.ReleaseBufferWhenIdle then
+                                try
+                                    let! n = transport.ReceiveAsync idleCancel.Token
+                                    received <- n
+                                with :? OperationCanceledException ->
+                                    received <- -1
+
+                                if received < 0 then
+                                    transport.ReleaseInput()
                                     let! _ = transport.WaitForDataAsync()
-                                    ()
+                                    transport.EnsureInput()
+                                    let! n = transport.ReceiveAsync()
+                                    received <- n
 
-                                if not (tryState ConnectionState.ReadingHead ConnectionState.Idle) then
+                                // Still Idle until bytes arrive: the heartbeat may have closed us.
+                                if received = 0 || not (tryState ConnectionState.ReadingHead ConnectionState.Idle) then
                                     go <- false
                                 else
                                     transport.Deadline <- Heartbeat.NowMs + settings.RequestHeadMs
-                                    transport.EnsureInput()
-                                    let! n = transport.ReceiveAsync()
-
-                                    if n = 0 then go <- false else transport.InEnd <- transport.InEnd + n
+                                    transport.InEnd <- transport.InEnd + received
 
                         if go then
                             match Parser.parse transport.Request settings.Limits head with
                             | Parser.ParseResult.Done ->
                                 transport.InPos <- transport.InStart + head.HeadLength
-                                Volatile.Write(&transport.State, ConnectionState.Processing)
-                                context.Begin()
-                                handlerOk <- true
-                                let pending = invokeHandler ()
 
-                                // The synchronous path is a plain call: no task, no allocation.
-                                if not pending.IsCompletedSuccessfully then
-                                    let! finished = awaitHandlerAsync pending
-                                    handlerOk <- finished
+                                // The heartbeat may have answered 408 just now: then stop here.
+                                if not (tryState ConnectionState.Processing ConnectionState.ReadingHead) then
+                                    go <- false
+                                    handlerOk <- false
+                                else
+                                    context.Begin()
+                                    handlerOk <- true
+                                    let pending = invokeHandler ()
+
+                                    // The synchronous path is a plain call: no task, no allocation.
+                                    if not pending.IsCompletedSuccessfully then
+                                        let! finished = awaitHandlerAsync pending
+                                        handlerOk <- finished
 
                                 if not handlerOk then
                                     go <- false
@@ -204,6 +227,7 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                                     let! drained = context.Reader.DrainAsync settings.DrainLimit
                                     let keepAlive = context.Complete(drained && not settings.Stopping)
                                     transport.InStart <- transport.InPos
+                                    transport.SkipEmptyLines()
                                     head.Reset()
 
                                     if not keepAlive then
@@ -261,7 +285,12 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
         member _.Tick(now: int64) =
             let state = Volatile.Read(&transport.State)
 
+            let sendDeadline = Volatile.Read(&transport.SendDeadline)
+
             if settings.ForceClose && state <> ConnectionState.Closed then
+                closeSocket ()
+            elif sendDeadline > 0L && now > sendDeadline then
+                // The client stopped reading our answers.
                 closeSocket ()
             elif settings.Stopping && state = ConnectionState.Idle then
                 if tryState ConnectionState.Closed ConnectionState.Idle then closeSocket ()
@@ -269,8 +298,11 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                 match state with
                 | ConnectionState.ReadingHead ->
                     if tryState ConnectionState.TimedOut state then
+                        // Never block the heartbeat: a send that cannot go at once is dropped.
                         try
-                            transport.Socket.Send(errorResponse 408) |> ignore
+                            let s = transport.Socket
+                            s.Blocking <- false
+                            s.Send(errorResponse 408) |> ignore
                         with _ ->
                             ()
 
@@ -279,6 +311,15 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                 | ConnectionState.ReadingBody
                 | ConnectionState.Lingering -> if tryState ConnectionState.TimedOut state then closeSocket ()
                 | _ -> ()
+            elif state = ConnectionState.Idle && settings.ReleaseBufferWhenIdle && now - idleSince >= 1000L then
+                // Idle for a second: give the receive buffer back (see the idle path).
+                let cancel = idleCancel
+
+                if not cancel.IsCancellationRequested then
+                    try
+                        cancel.Cancel()
+                    with _ ->
+                        ()
 
     /// Starts serving `socket` on the thread pool.
     member c.Start(socket: Socket) =

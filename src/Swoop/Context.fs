@@ -8,29 +8,6 @@ open System.Text
 open System.Threading.Tasks
 open Swoop.Ascii
 
-/// The request body as a read-only Stream over the context's reader.
-[<Sealed>]
-type internal RequestBodyStream(read: Memory<byte> -> ValueTask<int>) =
-    inherit Stream()
-    override _.CanRead = true
-    override _.CanSeek = false
-    override _.CanWrite = false
-    override _.Length = raise (NotSupportedException())
-
-    override _.Position
-        with get () = raise (NotSupportedException())
-        and set _ = raise (NotSupportedException())
-
-    override _.Flush() = ()
-    override _.Seek(_, _) = raise (NotSupportedException())
-    override _.SetLength _ = raise (NotSupportedException())
-    override _.Write(_: byte[], _: int, _: int) = raise (NotSupportedException())
-    override _.Read(buffer: byte[], offset: int, count: int) =
-        (read (Memory<byte>(buffer, offset, count))).AsTask().GetAwaiter().GetResult()
-    override _.ReadAsync(buffer: Memory<byte>, _: Threading.CancellationToken) = read buffer
-    override _.ReadAsync(buffer: byte[], offset: int, count: int, _: Threading.CancellationToken) =
-        (read (Memory<byte>(buffer, offset, count))).AsTask()
-
 [<Sealed; AllowNullLiteral>]
 type HttpContext
     internal (transport: Transport, head: RequestHead, pool: SlabPool, maxBodySize: int64, bodyTimeoutMs: int64)
@@ -50,6 +27,8 @@ type HttpContext
     let mutable started = false
     let mutable chunkedOut = false
     let mutable closeDelimited = false
+    /// Body bytes sent after a streamed head, to hold the handler to its Content-Length.
+    let mutable streamed = 0L
     let mutable path: string = null
     let mutable bodyStream: Stream = null
 
@@ -73,13 +52,6 @@ type HttpContext
                 i <- i + 1
 
             i = bytes.Length
-
-    let checkHeader (name: string) (value: string) =
-        if isNull name || name.Length = 0 || name.AsSpan().ContainsAnyExcept(TokenChars) then
-            invalidArg "name" "a header name must be a token"
-
-        if isNull value || value.AsSpan().IndexOfAny('\r', '\n', '\000') >= 0 then
-            invalidArg "value" "a header value must not contain CR, LF or NUL"
 
     let ensureBody (size: int) =
         if body.IsEmpty then
@@ -163,6 +135,7 @@ type HttpContext
     /// Moves what the handler wrote so far into the output buffer, framed as started.
     let moveBodyToOutput () =
         if sendsBody () then
+            streamed <- streamed + int64 bodyLength
             if chunkedOut then writeChunk (bodySpan ()) else transport.Append(bodySpan ())
 
         bodyLength <- 0
@@ -175,7 +148,12 @@ type HttpContext
         reader.SuppressContinue()
 
         if not (sendsBody ()) then
-            writeHead (finalLength ()) (keepAliveNow true)
+            // HEAD (or 204/304) streamed: the length is unknown unless the handler set it.
+            let length =
+                if head.Method = HttpMethod.Head && Response.statusHasBody status then explicitLength
+                else finalLength ()
+
+            writeHead length (keepAliveNow true)
         elif explicitLength >= 0L then
             writeHead explicitLength (keepAliveNow true)
         elif head.Version = HttpVersion.Http10 then
@@ -192,17 +170,9 @@ type HttpContext
     member _.Method = head.Method
 
     member _.MethodName =
-        match head.Method with
-        | HttpMethod.Get -> "GET"
-        | HttpMethod.Head -> "HEAD"
-        | HttpMethod.Post -> "POST"
-        | HttpMethod.Put -> "PUT"
-        | HttpMethod.Delete -> "DELETE"
-        | HttpMethod.Options -> "OPTIONS"
-        | HttpMethod.Patch -> "PATCH"
-        | HttpMethod.Trace -> "TRACE"
-        | HttpMethod.Connect -> "CONNECT"
-        | _ -> stringAt head.MethodStart head.MethodLength
+        match methodName head.Method with
+        | null -> stringAt head.MethodStart head.MethodLength
+        | known -> known
 
     member _.Target = stringAt head.TargetStart head.TargetLength
 
@@ -219,10 +189,22 @@ type HttpContext
 
     member _.Version = head.Version
     member _.HeaderCount = head.HeaderCount
-    member _.HeaderName(index: int) = stringAt head.Headers[index].NameStart head.Headers[index].NameLength
-    member _.HeaderValue(index: int) = stringAt head.Headers[index].ValueStart head.Headers[index].ValueLength
-    member _.HeaderNameBytes(index: int) = bytesAt head.Headers[index].NameStart head.Headers[index].NameLength
-    member _.HeaderValueBytes(index: int) = bytesAt head.Headers[index].ValueStart head.Headers[index].ValueLength
+    member private _.Check(index: int) =
+        if index < 0 || index >= head.HeaderCount then
+            raise (ArgumentOutOfRangeException("index", "no header at that index"))
+
+    member this.HeaderName(index: int) =
+        this.Check index
+        stringAt head.Headers[index].NameStart head.Headers[index].NameLength
+    member this.HeaderValue(index: int) =
+        this.Check index
+        stringAt head.Headers[index].ValueStart head.Headers[index].ValueLength
+    member this.HeaderNameBytes(index: int) =
+        this.Check index
+        bytesAt head.Headers[index].NameStart head.Headers[index].NameLength
+    member this.HeaderValueBytes(index: int) =
+        this.Check index
+        bytesAt head.Headers[index].ValueStart head.Headers[index].ValueLength
 
     member this.Header(name: string) =
         let mutable found = -1
@@ -242,23 +224,7 @@ type HttpContext
     member _.HasRequestBody = head.Body <> BodyKind.NoBody
     member _.ReadAsync(destination: Memory<byte>) = reader.ReadAsync destination
 
-    member this.ReadBodyAsync() : Task<byte[]> =
-        task {
-            use collected = new MemoryStream()
-            let chunk = ArrayPool<byte>.Shared.Rent 16384
-
-            try
-                let mutable go = true
-
-                while go do
-                    let! n = reader.ReadAsync(Memory<byte>(chunk))
-
-                    if n = 0 then go <- false else collected.Write(chunk, 0, n)
-            finally
-                ArrayPool<byte>.Shared.Return chunk
-
-            return collected.ToArray()
-        }
+    member _.ReadBodyAsync() : Task<byte[]> = reader.ReadAllAsync()
 
     member _.RequestBody =
         if isNull bodyStream then
@@ -270,7 +236,11 @@ type HttpContext
         with get () = reader.MaxSize
         and set (v: int64) = reader.MaxSize <- v
 
-    member _.TrailerCount = if isNull reader.Decoder then 0 else reader.Decoder.Trailers.Count
+    member _.TrailerCount =
+        if head.Body <> BodyKind.Chunked || isNull reader.Decoder || not reader.Decoder.IsDone then
+            0
+        else
+            reader.Decoder.Trailers.Count
 
     member _.TrailerName(index: int) =
         let t = reader.Decoder.Trailers[index]
@@ -287,11 +257,12 @@ type HttpContext
     member _.StatusCode
         with get () = status
         and set (v: int) =
-            if v < 100 || v > 999 then invalidArg "StatusCode" "a status code has three digits"
+            // 1xx are interim answers the server sends itself (100 Continue), never final ones.
+            if v < 200 || v > 999 then invalidArg "StatusCode" "a final status code is 200 to 999"
             status <- v
 
     member this.AddHeader(name: string, value: string) =
-        checkHeader name value
+        Response.checkHeader name value
 
         if String.Equals(name, "Content-Length", StringComparison.OrdinalIgnoreCase) then
             match Int64.TryParse value with
@@ -315,7 +286,7 @@ type HttpContext
             headerCount <- headerCount + 1
 
     member this.SetHeader(name: string, value: string) =
-        checkHeader name value
+        Response.checkHeader name value
         let mutable w = 0
 
         for r in 0 .. headerCount - 1 do
@@ -330,7 +301,7 @@ type HttpContext
     member _.ContentType
         with get () = contentType
         and set (v: string) =
-            if not (isNull v) then checkHeader "Content-Type" v
+            if not (isNull v) then Response.checkHeader "Content-Type" v
             contentType <- v
 
     member _.Write(bytes: ReadOnlySpan<byte>) =
@@ -378,6 +349,7 @@ type HttpContext
         started <- false
         chunkedOut <- false
         closeDelimited <- false
+        streamed <- 0L
         path <- null
         releaseBody ()
         reader.Begin maxBodySize
@@ -407,8 +379,12 @@ type HttpContext
             if chunkedOut then
                 transport.Append(Response.lastChunk)
 
+        // A streamed body that broke its own Content-Length leaves the client out of step.
+        let lengthKept =
+            not started || chunkedOut || closeDelimited || not (sendsBody ()) || streamed = explicitLength
+
         releaseBody ()
-        keepAlive && not closeDelimited
+        keepAlive && lengthKept && not closeDelimited
 
     member internal _.Release() =
         releaseBody ()

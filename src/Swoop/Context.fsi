@@ -91,12 +91,13 @@ type HttpContext =
 
     // ---- response ----
 
-    /// The response status code; 200 unless set.
+    /// The response status code (200 to 999); 200 unless set.
     member StatusCode: int with get, set
 
     /// Sets a response header, replacing one of the same name. Content-Length and
     /// Connection are understood, not copied: the server writes those itself.
-    /// Raises ArgumentException for a name that is not a token or a value with CR, LF or NUL.
+    /// Raises ArgumentException for a name that is not a token, or a value with a control
+    /// character (CR, LF, NUL...; HTAB is allowed).
     member SetHeader: name: string * value: string -> unit
 
     /// Adds a response header line even if one of that name exists (e.g. Set-Cookie).

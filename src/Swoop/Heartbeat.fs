@@ -52,11 +52,9 @@ type internal Heartbeat(interval: TimeSpan) as this =
         put 31 " GMT\r\n"
         into
 
-    // Two buffers, written in turn: a reader holding the previous one has a whole second to
-    // finish copying 37 bytes before it is overwritten.
-    static let dateBuffers = [| Array.zeroCreate<byte> 37; Array.zeroCreate<byte> 37 |]
-    static let mutable dateTurn = 0
-    static let mutable dateBytes = formatDate DateTime.UtcNow dateBuffers[0]
+    // A fresh array every beat (37 bytes a second): a reader still copying the old one is
+    // never disturbed.
+    static let mutable dateBytes = formatDate DateTime.UtcNow (Array.zeroCreate 37)
     static let mutable nowMs = Environment.TickCount64
 
     let gate = obj ()
@@ -74,16 +72,21 @@ type internal Heartbeat(interval: TimeSpan) as this =
     /// Milliseconds on a monotonic clock, as of the last beat (at most a second stale).
     static member NowMs = Volatile.Read(&nowMs)
 
-    member _.Beat() =
+    member this.Beat() =
+        try
+            this.BeatOnce()
+        with e ->
+            eprintfn "swoop: heartbeat failed: %O" e
+
+    member private _.BeatOnce() =
         let now = Environment.TickCount64
         Volatile.Write(&nowMs, now)
-        lock dateBuffers (fun () ->
-            dateTurn <- 1 - dateTurn
-            Volatile.Write(&dateBytes, formatDate DateTime.UtcNow dateBuffers[dateTurn]))
-        let snapshot = members
-        let count = used
+        Volatile.Write(&dateBytes, formatDate DateTime.UtcNow (Array.zeroCreate 37))
+        // The array may grow while we look: read the count first, and never past the array.
+        let count = Volatile.Read(&used)
+        let snapshot = Volatile.Read(&members)
 
-        for i in 0 .. count - 1 do
+        for i in 0 .. (min count snapshot.Length) - 1 do
             let m = Volatile.Read(&snapshot[i])
 
             if not (isNull m) then
@@ -102,9 +105,9 @@ type internal Heartbeat(interval: TimeSpan) as this =
                     if used = members.Length then
                         let bigger = Array.zeroCreate (members.Length * 2)
                         Array.blit members 0 bigger 0 members.Length
-                        members <- bigger
+                        Volatile.Write(&members, bigger)
 
-                    used <- used + 1
+                    Volatile.Write(&used, used + 1)
                     used - 1
 
             Volatile.Write(&members[slot], m)

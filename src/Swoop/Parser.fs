@@ -95,7 +95,15 @@ let private parseTarget (target: ReadOnlySpan<byte>) (offset: int) (head: Reques
             0
     elif head.Method = HttpMethod.Connect then
         // authority-form: host:port, nothing else.
-        if target.IndexOfAny(byte '/', byte '?') >= 0 || target.IndexOf(byte '@') >= 0 then
+        let colon = target.LastIndexOf(byte ':')
+
+        if
+            target.IndexOfAny(byte '/', byte '?') >= 0
+            || target.IndexOf(byte '@') >= 0
+            || colon <= 0
+            || colon = target.Length - 1
+            || target.Slice(colon + 1).IndexOfAnyExceptInRange(byte '0', byte '9') >= 0
+        then
             400
         else
             head.PathStart <- offset
@@ -114,7 +122,8 @@ let private parseTarget (target: ReadOnlySpan<byte>) (offset: int) (head: Reques
             let authorityEnd = afterScheme.IndexOfAny(byte '/', byte '?')
             let authorityLength = if authorityEnd < 0 then afterScheme.Length else authorityEnd
 
-            if authorityLength = 0 then
+            // userinfo ("user@host") in a request target is an error (RFC 9110 4.2.4).
+            if authorityLength = 0 || afterScheme.Slice(0, authorityLength).IndexOf(byte '@') >= 0 then
                 400
             elif authorityEnd < 0 then
                 head.PathStart <- offset + target.Length
@@ -186,18 +195,10 @@ let tryParseField
             if raw.IndexOfAnyExcept(FieldValue) >= 0 then
                 false
             else
-                let mutable a = 0
-                let mutable z = raw.Length
-
-                while a < z && isOws raw[a] do
-                    a <- a + 1
-
-                while z > a && isOws raw[z - 1] do
-                    z <- z - 1
-
+                let struct (start, length) = owsBounds raw
                 nameLength <- colon
-                valueStart <- colon + 1 + a
-                valueLength <- z - a
+                valueStart <- colon + 1 + start
+                valueLength <- length
                 true
 
 /// Folds one comma-separated Transfer-Encoding field value into the head.
@@ -335,7 +336,8 @@ let parse (input: ReadOnlySpan<byte>) (limits: ParserLimits) (head: RequestHead)
                     result <- fail head 400
                 elif head.LineStart > limits.MaxRequestLineSize then
                     result <- fail head 400
-                elif partial.Length > limits.MaxRequestLineSize then
+                // A CR at the end may be the line's own (its LF not here yet): not counted.
+                elif partial.Length - (if partial.Length > 0 && partial[partial.Length - 1] = CR then 1 else 0) > limits.MaxRequestLineSize then
                     result <- fail head 414
             elif input.Length - head.HeaderSectionStart > limits.MaxHeaderSectionSize then
                 result <- fail head 431

@@ -15,6 +15,22 @@ type HttpMethod =
     | Trace = 8
     | Connect = 9
 
+[<AutoOpen>]
+module internal MethodNames =
+    /// The name of a known method (interned literals), or null for Other.
+    let methodName (m: HttpMethod) =
+        match m with
+        | HttpMethod.Get -> "GET"
+        | HttpMethod.Head -> "HEAD"
+        | HttpMethod.Post -> "POST"
+        | HttpMethod.Put -> "PUT"
+        | HttpMethod.Delete -> "DELETE"
+        | HttpMethod.Options -> "OPTIONS"
+        | HttpMethod.Patch -> "PATCH"
+        | HttpMethod.Trace -> "TRACE"
+        | HttpMethod.Connect -> "CONNECT"
+        | _ -> null
+
 /// The protocol version of a request: only HTTP/1.0 and HTTP/1.1 get this far.
 type HttpVersion =
     | Http10 = 10

@@ -115,3 +115,12 @@ let putContentLength (length: int64) (dest: Span<byte>) (pos: int) =
 /// Upper bound of the bytes `putHeader` writes.
 let inline headerSize (name: string) (value: string) =
     Encoding.UTF8.GetMaxByteCount(name.Length + value.Length) + 4
+
+/// Refuses a response header that could break the response head: a name that is not a
+/// token, or a value with a control character (CR, LF, NUL...; HTAB is fine).
+let checkHeader (name: string) (value: string) =
+    if isNull name || name.Length = 0 || name.AsSpan().ContainsAnyExcept(TokenChars) then
+        invalidArg "name" "a header name must be a token"
+
+    if isNull value || hasControlChar value then
+        invalidArg "value" "a header value must not contain CR, LF or other control characters"

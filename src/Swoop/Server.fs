@@ -86,6 +86,7 @@ type RunningServer internal (listener: Socket, settings: ConnectionSettings, shu
     let mutable open' = 0
     let allClosed = TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously)
     let mutable stopTask: Task = null
+    let mutable lastAcceptError = 0L
 
     let onClosed (c: Connection) =
         idle.Add c
@@ -100,7 +101,12 @@ type RunningServer internal (listener: Socket, settings: ConnectionSettings, shu
             while go do
                 try
                     let! socket = listener.AcceptAsync()
-                    socket.NoDelay <- true
+
+                    try
+                        socket.NoDelay <- true
+                    with _ ->
+                        () // the peer may already be gone; the connection loop will see it
+
                     Interlocked.Increment(&open') |> ignore
 
                     let connection =
@@ -114,8 +120,14 @@ type RunningServer internal (listener: Socket, settings: ConnectionSettings, shu
                 | :? SocketException as e when settings.Stopping || e.SocketErrorCode = SocketError.OperationAborted ->
                     go <- false
                 | :? SocketException as e ->
-                    // Out of file descriptors and the like: say so, back off, keep serving.
-                    eprintfn "swoop: accept failed: %s" e.Message
+                    // Out of file descriptors and the like: say so (once a second at most),
+                    // back off, keep serving.
+                    let now = Environment.TickCount64
+
+                    if now - lastAcceptError >= 1000L then
+                        lastAcceptError <- now
+                        eprintfn "swoop: accept failed: %s" e.Message
+
                     do! Task.Delay 10
         }
 
@@ -131,7 +143,7 @@ type RunningServer internal (listener: Socket, settings: ConnectionSettings, shu
             if isNull stopTask then
                 stopTask <-
                     task {
-                        settings.Stopping <- true
+                        Interlocked.Exchange(&settings.Stopping, true) |> ignore
                         listener.Dispose()
                         settings.Heartbeat.Beat() // closes idle connections now
 
@@ -139,7 +151,7 @@ type RunningServer internal (listener: Socket, settings: ConnectionSettings, shu
                             let! first = Task.WhenAny(allClosed.Task, Task.Delay shutdownTimeout)
 
                             if not (obj.ReferenceEquals(first, allClosed.Task)) then
-                                settings.ForceClose <- true
+                                Interlocked.Exchange(&settings.ForceClose, true) |> ignore
                                 settings.Heartbeat.Beat()
                                 let! _ = Task.WhenAny(allClosed.Task, Task.Delay 2000)
                                 ()

@@ -31,10 +31,10 @@ type ServerOptions =
         BodyReadTimeout: TimeSpan
         /// How long shutdown waits for in-flight requests before closing every connection.
         ShutdownTimeout: TimeSpan
-        /// True (default): an idle keep-alive connection holds no buffer; it waits for bytes
-        /// with a zero-byte receive and leases 4 KiB only when they arrive. False: it receives
-        /// straight into a leased 4 KiB segment: one system call less per request, 4 KiB held
-        /// per idle connection.
+        /// True (default): a keep-alive connection silent for about a second gives its 4 KiB
+        /// receive buffer back and waits for bytes holding nothing (a zero-byte receive), so
+        /// idle connections cost no buffer memory; busy ones keep theirs and receive with one
+        /// system call. False: every connection keeps its buffer until it closes.
         ReleaseBufferWhenIdle: bool
         /// Runs handlers on the socket engine's own threads instead of the thread pool
         /// (DOTNET_SYSTEM_NET_SOCKETS_INLINE_COMPLETIONS=1): no thread hop per receive, the

@@ -54,6 +54,12 @@ type internal Transport(pool: SlabPool) =
     [<DefaultValue>]
     val mutable Deadline: int64
 
+    /// While a send waits for the client to read: when it times out (0: no send waiting).
+    [<DefaultValue>]
+    val mutable SendDeadline: int64
+
+    member val SendTimeoutMs = 30000L with get, set
+
     /// Where the current request starts in the input segment (relative to its offset).
     member val InStart = 0 with get, set
     /// Where unread bytes start: after the head, the body cursor.
@@ -90,6 +96,19 @@ type internal Transport(pool: SlabPool) =
             t.InPos <- 0
             t.InEnd <- 0
 
+    /// Skips empty lines (CRLF) between requests, as some clients send after a body.
+    member t.SkipEmptyLines() =
+        if not input.IsEmpty then
+            let a = input.Array
+            let mutable p = input.Offset + t.InStart
+            let last = input.Offset + t.InEnd - 1
+
+            while p < last && a[p] = 13uy && a[p + 1] = 10uy do
+                p <- p + 2
+
+            t.InStart <- p - input.Offset
+            t.InPos <- t.InStart
+
     /// Moves the current request to the start of the segment.
     member t.Compact() =
         if t.InStart > 0 then
@@ -113,6 +132,10 @@ type internal Transport(pool: SlabPool) =
     /// Receives into the free space after InEnd; the caller adds the count to InEnd.
     member t.ReceiveAsync() : ValueTask<int> =
         t.Socket.ReceiveAsync(Memory<byte>(input.Array, input.Offset + t.InEnd, input.Length - t.InEnd), SocketFlags.None)
+
+    /// Receives as ReceiveAsync, until `cancel` is signalled.
+    member t.ReceiveAsync(cancel: System.Threading.CancellationToken) : ValueTask<int> =
+        t.Socket.ReceiveAsync(Memory<byte>(input.Array, input.Offset + t.InEnd, input.Length - t.InEnd), SocketFlags.None, cancel)
 
     /// Completes when bytes are there to read, without holding a buffer while waiting.
     member t.WaitForDataAsync() : ValueTask<int> =
@@ -142,20 +165,34 @@ type internal Transport(pool: SlabPool) =
             let vt =
                 t.Socket.SendAsync(ReadOnlyMemory<byte>(output.Array, output.Offset, t.OutLength), SocketFlags.None)
 
-            if vt.IsCompletedSuccessfully && vt.Result = t.OutLength then
-                t.OutLength <- 0
-                pool.Return output
-                output <- Unchecked.defaultof<Segment>
-                ValueTask.CompletedTask
-            else
-                ValueTask(t.FlushSlowAsync(vt))
+            if vt.IsCompletedSuccessfully then
+                // Read a ValueTask once only: its source is pooled by the socket.
+                let sent = vt.Result
 
-    member private t.FlushSlowAsync(first: ValueTask<int>) : Task =
+                if sent = t.OutLength then
+                    t.OutLength <- 0
+                    pool.Return output
+                    output <- Unchecked.defaultof<Segment>
+                    ValueTask.CompletedTask
+                else
+                    ValueTask(t.FlushRestAsync sent)
+            else
+                ValueTask(t.FlushPendingAsync vt)
+
+    member private t.FlushPendingAsync(first: ValueTask<int>) : Task =
         task {
+            t.SendDeadline <- Heartbeat.NowMs + t.SendTimeoutMs
             let! sent = first
+            do! t.FlushRestAsync sent
+        }
+
+    /// Sends the rest once `sent` bytes are out; each send has SendTimeoutMs to progress.
+    member private t.FlushRestAsync(sent: int) : Task =
+        task {
             let mutable offset = sent
 
             while offset < t.OutLength do
+                t.SendDeadline <- Heartbeat.NowMs + t.SendTimeoutMs
                 let! n =
                     t.Socket.SendAsync(
                         ReadOnlyMemory<byte>(output.Array, output.Offset + offset, t.OutLength - offset),
@@ -167,6 +204,7 @@ type internal Transport(pool: SlabPool) =
 
                 offset <- offset + n
 
+            t.SendDeadline <- 0L
             t.OutLength <- 0
             pool.Return output
             output <- Unchecked.defaultof<Segment>
@@ -186,3 +224,4 @@ type internal Transport(pool: SlabPool) =
         t.InPos <- 0
         t.InEnd <- 0
         t.OutLength <- 0
+        t.SendDeadline <- 0L

@@ -84,6 +84,9 @@ let ``an empty body is just the last chunk`` () =
 [<InlineData("0\r\nX: y\n\r\n")>]
 [<InlineData("0\r\nX: a\rb\r\n\r\n")>]
 [<InlineData("0\r\n\n")>]
+[<InlineData("5;a \r\nhello\r\n0\r\n\r\n")>] // whitespace after an extension name, then CR
+[<InlineData("5;a=b \r\nhello\r\n0\r\n\r\n")>] // whitespace after a value, then CR
+[<InlineData("5;a=\"b\" \r\nhello\r\n0\r\n\r\n")>]
 let ``bad framing is refused with 400`` (input: string) =
     let _, _, outcome, _ = decode (b input) [] 64
     Assert.Equal("error 400", outcome)
@@ -101,7 +104,7 @@ let ``trailers over the limit are refused with 431`` () =
 let genBody =
     gen {
         let! chunks = Gen.listOf (Gen.choose (1, 40))
-        let! ext = Gen.elements [ ""; ";a"; ";a=b"; "; a = \"q\\\"\""; ";x;y=z" ]
+        let! ext = Gen.elements [ ""; ";a"; ";a=b"; "; a = \"q\\\"\""; ";x;y=z"; " ;a"; ";a ;b"; ";a = b ;c" ]
         let! trailer = Gen.elements [ ""; "T: v\r\n"; "A: 1\r\nB:2\r\n" ]
         let payload = [ for n in chunks -> String('x', n) ]
 

@@ -269,7 +269,7 @@ let ``response headers set by the handler are written, and bad ones refused`` ()
 [<Fact>]
 let ``the Date header is an IMF-fixdate of now`` () =
     use server = serve testOptions hello
-    let r, _ = exchange server (ascii "GET /plaintext HTTP/1.1\r\nHost: a\r\n\r\n") 300
+    let r, _ = exchange server (ascii "GET /plaintext HTTP/1.1\r\nHost: a\r\n\r\n") 1000
     let line = r.Split("\r\n") |> Array.find (fun l -> l.StartsWith "Date: ")
     let date = DateTime.ParseExact(line.Substring 6, "r", Globalization.CultureInfo.InvariantCulture)
     Assert.Equal(line.Substring 6, date.ToString "r")
@@ -284,7 +284,7 @@ let ``a client that resets mid-request does not disturb others`` () =
         s.Send(ascii "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 100\r\n\r\npartial") |> ignore
         s.LingerState <- Sockets.LingerOption(true, 0) // close with RST
 
-    let r, _ = exchange server (ascii "GET /fine HTTP/1.1\r\nHost: a\r\n\r\n") 300
+    let r, _ = exchange server (ascii "GET /fine HTTP/1.1\r\nHost: a\r\n\r\n") 1000
     Assert.Contains("GET /fine|", r)
 
 [<Fact>]
@@ -304,3 +304,65 @@ let ``many keep-alive requests on one connection reuse the buffer without runnin
             got <- got + n
 
         Assert.StartsWith("HTTP/1.1 200 OK", text buffer[.. got - 1])
+
+[<Fact>]
+let ``trailers of one request are not seen by the next`` () =
+    use server =
+        serve testOptions (fun ctx ->
+            ValueTask(
+                task {
+                    let! _ = ctx.ReadBodyAsync()
+                    ctx.WriteString(sprintf "trailers=%d;" ctx.TrailerCount)
+                }
+                :> Task
+            ))
+
+    let r, _ =
+        exchange
+            server
+            (ascii "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nX-Sig: a\r\n\r\nGET / HTTP/1.1\r\nHost: a\r\n\r\n")
+            500
+
+    Assert.Contains("trailers=1;", r)
+    Assert.Contains("trailers=0;", r)
+
+[<Fact>]
+let ``a streamed body shorter than its Content-Length closes the connection`` () =
+    use server =
+        serve testOptions (fun ctx ->
+            ValueTask(
+                task {
+                    ctx.SetHeader("Content-Length", "10")
+                    do! ctx.FlushAsync()
+                    ctx.WriteString "short"
+                }
+                :> Task
+            ))
+
+    let r, closed = exchange server (ascii "GET / HTTP/1.1\r\nHost: a\r\n\r\nGET / HTTP/1.1\r\nHost: a\r\n\r\n") 2000
+    Assert.Equal<int list>([ 200 ], statuses r)
+    Assert.True(closed)
+
+[<Fact>]
+let ``an empty line after a body keeps the connection alive, not waiting for a head`` () =
+    use server = serve testOptions echoHandler
+    use s = connect server
+    s.Send(ascii "POST /a HTTP/1.1\r\nHost: a\r\nContent-Length: 2\r\n\r\nhi\r\n") |> ignore
+    let first = text (fst (readAll s 500))
+    Assert.Contains("POST /a|hi", first)
+    s.Send(ascii "GET /b HTTP/1.1\r\nHost: a\r\n\r\n") |> ignore
+    let second = text (fst (readAll s 500))
+    Assert.Contains("GET /b|", second)
+
+[<Fact>]
+let ``handlers cannot send interim statuses or read past the headers`` () =
+    use server =
+        serve testOptions (fun ctx ->
+            Assert.Throws<ArgumentException>(fun () -> ctx.StatusCode <- 101) |> ignore
+            Assert.Throws<ArgumentOutOfRangeException>(fun () -> ctx.HeaderName ctx.HeaderCount |> ignore) |> ignore
+            ctx.WriteString "checked"
+            ValueTask.CompletedTask)
+
+    let r, _ = exchange server (ascii "GET / HTTP/1.1\r\nHost: a\r\n\r\n") 500
+    Assert.StartsWith("HTTP/1.1 200", r)
+    Assert.EndsWith("checked", r)

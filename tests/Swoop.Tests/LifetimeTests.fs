@@ -100,3 +100,26 @@ let ``many connections at once are all served`` () =
 
         answers |> Array.iteri (fun i a -> Assert.Contains(sprintf "GET /%d|" (i + 1), a))
     }
+
+[<Fact>]
+let ``a connection quiet long enough to give its buffer back still serves the next request`` () =
+    use server = serve testOptions echoHandler
+    use s = connect server
+    s.Send(ascii "POST /one HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\n\r\none") |> ignore
+    Assert.Contains("POST /one|one", text (fst (readAll s 1000)))
+    Threading.Thread.Sleep 2500 // more than a heartbeat past the one-second idle mark
+    s.Send(ascii "POST /two HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\n\r\ntwo") |> ignore
+    let r, closed = readAll s 500
+    Assert.False(closed)
+    Assert.Contains("POST /two|two", text r)
+
+[<Fact>]
+let ``the server listens on IPv6 and on every interface when asked`` () =
+    use v6 = serve { testOptions with Host = "::1" } echoHandler
+    use s = new Socket(AddressFamily.InterNetworkV6, SocketType.Stream, ProtocolType.Tcp)
+    s.Connect(Net.IPAddress.IPv6Loopback, v6.Port)
+    s.Send(ascii "GET /six HTTP/1.1\r\nHost: [::1]\r\n\r\n") |> ignore
+    Assert.Contains("GET /six|", text (fst (readAll s 2000)))
+    use any = serve { testOptions with Host = "0.0.0.0" } echoHandler
+    let r, _ = exchange any (ascii "GET /any HTTP/1.1\r\nHost: a\r\n\r\n") 2000
+    Assert.Contains("GET /any|", r)

@@ -160,7 +160,10 @@ let invalid: (string * int) list =
       "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunkedx\r\n\r\n", 400
       "POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n", 400
       "\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03", 400 // a TLS ClientHello, refused before any LF
-      "\n", 400 ]
+      "\n", 400
+      "CONNECT example.com HTTP/1.1\r\nHost: example.com\r\n\r\n", 400 // authority-form needs a port
+      "CONNECT example.com:x HTTP/1.1\r\nHost: example.com\r\n\r\n", 400
+      "GET http://user@example.com/ HTTP/1.1\r\nHost: example.com\r\n\r\n", 400 ]
 
 let bytesOf (s: string) = Encoding.Latin1.GetBytes s
 
@@ -201,6 +204,16 @@ let ``the body and the next request are not part of the head`` () =
     head.Reset()
     Assert.Equal(Parser.ParseResult.Done, Parser.parse (ReadOnlySpan input) limits head)
     Assert.Equal("body", Encoding.ASCII.GetString(input, head.HeadLength, 4))
+
+[<Fact>]
+let ``a request line of exactly the limit is accepted however it is split`` () =
+    let target = "/" + String('a', 8192 - "GET  HTTP/1.1".Length - 1)
+    let bytes = bytesOf ("GET " + target + " HTTP/1.1\r\nHost: a\r\n\r\n")
+    let whole = parseWhole bytes
+    Assert.StartsWith("GET /aaa", whole)
+    let crAt = Array.IndexOf(bytes, 13uy)
+    Assert.Equal(whole, parseInPieces bytes [ crAt + 1 ])
+    Assert.Equal(whole, parseInPieces bytes [ crAt ])
 
 [<Fact>]
 let ``limits give 414 and 431`` () =
