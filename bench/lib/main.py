@@ -57,7 +57,8 @@ def select(all_subjects, all_scenarios, only):
                and not any(fnmatch.fnmatch(s.name, n) for s in all_scenarios)]
     if unknown:
         sys.exit(f"--only: no subject or scenario called {', '.join(unknown)} (see --list)")
-    return pick_subj or all_subjects, pick_scen or all_scenarios, micro_wanted, load_wanted
+    default_subjects = [s for s in all_subjects if not s.optional]
+    return pick_subj or default_subjects, pick_scen or all_scenarios, micro_wanted, load_wanted
 
 
 def fmt_time(seconds):
@@ -157,7 +158,7 @@ def main(argv):
     if args.list:
         print("subjects:")
         for s in all_subjects:
-            print(f"  {s.name:16} {s.title}")
+            print(f"  {s.name:16} {s.title}" + ("  (only when named in --only)" if s.optional else ""))
         print("scenarios:")
         for s in scen_mod.ALL:
             print(f"  {s.name:16} {s.title}")
@@ -243,7 +244,7 @@ def main(argv):
                 progress.line(f"{head} | {scenario.name} ({i + 1}/{count}) ... {progress.eta_text(k, i)}")
             else:
                 progress.seen[(s.name, scenario.name)] = m.get("wall_s", 0) + (
-                    scen_mod.MODES[args.mode]["wrk_warmup"] if scenario.tool == "wrk" else 0)
+                    mode["wrk_warmup"] if scenario.tool == "wrk" else 0)
                 progress.line(f"{head} | {scenario.name}: {summary_line(m)}")
 
         if not s.build.get("ok"):

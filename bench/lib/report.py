@@ -148,14 +148,19 @@ def method_section(res):
         f"- **Repetitions.** {mo['reps']} repetition(s), interleaved across subjects (A B C … A B C …): each repetition "
         "starts every subject afresh, runs all its scenarios, and stops it. Tables give the median over repetitions "
         "with min–max; errors are summed over all repetitions.",
-        f"- **Warm-up, discarded.** After start: the `time-seq` scenario (which is meant to see the cold server), the "
-        f"endpoint checks, then wrk on /plaintext and /json for {mo['session_warmup']} s each at 32 connections. Before "
-        f"every wrk measurement: {mo['wrk_warmup']} s of the same wrk command.",
+        f"- **Warm-up, discarded.** After start: the `time-seq` scenario (which is meant to see the cold server), "
+        f"the endpoint checks, then wrk at 256 connections on /plaintext and then /json for {mo['session_warmup']} s "
+        "each. It is long on purpose: on one core the .NET thread pool's hill climbing took about 20 s of load to "
+        "settle (Kestrel raw went from about 25k to about 60k req/s on plaintext at 256 connections between "
+        "seconds 15 and 24 after start in a trial on this machine), and a shorter warm-up would measure that ramp "
+        "instead of the server." + (f" Before every wrk measurement, {mo['wrk_warmup']} s more of the same command."
+                                    if mo.get("wrk_warmup") else ""),
         f"- **Durations.** wrk {mo['wrk_seconds']} s per measurement; `ab` {mo['ab_requests']:,} requests; "
         f"autocannon {mo['autocannon_seconds']} s per repetition; hammer {mo['hammer_seconds']} s; time-seq "
         f"{mo['time_runs']} runs of {mo['time_requests']} requests. Chosen so that the full mode fits 30 minutes "
         "on 2 cores; runs are shorter than the 30 s of the earlier write-ups' autocannon runs, which is stated here "
-        "rather than hidden.",
+        "rather than hidden. Runs are short (3 s for wrk), so the medians of the interleaved repetitions and "
+        "their min–max matter more than any single figure.",
         "- **Between subjects.** The whole session (process group) gets SIGTERM, then SIGKILL after 5 s; the runner then "
         "checks that no process of that session is left and that nothing listens on the port before the next start.",
         "- **Requests per second.** Responses completed divided by the tool's measured time. With pipelining, wrk "
