@@ -41,6 +41,26 @@ let hasControlChar (s: string) =
     let span = s.AsSpan()
     span.ContainsAnyInRange('\000', '\008') || span.ContainsAnyInRange('\010', '\031') || span.Contains('\127')
 
+/// Whether field-value bytes (CR/LF already gone) hold a control other than HTAB, or DEL.
+/// Range searches stay vectorised, where a SearchValues set with non-ASCII members would not.
+let hasBadFieldByte (s: ReadOnlySpan<byte>) =
+    let mutable rest = s
+    let mutable bad = false
+    let mutable go = true
+
+    while go do
+        let i = rest.IndexOfAnyInRange(0uy, 31uy)
+
+        if i < 0 then
+            go <- false
+        elif rest[i] = HTAB then
+            rest <- rest.Slice(i + 1)
+        else
+            bad <- true
+            go <- false
+
+    bad || s.Contains 127uy
+
 /// field-value bytes once the line end is gone: VCHAR, obs-text, SP and HTAB.
 /// Excludes CR (a bare CR is an error), NUL and every other control.
 let FieldValue: SearchValues<byte> =

@@ -192,7 +192,7 @@ let tryParseField
         else
             let raw = line.Slice(colon + 1)
 
-            if raw.IndexOfAnyExcept(FieldValue) >= 0 then
+            if hasBadFieldByte raw then
                 false
             else
                 let struct (start, length) = owsBounds raw
