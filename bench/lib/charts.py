@@ -57,7 +57,7 @@ def throughput(results, subjects, scenarios, out_png, work):
              f"set multiplot layout {nrows},{ncols} title 'Requests per second (median of repetitions; bars show min-max)' font ',12'",
              "set style fill solid 0.85 border -1", "set boxwidth 0.7", "set grid ytics lc rgb '#dddddd'",
              "set xtics rotate by 35 right nomirror font ',8'", "set ytics nomirror font ',8'",
-             "set format y '%.0s%c'", "set key off", "set offsets 0.5,0.5,0,0", "set yrange [0:*]"]
+             "set format y '%g'", "set key off", "set offsets 0.5,0.5,0,0", "set yrange [0:*]"]
     for sc, rows in panels:
         dat = os.path.join(work, f"tp-{sc}.dat")
         with open(dat, "w") as f:
