@@ -20,6 +20,15 @@ def _hex(name):
     return int(COLORS.get(name, "#868e96")[1:], 16)
 
 
+def _multiplot(panel_count, out_png, title):
+    """The gnuplot lines that open a PNG with one panel per scenario in a grid."""
+    nrows, ncols = _grid(panel_count)
+    w, h = 430 * ncols, 330 * nrows + 60
+    return [f"set terminal pngcairo size {w},{h} font 'DejaVu Sans,9'",
+            f"set output '{out_png}'",
+            f"set multiplot layout {nrows},{ncols} title '{title}' font ',12'"]
+
+
 def _gnuplot(script_path, script):
     with open(script_path, "w") as f:
         f.write(script)
@@ -50,11 +59,7 @@ def throughput(results, subjects, scenarios, out_png, work):
             panels.append((sc, rows))
     if not panels:
         return None
-    nrows, ncols = _grid(len(panels))
-    w, h = 430 * ncols, 330 * nrows + 60
-    lines = [f"set terminal pngcairo size {w},{h} font 'DejaVu Sans,9'",
-             f"set output '{out_png}'",
-             f"set multiplot layout {nrows},{ncols} title 'Requests per second (median of repetitions; bars show min-max)' font ',12'",
+    lines = _multiplot(len(panels), out_png, "Requests per second (median of repetitions; bars show min-max)") + [
              "set style fill solid 0.85 border -1", "set boxwidth 0.7", "set grid ytics lc rgb '#dddddd'",
              "set xtics rotate by 35 right nomirror font ',8'", "set ytics nomirror font ',8'",
              "set format y '%g'", "set key off", "set offsets 0.5,0.5,0,0", "set yrange [0:*]"]
@@ -86,11 +91,7 @@ def latency(results, subjects, scenarios, out_png, work):
             panels.append((sc, rows))
     if not panels:
         return None
-    nrows, ncols = _grid(len(panels))
-    w, h = 430 * ncols, 330 * nrows + 60
-    lines = [f"set terminal pngcairo size {w},{h} font 'DejaVu Sans,9'",
-             f"set output '{out_png}'",
-             f"set multiplot layout {nrows},{ncols} title 'Latency percentiles, ms (log scale; median of repetitions)' font ',12'",
+    lines = _multiplot(len(panels), out_png, "Latency percentiles, ms (log scale; median of repetitions)") + [
              "set style data histograms", "set style histogram clustered gap 1",
              "set style fill solid 0.85 border -1", "set logscale y", "set grid ytics lc rgb '#dddddd'",
              "set xtics rotate by 35 right nomirror font ',8'", "set ytics nomirror font ',8'",

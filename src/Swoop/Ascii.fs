@@ -61,11 +61,6 @@ let hasBadFieldByte (s: ReadOnlySpan<byte>) =
 
     bad || s.Contains 127uy
 
-/// field-value bytes once the line end is gone: VCHAR, obs-text, SP and HTAB.
-/// Excludes CR (a bare CR is an error), NUL and every other control.
-let FieldValue: SearchValues<byte> =
-    SearchValues.Create(bytesWhere (fun b -> b = 9 || (b >= 32 && b <> 127)))
-
 /// What a request-target may contain: visible ASCII except '#' (no fragment in a request).
 let TargetChar: SearchValues<byte> =
     SearchValues.Create(bytesWhere (fun b -> b > 32 && b < 127 && b <> int '#'))

@@ -18,9 +18,6 @@ type BadRequestException(status: int, message: string) =
 
 [<Sealed; AllowNullLiteral>]
 type internal BodyReader(transport: Transport, head: RequestHead, bodyTimeoutMs: int64) =
-    /// Where unread bodies are thrown away; shared, since nobody reads it.
-    static let discard: byte[] = Array.zeroCreate 16384
-
     let mutable decoder: ChunkedDecoder = null
     let mutable remaining = 0L
     let mutable received = 0L
@@ -220,7 +217,7 @@ type internal BodyReader(transport: Transport, head: RequestHead, bodyTimeoutMs:
 
             try
                 while ok && not isDone do
-                    let! n = this.ReadAsync(Memory<byte>(discard))
+                    let! n = this.ReadAsync(Memory<byte>(SlabPool.Discard))
                     drained <- drained + int64 n
 
                     if drained > limit then

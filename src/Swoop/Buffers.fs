@@ -16,7 +16,6 @@ type internal Segment =
       Length: int }
 
     member s.IsEmpty = isNull s.Array
-    member s.Span = Span<byte>(s.Array, s.Offset, s.Length)
 
 /// Leases fixed-size segments cut from pinned slabs. A new slab is cut only when every
 /// segment is out, so memory grows with the peak number of busy connections, not with
@@ -25,7 +24,6 @@ type internal Segment =
 type internal SlabPool(segmentSize: int, segmentsPerSlab: int) =
     let free = System.Collections.Generic.Stack<Segment>(segmentsPerSlab)
     let gate = obj ()
-    let mutable slabs = 0
 
     let cutSlab () =
         let slab = GC.AllocateUninitializedArray<byte>(segmentSize * segmentsPerSlab, pinned = true)
@@ -36,12 +34,7 @@ type internal SlabPool(segmentSize: int, segmentsPerSlab: int) =
                   Offset = i * segmentSize
                   Length = segmentSize }
 
-        slabs <- slabs + 1
-
     member _.SegmentSize = segmentSize
-
-    /// Number of slabs cut so far (for diagnostics and tests).
-    member _.SlabCount = slabs
 
     /// A segment of exactly SegmentSize bytes.
     member _.Rent() : Segment =
@@ -71,3 +64,7 @@ type internal SlabPool(segmentSize: int, segmentsPerSlab: int) =
 
     /// The process-wide pool: 4 KiB segments, 256 to a 1 MiB slab.
     static member val Shared = SlabPool(4096, 256)
+
+    /// Where bytes nobody reads are received (unread bodies, lingering closes); shared by
+    /// every connection, since its content never matters.
+    static member val Discard: byte[] = Array.zeroCreate 16384

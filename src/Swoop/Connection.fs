@@ -43,7 +43,6 @@ type internal ConnectionSettings
 
 [<Sealed; AllowNullLiteral>]
 type internal Connection(settings: ConnectionSettings, onClosed: Connection -> unit) =
-    static let lingerBuffer: byte[] = Array.zeroCreate 4096
 
     let transport = Transport(settings.Pool, SendTimeoutMs = settings.BodyMs)
     let head = RequestHead(settings.Limits.MaxHeaderCount)
@@ -93,7 +92,7 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                 let mutable go = true
 
                 while go do
-                    let! n = transport.Socket.ReceiveAsync(Memory<byte>(lingerBuffer), SocketFlags.None)
+                    let! n = transport.Socket.ReceiveAsync(Memory<byte>(SlabPool.Discard), SocketFlags.None)
                     total <- total + n
 
                     if n = 0 || total > 1_048_576 then
@@ -136,8 +135,6 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
             with e ->
                 return recover e
         }
-
-    member _.Transport = transport
 
     /// The connection loop, until the connection closes.
     member c.RunAsync(socket: Socket) : Task =

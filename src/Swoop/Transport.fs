@@ -68,9 +68,6 @@ type internal Transport(pool: SlabPool) =
     member val InEnd = 0 with get, set
     member val OutLength = 0 with get, set
 
-    member _.HasInput = not input.IsEmpty
-    member _.InputCapacity = input.Length
-
     /// Received bytes from the start of the current request.
     member t.Request: ReadOnlySpan<byte> =
         ReadOnlySpan<byte>(input.Array, input.Offset + t.InStart, t.InEnd - t.InStart)
