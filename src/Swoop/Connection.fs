@@ -20,6 +20,7 @@ type internal ConnectionSettings
         bodyMs: int64,
         drainLimit: int64,
         releaseBufferWhenIdle: bool,
+        inlineCompletions: bool,
         handler: RequestHandler,
         pool: SlabPool,
         heartbeat: Heartbeat
@@ -31,6 +32,9 @@ type internal ConnectionSettings
     member _.BodyMs = bodyMs
     member _.DrainLimit = drainLimit
     member _.ReleaseBufferWhenIdle = releaseBufferWhenIdle
+    /// Socket completions run inline on the socket engine's threads (and so do handlers,
+    /// unless OffloadHandlers was set).
+    member _.Inline = inlineCompletions
     member _.Handler = handler
     member _.Pool = pool
     member _.Heartbeat = heartbeat
@@ -40,6 +44,26 @@ type internal ConnectionSettings
     /// The shutdown deadline passed: close everything now.
     [<DefaultValue>]
     val mutable ForceClose: bool
+    /// A handler was seen blocking a socket engine thread: from then on handlers are
+    /// started on the thread pool instead of inline.
+    [<DefaultValue>]
+    val mutable OffloadHandlers: bool
+
+/// How long the synchronous part of one handler call may hold a socket engine thread before
+/// the server warns and starts handlers on the thread pool from then on.
+module internal BlockingWatch =
+    [<Literal>]
+    let ThresholdMs = 500L
+
+    /// Called from the heartbeat when a handler call has run `elapsedMs` without returning.
+    let report (settings: ConnectionSettings) (elapsedMs: int64) (request: string) =
+        if not settings.OffloadHandlers then
+            settings.OffloadHandlers <- true
+
+            eprintfn
+                "swoop: warning: a handler (%s) has held a socket I/O thread for %d ms without returning; every connection served by that thread waits meanwhile. From now on handlers start on the thread pool (slower). Use asynchronous I/O in handlers (task { let! ... }), move blocking work to Task.Run, or turn InlineCompletions off (--no-inline)."
+                request
+                elapsedMs
 
 [<Sealed; AllowNullLiteral>]
 type internal Connection(settings: ConnectionSettings, onClosed: Connection -> unit) =
@@ -56,6 +80,10 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
     let mutable handlerOk = true
     let mutable received = 0
     let mutable pending: Socket = null
+    // When the synchronous part of the current handler call began (Environment.TickCount64),
+    // 0 when no call is running: the heartbeat's blocking watch reads it.
+    [<VolatileField>]
+    let mutable handlerCallStart = 0L
 
     static let errorResponse (status: int) =
         let reason = Response.reasonPhrase status
@@ -199,7 +227,21 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                                 else
                                     context.Begin()
                                     handlerOk <- true
+
+                                    // A handler blocked an engine thread before: leave the
+                                    // engine thread before calling this one.
+                                    if settings.OffloadHandlers && not Thread.CurrentThread.IsThreadPoolThread then
+                                        do! Task.Yield()
+
+                                    let watched = settings.Inline && not settings.OffloadHandlers
+
+                                    if watched then
+                                        handlerCallStart <- Environment.TickCount64
+
                                     let pending = invokeHandler ()
+
+                                    if watched then
+                                        handlerCallStart <- 0L
 
                                     // The synchronous path is a plain call: no task, no allocation.
                                     if not pending.IsCompletedSuccessfully then
@@ -271,6 +313,17 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
             let state = Volatile.Read(&transport.State)
 
             let sendDeadline = Volatile.Read(&transport.SendDeadline)
+            let callStart = handlerCallStart
+
+            if callStart > 0L && now - callStart >= BlockingWatch.ThresholdMs && not settings.OffloadHandlers then
+                // Read while the handler runs on another thread: good enough for a message.
+                let request =
+                    try
+                        context.MethodName + " " + context.Path
+                    with _ ->
+                        "unknown request"
+
+                BlockingWatch.report settings (now - callStart) request
 
             if settings.ForceClose && state <> ConnectionState.Closed then
                 closeSocket ()

@@ -39,7 +39,7 @@ module ServerOptions =
           BodyReadTimeout = TimeSpan.FromSeconds 30.0
           ShutdownTimeout = TimeSpan.FromSeconds 30.0
           ReleaseBufferWhenIdle = true
-          InlineCompletions = false }
+          InlineCompletions = true }
 
     let private parsePort (text: string) =
         match Int32.TryParse text with
@@ -66,6 +66,9 @@ module ServerOptions =
                 i <- i + 2
             | "--inline" ->
                 o <- { o with InlineCompletions = true }
+                i <- i + 1
+            | "--no-inline" ->
+                o <- { o with InlineCompletions = false }
                 i <- i + 1
             | "--hold-buffers" ->
                 o <- { o with ReleaseBufferWhenIdle = false }
@@ -177,8 +180,14 @@ module Server =
             | addresses -> addresses[0]
 
     let start (options: ServerOptions) (handler: RequestHandler) =
-        if options.InlineCompletions then
-            Environment.SetEnvironmentVariable("DOTNET_SYSTEM_NET_SOCKETS_INLINE_COMPLETIONS", "1")
+        // The runtime reads this once, at the process's first socket operation; a value the
+        // user set in the environment wins over the option.
+        let inlineVariable = "DOTNET_SYSTEM_NET_SOCKETS_INLINE_COMPLETIONS"
+
+        if options.InlineCompletions && String.IsNullOrEmpty(Environment.GetEnvironmentVariable inlineVariable) then
+            Environment.SetEnvironmentVariable(inlineVariable, "1")
+
+        let inline' = Environment.GetEnvironmentVariable inlineVariable = "1"
 
         let address = resolve options.Host
         let listener = new Socket(address.AddressFamily, SocketType.Stream, ProtocolType.Tcp)
@@ -209,6 +218,7 @@ module Server =
                 int64 options.BodyReadTimeout.TotalMilliseconds,
                 options.MaxDrainSize,
                 options.ReleaseBufferWhenIdle,
+                inline',
                 handler,
                 SlabPool.Shared,
                 new Heartbeat(TimeSpan.FromSeconds 1.0)

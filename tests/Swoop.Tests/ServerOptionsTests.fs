@@ -42,3 +42,11 @@ let ``the PORT environment variable sets the port, and --port wins over it`` () 
         Assert.Equal(9200, (ServerOptions.fromArgs [| "--port"; "9200" |] ServerOptions.defaults).Port)
     finally
         Environment.SetEnvironmentVariable("PORT", saved)
+
+[<Fact>]
+let ``handlers run inline by default; --no-inline and --hold-buffers switch the tuning`` () =
+    Assert.True(ServerOptions.defaults.InlineCompletions)
+    Assert.True(ServerOptions.defaults.ReleaseBufferWhenIdle)
+    let o = ServerOptions.fromArgs [| "--no-inline"; "--hold-buffers" |] ServerOptions.defaults
+    Assert.False(o.InlineCompletions)
+    Assert.False(o.ReleaseBufferWhenIdle)
