@@ -49,6 +49,20 @@ type internal ConnectionSettings
     [<DefaultValue>]
     val mutable OffloadHandlers: bool
 
+/// Whether code runs on a socket engine thread (inline completions) rather than the thread pool.
+[<AbstractClass; Sealed>]
+type internal EngineThread =
+    // 0: not known yet, 1: a thread-pool thread, 2: any other thread. Cached because the
+    // check runs once per request.
+    [<ThreadStatic; DefaultValue>]
+    static val mutable private kind: int
+
+    static member IsCurrent =
+        if EngineThread.kind = 0 then
+            EngineThread.kind <- if Thread.CurrentThread.IsThreadPoolThread then 1 else 2
+
+        EngineThread.kind = 2
+
 /// How long the synchronous part of one handler call may hold a socket engine thread before
 /// the server warns and starts handlers on the thread pool from then on.
 module internal BlockingWatch =
@@ -230,10 +244,10 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
 
                                     // A handler blocked an engine thread before: leave the
                                     // engine thread before calling this one.
-                                    if settings.OffloadHandlers && not Thread.CurrentThread.IsThreadPoolThread then
+                                    if settings.OffloadHandlers && EngineThread.IsCurrent then
                                         do! Task.Yield()
 
-                                    let watched = settings.Inline && not settings.OffloadHandlers
+                                    let watched = settings.Inline && not settings.OffloadHandlers && EngineThread.IsCurrent
 
                                     if watched then
                                         handlerCallStart <- Environment.TickCount64

@@ -5,8 +5,8 @@ module Swoop.Tests.BlockingWatchTests
 open System
 open System.Diagnostics
 open System.IO
+open System.Net.Sockets
 open System.Threading
-open System.Threading.Tasks
 open Xunit
 open Swoop
 open Swoop.Tests.Support
@@ -20,7 +20,26 @@ let private blocking =
             ctx.WriteString "blocked"
         | _ -> ctx.WriteString "fast")
 
-let private fastRequest = ascii "GET /fast HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n"
+/// Reads one short response (it ends with "fast" or "blocked"), or what came within the time.
+let private readResponse (s: Socket) (timeoutMs: int) =
+    let buffer = Array.zeroCreate<byte> 4096
+    let mutable got = ""
+    let clock = Stopwatch.StartNew()
+    s.ReceiveTimeout <- timeoutMs
+
+    while not (got.EndsWith "fast" || got.EndsWith "blocked") && clock.ElapsedMilliseconds < int64 timeoutMs do
+        let n = s.Receive buffer
+        got <- got + text buffer[0 .. n - 1]
+
+    got
+
+/// Sends /block on a connection that is already waiting for a request, so that the handler
+/// runs where the receive completes: on a socket engine thread when completions are inline.
+let private sendBlock (server: RunningServer) =
+    let s = connect server
+    Thread.Sleep 150
+    s.Send(ascii "GET /block HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n") |> ignore
+    s
 
 [<Fact>]
 let ``a handler blocking an I/O thread is reported, and later ones do not stall other connections`` () =
@@ -32,28 +51,34 @@ let ``a handler blocking an I/O thread is reported, and later ones do not stall 
         use server = serve testOptions blocking
         let watched = Environment.GetEnvironmentVariable "DOTNET_SYSTEM_NET_SOCKETS_INLINE_COMPLETIONS" = "1"
 
-        let first, _ = exchange server (ascii "GET /block HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n") 5000
-        Assert.EndsWith("blocked", first)
+        use first = sendBlock server
+        Assert.EndsWith("blocked", readResponse first 5000)
 
         if watched then
             Assert.Contains("GET /block", captured.ToString())
             Assert.Contains("held a socket I/O thread", captured.ToString())
 
-        // A second blocking call runs on the thread pool now: requests on new connections
-        // (spread over every engine thread) are answered meanwhile, each at once.
-        use second = connect server
-        second.Send(ascii "GET /block HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n") |> ignore
-        Thread.Sleep 200
+        // Keep-alive connections waiting for their next request, spread over the engine threads.
+        let waiting =
+            [ for _ in 1..8 ->
+                  let c = connect server
+                  c.Send(ascii "GET /fast HTTP/1.1\r\nHost: a\r\n\r\n") |> ignore
+                  Assert.EndsWith("fast", readResponse c 3000)
+                  c ]
 
-        for _ in 1..8 do
+        // A second blocking call starts on the thread pool now: every waiting connection is
+        // answered meanwhile, at once.
+        use second = sendBlock server
+        Thread.Sleep 300
+
+        for c in waiting do
             let clock = Stopwatch.StartNew()
-            let answer, closed = exchange server fastRequest 3000
-            Assert.True(closed)
-            Assert.EndsWith("fast", answer)
+            c.Send(ascii "GET /fast HTTP/1.1\r\nHost: a\r\n\r\n") |> ignore
+            Assert.EndsWith("fast", readResponse c 3000)
             Assert.True(clock.ElapsedMilliseconds < 1000L, sprintf "answered after %d ms" clock.ElapsedMilliseconds)
+            c.Dispose()
 
-        let last, _ = readAll second 5000
-        Assert.EndsWith("blocked", text last)
+        Assert.EndsWith("blocked", readResponse second 5000)
         // Reported once only.
         let report = captured.ToString()
         Assert.True(report.IndexOf "held a socket" = report.LastIndexOf "held a socket")
