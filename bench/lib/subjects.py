@@ -75,14 +75,17 @@ def swoop_project():
 def all_subjects():
     return [
         Subject("swoop", "Swoop", "Swoop", "dotnet",
-                "samples/Hello from this repository, Release, run as `dotnet Hello.dll` with the project's own runtime settings",
+                "samples/Hello from this repository, Release, run as `dotnet Hello.dll` with the project's own runtime settings; "
+                "Swoop's defaults: handlers inline on the socket engine's threads, idle connections without a buffer",
                 project=swoop_project(), env=DEBUG_ENV),
-        Subject("swoop-inline", "Swoop inline", "Swoop, tuned like Kestrel's TechEmpower entry", "dotnet",
-                "samples/Hello with `--inline --hold-buffers`: handlers run on the socket engine's threads "
-                "(the counterpart of UnsafePreferInlineScheduling plus DOTNET_SYSTEM_NET_SOCKETS_INLINE_COMPLETIONS=1) "
-                "and idle connections keep their receive buffer (the counterpart of WaitForDataBeforeAllocatingBuffer=false)",
-                project=swoop_project(), args=["--inline", "--hold-buffers"],
-                env={**DEBUG_ENV, "DOTNET_SYSTEM_NET_SOCKETS_INLINE_COMPLETIONS": "1"}, optional=True),
+        Subject("swoop-threadpool", "Swoop thread pool", "Swoop, thread-pool mode", "dotnet",
+                "samples/Hello with `--no-inline`: socket completions and handlers on the thread pool, "
+                "the same threading model as Kestrel's defaults",
+                project=swoop_project(), args=["--no-inline"], env=DEBUG_ENV),
+        Subject("swoop-tuned", "Swoop tuned", "Swoop, tuned like Kestrel's TechEmpower entry", "dotnet",
+                "samples/Hello with `--hold-buffers`: idle connections keep their receive buffer "
+                "(the counterpart of WaitForDataBeforeAllocatingBuffer=false); inline as by default",
+                project=swoop_project(), args=["--hold-buffers"], env=DEBUG_ENV, optional=True),
         Subject("kestrel-raw", "Kestrel raw", "Kestrel raw", "dotnet",
                 "Generic host + Kestrel, one terminal middleware (app.Run), no routing, no logging providers, AddServerHeader=false; Kestrel defaults otherwise",
                 project="bench/subjects/kestrel/Kestrel.csproj", env=DEBUG_ENV),
