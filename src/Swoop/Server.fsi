@@ -38,7 +38,7 @@ type ServerOptions =
         ReleaseBufferWhenIdle: bool
         /// True (default): socket completions, and so handlers, run on the socket engine's own
         /// threads (DOTNET_SYSTEM_NET_SOCKETS_INLINE_COMPLETIONS=1), as in an event loop: no
-        /// thread switch per request, about twice the throughput. A handler must then not block
+        /// thread switch per request, 1.5 to 2 times the throughput. A handler must then not block
         /// (no synchronous I/O, no long CPU work before its first await): if one call holds an
         /// engine thread for 500 ms, Swoop warns on stderr once and starts every later handler
         /// on the thread pool. False: completions run on the thread pool (Kestrel's default),
