@@ -41,25 +41,14 @@ let hasControlChar (s: string) =
     let span = s.AsSpan()
     span.ContainsAnyInRange('\000', '\008') || span.ContainsAnyInRange('\010', '\031') || span.Contains('\127')
 
-/// Whether field-value bytes (CR/LF already gone) hold a control other than HTAB, or DEL.
-/// Range searches stay vectorised, where a SearchValues set with non-ASCII members would not.
-let hasBadFieldByte (s: ReadOnlySpan<byte>) =
-    let mutable rest = s
-    let mutable bad = false
-    let mutable go = true
+/// Bytes that may not appear in a field value (CR/LF already gone): controls other than HTAB,
+/// and DEL. All ASCII, so the search stays vectorised whatever the input holds (obs-text
+/// bytes 0x80-0xFF are allowed in values and simply do not match).
+let private BadFieldByte: SearchValues<byte> =
+    SearchValues.Create(bytesWhere (fun b -> (b < 32 && b <> 9) || b = 127))
 
-    while go do
-        let i = rest.IndexOfAnyInRange(0uy, 31uy)
-
-        if i < 0 then
-            go <- false
-        elif rest[i] = HTAB then
-            rest <- rest.Slice(i + 1)
-        else
-            bad <- true
-            go <- false
-
-    bad || s.Contains 127uy
+/// Whether field-value bytes hold a control other than HTAB, or DEL.
+let hasBadFieldByte (s: ReadOnlySpan<byte>) = s.IndexOfAny(BadFieldByte) >= 0
 
 /// What a request-target may contain: visible ASCII except '#' (no fragment in a request).
 let TargetChar: SearchValues<byte> =

@@ -9,76 +9,6 @@ open System.Text
 open System.Threading
 open System.Threading.Tasks
 
-/// What every connection of a server shares.
-[<Sealed; AllowNullLiteral>]
-type internal ConnectionSettings
-    (
-        limits: Parser.ParserLimits,
-        maxRequestBodySize: int64,
-        keepAliveMs: int64,
-        requestHeadMs: int64,
-        bodyMs: int64,
-        drainLimit: int64,
-        releaseBufferWhenIdle: bool,
-        inlineCompletions: bool,
-        handler: RequestHandler,
-        pool: SlabPool,
-        heartbeat: Heartbeat
-    ) =
-    member _.Limits = limits
-    member _.MaxRequestBodySize = maxRequestBodySize
-    member _.KeepAliveMs = keepAliveMs
-    member _.RequestHeadMs = requestHeadMs
-    member _.BodyMs = bodyMs
-    member _.DrainLimit = drainLimit
-    member _.ReleaseBufferWhenIdle = releaseBufferWhenIdle
-    /// Socket completions run inline on the socket engine's threads (and so do handlers,
-    /// unless OffloadHandlers was set).
-    member _.Inline = inlineCompletions
-    member _.Handler = handler
-    member _.Pool = pool
-    member _.Heartbeat = heartbeat
-    /// Shutting down: answer in-flight requests with Connection: close, close idle ones.
-    [<DefaultValue>]
-    val mutable Stopping: bool
-    /// The shutdown deadline passed: close everything now.
-    [<DefaultValue>]
-    val mutable ForceClose: bool
-    /// A handler was seen blocking a socket engine thread: from then on handlers are
-    /// started on the thread pool instead of inline.
-    [<DefaultValue>]
-    val mutable OffloadHandlers: bool
-
-/// Whether code runs on a socket engine thread (inline completions) rather than the thread pool.
-[<AbstractClass; Sealed>]
-type internal EngineThread =
-    // 0: not known yet, 1: a thread-pool thread, 2: any other thread. Cached because the
-    // check runs once per request.
-    [<ThreadStatic; DefaultValue>]
-    static val mutable private kind: int
-
-    static member IsCurrent =
-        if EngineThread.kind = 0 then
-            EngineThread.kind <- if Thread.CurrentThread.IsThreadPoolThread then 1 else 2
-
-        EngineThread.kind = 2
-
-/// How long the synchronous part of one handler call may hold a socket engine thread before
-/// the server warns and starts handlers on the thread pool from then on.
-module internal BlockingWatch =
-    [<Literal>]
-    let ThresholdMs = 500L
-
-    /// Called from the heartbeat when a handler call has run `elapsedMs` without returning.
-    let report (settings: ConnectionSettings) (elapsedMs: int64) (request: string) =
-        if not settings.OffloadHandlers then
-            settings.OffloadHandlers <- true
-
-            eprintfn
-                "swoop: warning: a handler (%s) has held a socket I/O thread for %d ms without returning; every connection served by that thread waits meanwhile. From now on handlers start on the thread pool (slower). Use asynchronous I/O in handlers (task { let! ... }), move blocking work to Task.Run, or turn InlineCompletions off (--no-inline)."
-                request
-                elapsedMs
-
 [<Sealed; AllowNullLiteral>]
 type internal Connection(settings: ConnectionSettings, onClosed: Connection -> unit) =
 
@@ -98,6 +28,8 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
     // 0 when no call is running: the heartbeat's blocking watch reads it.
     [<VolatileField>]
     let mutable handlerCallStart = 0L
+    // The call the watch last reported (its start), so that each call counts once.
+    let mutable reportedCallStart = 0L
 
     static let errorResponse (status: int) =
         let reason = Response.reasonPhrase status
@@ -152,7 +84,9 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                 context.Reader.FramingBroken <- true
                 bad.StatusCode
             | e ->
-                eprintfn "swoop: handler failed on %s %s: %O" context.MethodName context.Target e
+                if settings.MayLog() then
+                    eprintfn "swoop: handler failed on %s %s: %O" context.MethodName context.Target e
+
                 500
 
         if context.HasStarted then
@@ -310,7 +244,7 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                 | :? SocketException
                 | :? ObjectDisposedException
                 | :? OperationCanceledException -> ()
-                | e -> eprintfn "swoop: connection failed: %O" e
+                | e -> if settings.MayLog() then eprintfn "swoop: connection failed: %O" e
             finally
                 Volatile.Write(&transport.State, ConnectionState.Closed)
                 settings.Heartbeat.Unregister slot
@@ -329,15 +263,24 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
             let sendDeadline = Volatile.Read(&transport.SendDeadline)
             let callStart = handlerCallStart
 
-            if callStart > 0L && now - callStart >= BlockingWatch.ThresholdMs && not settings.OffloadHandlers then
-                // Read while the handler runs on another thread: good enough for a message.
+            if
+                callStart > 0L
+                && callStart <> reportedCallStart
+                && now - callStart >= BlockingWatch.ThresholdMs
+                && not settings.OffloadHandlers
+            then
+                reportedCallStart <- callStart
+                // Read while the handler runs on another thread, without touching the
+                // context's caches; the path only (a query may hold secrets).
                 let request =
                     try
-                        context.MethodName + " " + context.Path
+                        context.MethodName + " " + Encoding.Latin1.GetString(context.PathBytes)
                     with _ ->
                         "unknown request"
 
-                BlockingWatch.report settings (now - callStart) request
+                // The call may have returned while we looked: then the text may be another's.
+                if handlerCallStart = callStart then
+                    BlockingWatch.report settings (now - callStart) request
 
             if settings.ForceClose && state <> ConnectionState.Closed then
                 closeSocket ()

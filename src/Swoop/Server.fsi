@@ -37,14 +37,15 @@ type ServerOptions =
         /// per idle connection.
         ReleaseBufferWhenIdle: bool
         /// True (default): socket completions, and so handlers, run on the socket engine's own
-        /// threads (DOTNET_SYSTEM_NET_SOCKETS_INLINE_COMPLETIONS=1), as in an event loop: no
-        /// thread switch per request, 1.5 to 2 times the throughput. A handler must then not block
-        /// (no synchronous I/O, no long CPU work before its first await): if one call holds an
-        /// engine thread for 500 ms, Swoop warns on stderr once and starts every later handler
-        /// on the thread pool. False: completions run on the thread pool (Kestrel's default),
-        /// slower but tolerant of blocking handlers. .NET reads the setting once, at the first
-        /// socket operation of the process, so `Server.start` applies it only if no socket was
-        /// used before; a value of the environment variable set by the user wins.
+        /// threads (DOTNET_SYSTEM_NET_SOCKETS_INLINE_COMPLETIONS=1, Linux and macOS), as in an
+        /// event loop: no thread switch per request. A handler must then not block (no
+        /// synchronous I/O, no sync-over-async, no long CPU work before its first await): a
+        /// call holding an engine thread for 0.5 s or more is reported on stderr, and after a
+        /// second one every handler starts on the thread pool. False: completions run on the
+        /// thread pool (Kestrel's default), slower but tolerant of blocking handlers. .NET
+        /// reads the setting once, at the first socket operation of the process, so
+        /// `Server.start` applies it only if no socket was used before; a value of the
+        /// environment variable set by the user wins.
         InlineCompletions: bool
     }
 

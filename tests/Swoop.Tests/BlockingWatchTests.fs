@@ -1,5 +1,7 @@
-/// The blocking watch: a handler that holds a socket engine thread is reported, and later
-/// handlers are started on the thread pool so that other connections go on being served.
+/// The blocking watch: a handler call that holds a socket engine thread is reported, and after
+/// a second one handlers start on the thread pool, so that other connections go on being served.
+/// It blocks engine threads every test server shares, so it runs alone (see Support.Serial).
+[<Xunit.Collection("serial")>]
 module Swoop.Tests.BlockingWatchTests
 
 open System
@@ -33,11 +35,14 @@ let private readResponse (s: Socket) (timeoutMs: int) =
 
     got
 
-/// Sends /block on a connection that is already waiting for a request, so that the handler
-/// runs where the receive completes: on a socket engine thread when completions are inline.
+/// Sends /block on a connection that has served a request and waits for the next, so that
+/// the handler runs where that receive completes: on a socket engine thread when completions
+/// are inline. (A connection's first request may be read on the thread pool.)
 let private sendBlock (server: RunningServer) =
     let s = connect server
-    Thread.Sleep 150
+    s.Send(ascii "GET /fast HTTP/1.1\r\nHost: a\r\n\r\n") |> ignore
+    Assert.EndsWith("fast", readResponse s 3000)
+    Thread.Sleep 100
     s.Send(ascii "GET /block HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n") |> ignore
     s
 
@@ -57,6 +62,13 @@ let ``a handler blocking an I/O thread is reported, and later ones do not stall 
         if watched then
             Assert.Contains("GET /block", captured.ToString())
             Assert.Contains("held a socket I/O thread", captured.ToString())
+            Assert.DoesNotContain("from now on", captured.ToString())
+
+        use again = sendBlock server
+        Assert.EndsWith("blocked", readResponse again 5000)
+
+        if watched then
+            Assert.Contains("from now on handlers start on the thread pool", captured.ToString())
 
         // Keep-alive connections waiting for their next request, spread over the engine threads.
         let waiting =
@@ -66,9 +78,9 @@ let ``a handler blocking an I/O thread is reported, and later ones do not stall 
                   Assert.EndsWith("fast", readResponse c 3000)
                   c ]
 
-        // A second blocking call starts on the thread pool now: every waiting connection is
+        // A third blocking call starts on the thread pool now: every waiting connection is
         // answered meanwhile, at once.
-        use second = sendBlock server
+        use third = sendBlock server
         Thread.Sleep 300
 
         for c in waiting do
@@ -78,9 +90,10 @@ let ``a handler blocking an I/O thread is reported, and later ones do not stall 
             Assert.True(clock.ElapsedMilliseconds < 1000L, sprintf "answered after %d ms" clock.ElapsedMilliseconds)
             c.Dispose()
 
-        Assert.EndsWith("blocked", readResponse second 5000)
-        // Reported once only.
+        Assert.EndsWith("blocked", readResponse third 5000)
+        // Each reported once only.
         let report = captured.ToString()
-        Assert.True(report.IndexOf "held a socket" = report.LastIndexOf "held a socket")
+        Assert.True(report.IndexOf "If another call blocks" = report.LastIndexOf "If another call blocks")
+        Assert.True(report.IndexOf "second handler call" = report.LastIndexOf "second handler call")
     finally
         Console.SetError saved

@@ -8,6 +8,11 @@ open System.Text
 open System.Threading.Tasks
 open Swoop
 
+/// Tests that must not run beside others (they block threads every test server shares) go in
+/// this collection: xunit runs it alone, after the parallel ones.
+[<Xunit.CollectionDefinition("serial", DisableParallelization = true)>]
+type Serial() = class end
+
 let ascii (s: string) = Encoding.ASCII.GetBytes s
 let text (b: byte[]) = Encoding.Latin1.GetString b
 

@@ -1,0 +1,116 @@
+/// What every connection of a server shares: settings, shutdown flags, the error-log limit,
+/// and the blocking watch that guards the socket engine threads handlers run on.
+namespace Swoop
+
+open System
+open System.Threading
+
+/// What every connection of a server shares.
+[<Sealed; AllowNullLiteral>]
+type internal ConnectionSettings
+    (
+        limits: Parser.ParserLimits,
+        maxRequestBodySize: int64,
+        keepAliveMs: int64,
+        requestHeadMs: int64,
+        bodyMs: int64,
+        drainLimit: int64,
+        releaseBufferWhenIdle: bool,
+        inlineCompletions: bool,
+        handler: RequestHandler,
+        pool: SlabPool,
+        heartbeat: Heartbeat
+    ) =
+    member _.Limits = limits
+    member _.MaxRequestBodySize = maxRequestBodySize
+    member _.KeepAliveMs = keepAliveMs
+    member _.RequestHeadMs = requestHeadMs
+    member _.BodyMs = bodyMs
+    member _.DrainLimit = drainLimit
+    member _.ReleaseBufferWhenIdle = releaseBufferWhenIdle
+    /// Socket completions run inline on the socket engine's threads (and so do handlers,
+    /// unless OffloadHandlers was set).
+    member _.Inline = inlineCompletions
+    member _.Handler = handler
+    member _.Pool = pool
+    member _.Heartbeat = heartbeat
+    /// Shutting down: answer in-flight requests with Connection: close, close idle ones.
+    [<DefaultValue>]
+    val mutable Stopping: bool
+    /// The shutdown deadline passed: close everything now.
+    [<DefaultValue>]
+    val mutable ForceClose: bool
+    /// Handlers were seen blocking a socket engine thread twice: from then on they are
+    /// started on the thread pool instead of inline.
+    [<DefaultValue>]
+    val mutable OffloadHandlers: bool
+    /// How many handler calls the blocking watch has seen holding an engine thread.
+    [<DefaultValue>]
+    val mutable BlockedCalls: int
+    [<DefaultValue>]
+    val mutable LogSecond: int64
+    [<DefaultValue>]
+    val mutable LoggedThisSecond: int
+    [<DefaultValue>]
+    val mutable LogsSuppressed: int
+
+    /// Whether an error report may go to stderr now: at most 10 a second, so that a client
+    /// that makes every request fail cannot turn each one into a console write on an I/O
+    /// thread. What is held back is counted and the count reported with the next one.
+    member s.MayLog() =
+        let second = Heartbeat.NowMs / 1000L
+
+        if second <> Volatile.Read(&s.LogSecond) then
+            Volatile.Write(&s.LogSecond, second)
+            Interlocked.Exchange(&s.LoggedThisSecond, 0) |> ignore
+
+        if Interlocked.Increment(&s.LoggedThisSecond) <= 10 then
+            let held = Interlocked.Exchange(&s.LogsSuppressed, 0)
+
+            if held > 0 then
+                eprintfn "swoop: %d more errors were not shown" held
+
+            true
+        else
+            Interlocked.Increment(&s.LogsSuppressed) |> ignore
+            false
+
+/// Whether code runs on a socket engine thread (inline completions) rather than the thread pool.
+[<AbstractClass; Sealed>]
+type internal EngineThread =
+    // 0: not known yet, 1: a thread-pool thread, 2: any other thread. Cached because the
+    // check runs once per request.
+    [<ThreadStatic; DefaultValue>]
+    static val mutable private kind: int
+
+    static member IsCurrent =
+        if EngineThread.kind = 0 then
+            EngineThread.kind <- if Thread.CurrentThread.IsThreadPoolThread then 1 else 2
+
+        EngineThread.kind = 2
+
+/// The blocking watch. A handler call whose synchronous part holds a socket engine thread
+/// for ThresholdMs (seen by the 1 s heartbeat, so after 0.5 to 1.5 s) is reported on stderr.
+/// The second such call switches the server to starting handlers on the thread pool: one slow
+/// first call (a cold cache, a model built on first use) is not enough to give up inline speed
+/// for good, a handler that keeps blocking is.
+module internal BlockingWatch =
+    [<Literal>]
+    let ThresholdMs = 500L
+
+    /// Called from the heartbeat, once per blocking call, after `elapsedMs` without returning.
+    let report (settings: ConnectionSettings) (elapsedMs: int64) (request: string) =
+        let seen = Interlocked.Increment(&settings.BlockedCalls)
+
+        if seen = 1 then
+            eprintfn
+                "swoop: warning: a handler (%s) has held a socket I/O thread for %d ms without returning; every connection served by that thread waits meanwhile. Use asynchronous I/O in handlers (task { let! ... }), move blocking work to Task.Run, or turn InlineCompletions off (--no-inline). If another call blocks, handlers will start on the thread pool."
+                request
+                elapsedMs
+        elif seen = 2 then
+            settings.OffloadHandlers <- true
+
+            eprintfn
+                "swoop: warning: a second handler call (%s) has held a socket I/O thread for %d ms; from now on handlers start on the thread pool (slower). Fix the blocking call, or turn InlineCompletions off (--no-inline)."
+                request
+                elapsedMs
