@@ -175,6 +175,27 @@ let private parseRequestLine (line: ReadOnlySpan<byte>) (offset: int) (head: Req
                     head.TargetLength <- sp2
                     parseTarget target head.TargetStart head
 
+/// Splits a field line whose bytes are known to be free of controls (other than HTAB) and DEL:
+/// the first non-token byte must be the colon, which also refuses obs-fold (leading
+/// whitespace) and whitespace before the colon.
+let private trySplitField
+    (
+        line: ReadOnlySpan<byte>,
+        nameLength: byref<int>,
+        valueStart: byref<int>,
+        valueLength: byref<int>
+    ) =
+    let colon = line.IndexOfAnyExcept(Token)
+
+    if colon <= 0 || line[colon] <> byte ':' then
+        false
+    else
+        let struct (start, length) = owsBounds (line.Slice(colon + 1))
+        nameLength <- colon
+        valueStart <- colon + 1 + start
+        valueLength <- length
+        true
+
 let tryParseField
     (
         line: ReadOnlySpan<byte>,
@@ -182,24 +203,8 @@ let tryParseField
         valueStart: byref<int>,
         valueLength: byref<int>
     ) =
-    if line.Length = 0 || isOws line[0] then
-        false
-    else
-        let colon = line.IndexOf(byte ':')
-
-        if colon <= 0 || line.Slice(0, colon).IndexOfAnyExcept(Token) >= 0 then
-            false
-        else
-            let raw = line.Slice(colon + 1)
-
-            if hasBadFieldByte raw then
-                false
-            else
-                let struct (start, length) = owsBounds raw
-                nameLength <- colon
-                valueStart <- colon + 1 + start
-                valueLength <- length
-                true
+    not (hasBadFieldByte line)
+    && trySplitField (line, &nameLength, &valueStart, &valueLength)
 
 /// Folds one comma-separated Transfer-Encoding field value into the head.
 let private addTransferCodings (value: ReadOnlySpan<byte>) (head: RequestHead) =
@@ -241,7 +246,8 @@ let private parseHeaderLine (line: ReadOnlySpan<byte>) (offset: int) (head: Requ
     let mutable valueStart = 0
     let mutable valueLength = 0
 
-    if not (tryParseField (line, &nameLength, &valueStart, &valueLength)) then
+    // `parse` has already refused every control byte but HTAB, and DEL, in the line.
+    if not (trySplitField (line, &nameLength, &valueStart, &valueLength)) then
         400
     else
         let index = head.HeaderCount
@@ -314,15 +320,42 @@ let inline private fail (head: RequestHead) status =
     head.ErrorStatus <- status
     ParseResult.Error
 
+/// From `from`, the first byte that ends or breaks a line: any control but HTAB, or DEL
+/// (CR and LF among them); -1 if none. HTAB and obs-text (0x80-0xFF) may stand in field
+/// values and are stepped over. One vectorised range search per line finds the line end and
+/// validates its bytes at once.
+let private nextStop (input: ReadOnlySpan<byte>) (from: int) =
+    let mutable p = from
+    let mutable result = -2
+
+    while result = -2 do
+        let i = input.Slice(p).IndexOfAnyExceptInRange(SP, 126uy)
+
+        if i < 0 then
+            result <- -1
+        else
+            let b = input[p + i]
+
+            if b = HTAB || b >= 128uy then p <- p + i + 1 else result <- p + i
+
+    result
+
 let parse (input: ReadOnlySpan<byte>) (limits: ParserLimits) (head: RequestHead) =
     let mutable result = ParseResult.NeedMore
     let mutable go = true
 
     while go do
-        let found = input.Slice(head.ScanPos).IndexOf(LF)
+        let stop = nextStop input head.ScanPos
 
-        if found < 0 then
-            head.ScanPos <- input.Length
+        // A line is complete at CR LF; a CR at the very end may still get its LF.
+        let waiting = stop < 0 || (input[stop] = CR && stop + 1 = input.Length)
+
+        if not waiting && not (input[stop] = CR && input[stop + 1] = LF) then
+            // A bare CR, a bare LF, or a control byte or DEL inside a line.
+            go <- false
+            result <- fail head 400
+        elif waiting then
+            head.ScanPos <- (if stop < 0 then input.Length else stop)
             go <- false
 
             if not head.RequestLineDone then
@@ -342,56 +375,52 @@ let parse (input: ReadOnlySpan<byte>) (limits: ParserLimits) (head: RequestHead)
             elif input.Length - head.HeaderSectionStart > limits.MaxHeaderSectionSize then
                 result <- fail head 431
         else
-            let lf = head.ScanPos + found
+            let lf = stop + 1
 
-            if lf = 0 || input[lf - 1] <> CR then
-                go <- false
-                result <- fail head 400
-            else
-                let line = input.Slice(head.LineStart, lf - 1 - head.LineStart)
+            let line = input.Slice(head.LineStart, lf - 1 - head.LineStart)
 
-                if not head.RequestLineDone then
-                    if line.Length = 0 then
-                        // An empty line before the request line (RFC 9112 2.2): skip it,
-                        // but not without end.
-                        if lf + 1 > limits.MaxRequestLineSize then
-                            go <- false
-                            result <- fail head 400
-                    elif line.Length > limits.MaxRequestLineSize then
+            if not head.RequestLineDone then
+                if line.Length = 0 then
+                    // An empty line before the request line (RFC 9112 2.2): skip it,
+                    // but not without end.
+                    if lf + 1 > limits.MaxRequestLineSize then
                         go <- false
-                        result <- fail head 414
-                    else
-                        let status = parseRequestLine line head.LineStart head
-
-                        if status <> 0 then
-                            go <- false
-                            result <- fail head status
-                        else
-                            head.RequestLineDone <- true
-                            head.HeaderSectionStart <- lf + 1
-                elif lf + 1 - head.HeaderSectionStart > limits.MaxHeaderSectionSize then
+                        result <- fail head 400
+                elif line.Length > limits.MaxRequestLineSize then
                     go <- false
-                    result <- fail head 431
-                elif line.Length = 0 then
-                    go <- false
-                    let status = finishHead head
-
-                    if status <> 0 then
-                        result <- fail head status
-                    else
-                        head.HeadLength <- lf + 1
-                        result <- ParseResult.Done
-                elif head.HeaderCount >= limits.MaxHeaderCount then
-                    go <- false
-                    result <- fail head 431
+                    result <- fail head 414
                 else
-                    let status = parseHeaderLine line head.LineStart head
+                    let status = parseRequestLine line head.LineStart head
 
                     if status <> 0 then
                         go <- false
                         result <- fail head status
+                    else
+                        head.RequestLineDone <- true
+                        head.HeaderSectionStart <- lf + 1
+            elif lf + 1 - head.HeaderSectionStart > limits.MaxHeaderSectionSize then
+                go <- false
+                result <- fail head 431
+            elif line.Length = 0 then
+                go <- false
+                let status = finishHead head
 
-                head.LineStart <- lf + 1
-                head.ScanPos <- lf + 1
+                if status <> 0 then
+                    result <- fail head status
+                else
+                    head.HeadLength <- lf + 1
+                    result <- ParseResult.Done
+            elif head.HeaderCount >= limits.MaxHeaderCount then
+                go <- false
+                result <- fail head 431
+            else
+                let status = parseHeaderLine line head.LineStart head
+
+                if status <> 0 then
+                    go <- false
+                    result <- fail head status
+
+            head.LineStart <- lf + 1
+            head.ScanPos <- lf + 1
 
     result

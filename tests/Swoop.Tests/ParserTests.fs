@@ -163,7 +163,13 @@ let invalid: (string * int) list =
       "\n", 400
       "CONNECT example.com HTTP/1.1\r\nHost: example.com\r\n\r\n", 400 // authority-form needs a port
       "CONNECT example.com:x HTTP/1.1\r\nHost: example.com\r\n\r\n", 400
-      "GET http://user@example.com/ HTTP/1.1\r\nHost: example.com\r\n\r\n", 400 ]
+      "GET http://user@example.com/ HTTP/1.1\r\nHost: example.com\r\n\r\n", 400
+      "GET /a\tb HTTP/1.1\r\nHost: a\r\n\r\n", 400 // HTAB is for field values only
+      "GET /a\x7fb HTTP/1.1\r\nHost: a\r\n\r\n", 400
+      "GE\x00T / HTTP/1.1\r\nHost: a\r\n\r\n", 400
+      "GET / HTTP/1.1\rX\nHost: a\r\n\r\n", 400 // bare CR in the request line
+      "GET / HTTP/1.1\r\nHost: a\r\nX-\xe9: v\r\n\r\n", 400 // obs-text in a name
+      "GET / HTTP/1.1\r\nHost: a\r\nX: a\x1bb\r\n\r\n", 400 ]
 
 let bytesOf (s: string) = Encoding.Latin1.GetBytes s
 
