@@ -1,6 +1,7 @@
 module internal Swoop.Parser
 
 open System
+open System.Buffers.Binary
 open Swoop.Ascii
 
 type ParseResult =
@@ -134,46 +135,82 @@ let private parseTarget (target: ReadOnlySpan<byte>) (offset: int) (head: Reques
                 0
 
 /// Parses "method SP target SP version"; returns 0 or a status code.
+// The commonest starts of a request line, each read as one little-endian word.
+let private wordGet = BinaryPrimitives.ReadUInt32LittleEndian("GET "B)
+let private wordPut = BinaryPrimitives.ReadUInt32LittleEndian("PUT "B)
+let private wordPost = BinaryPrimitives.ReadUInt32LittleEndian("POST"B)
+let private wordHead = BinaryPrimitives.ReadUInt32LittleEndian("HEAD"B)
+let private wordHttp11 = BinaryPrimitives.ReadUInt64LittleEndian(" HTTP/1."B.AsSpan())
+
+/// Where the method ends (its SP), or 0 if the method is not a token; sets head.Method.
+/// GET, PUT, POST and HEAD are recognised from one 4-byte read.
+let private findMethod (line: ReadOnlySpan<byte>) (head: RequestHead) =
+    let word = if line.Length >= 5 then BinaryPrimitives.ReadUInt32LittleEndian(line) else 0u
+
+    if word = wordGet then
+        head.Method <- HttpMethod.Get
+        3
+    elif word = wordPost && line[4] = SP then
+        head.Method <- HttpMethod.Post
+        4
+    elif word = wordHead && line[4] = SP then
+        head.Method <- HttpMethod.Head
+        4
+    elif word = wordPut then
+        head.Method <- HttpMethod.Put
+        3
+    else
+        let sp = line.IndexOf(SP)
+
+        if sp <= 0 || line.Slice(0, sp).IndexOfAnyExcept(Token) >= 0 then
+            0
+        else
+            head.Method <- classifyMethod (line.Slice(0, sp))
+            sp
+
+/// Where the target ends in `rest` (the line after the method's SP): before " HTTP/1.x" at the
+/// end in one 8-byte read, else at the first SP. (A target never holds SP, so both agree
+/// whenever the line is valid.)
+let private findTargetEnd (rest: ReadOnlySpan<byte>) =
+    if rest.Length > 9 && BinaryPrimitives.ReadUInt64LittleEndian(rest.Slice(rest.Length - 9)) = wordHttp11 then
+        rest.Length - 9
+    else
+        rest.IndexOf(SP)
+
 let private parseRequestLine (line: ReadOnlySpan<byte>) (offset: int) (head: RequestHead) =
-    let sp1 = line.IndexOf(SP)
+    let sp1 = findMethod line head
 
     if sp1 <= 0 then
         400
     else
-        let methodBytes = line.Slice(0, sp1)
+        head.MethodStart <- offset
+        head.MethodLength <- sp1
+        let rest = line.Slice(sp1 + 1)
+        let sp2 = findTargetEnd rest
 
-        if methodBytes.IndexOfAnyExcept(Token) >= 0 then
+        if sp2 <= 0 then
             400
         else
-            head.MethodStart <- offset
-            head.MethodLength <- sp1
-            head.Method <- classifyMethod methodBytes
-            let rest = line.Slice(sp1 + 1)
-            let sp2 = rest.IndexOf(SP)
+            let target = rest.Slice(0, sp2)
+            let version = rest.Slice(sp2 + 1)
 
-            if sp2 <= 0 then
+            if target.IndexOfAnyExcept(TargetChar) >= 0 then
                 400
+            elif
+                version.Length <> 8
+                || not (version.StartsWith(HTTP_))
+                || not (isDigit version[5])
+                || version[6] <> byte '.'
+                || not (isDigit version[7])
+            then
+                400
+            elif version[5] <> byte '1' || (version[7] <> byte '1' && version[7] <> byte '0') then
+                505
             else
-                let target = rest.Slice(0, sp2)
-                let version = rest.Slice(sp2 + 1)
-
-                if target.IndexOfAnyExcept(TargetChar) >= 0 then
-                    400
-                elif
-                    version.Length <> 8
-                    || not (version.StartsWith(HTTP_))
-                    || not (isDigit version[5])
-                    || version[6] <> byte '.'
-                    || not (isDigit version[7])
-                then
-                    400
-                elif version[5] <> byte '1' || (version[7] <> byte '1' && version[7] <> byte '0') then
-                    505
-                else
-                    head.Version <- (if version[7] = byte '1' then HttpVersion.Http11 else HttpVersion.Http10)
-                    head.TargetStart <- offset + sp1 + 1
-                    head.TargetLength <- sp2
-                    parseTarget target head.TargetStart head
+                head.Version <- (if version[7] = byte '1' then HttpVersion.Http11 else HttpVersion.Http10)
+                head.TargetStart <- offset + sp1 + 1
+                head.TargetLength <- sp2
+                parseTarget target head.TargetStart head
 
 /// Splits a field line whose bytes are known to be free of controls (other than HTAB) and DEL:
 /// the first non-token byte must be the colon, which also refuses obs-fold (leading
