@@ -4,8 +4,9 @@
 /// `Done` (the head is complete: `head.HeadLength` bytes), `NeedMore` (call again when more
 /// bytes have been appended; work done so far is kept in `head`, so each byte is scanned
 /// once) or `Error` (`head.ErrorStatus` says which status to answer with; the connection must
-/// close). Lines are found with a vectorised search for LF, and whole spans are checked
-/// against byte classes at once; nothing is allocated.
+/// close). One vectorised range search per line finds its CRLF and refuses control bytes in
+/// it; names and targets are checked against byte classes as whole spans (the request line
+/// itself is in RequestLine.fs); nothing is allocated.
 module internal Swoop.Parser
 
 open System
