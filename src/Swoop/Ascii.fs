@@ -44,7 +44,7 @@ let hasControlChar (s: string) =
 /// Bytes that may not appear in a field value (CR/LF already gone): controls other than HTAB,
 /// and DEL. All ASCII, so the search stays vectorised whatever the input holds (obs-text
 /// bytes 0x80-0xFF are allowed in values and simply do not match).
-let private BadFieldByte: SearchValues<byte> =
+let BadFieldByte: SearchValues<byte> =
     SearchValues.Create(bytesWhere (fun b -> (b < 32 && b <> 9) || b = 127))
 
 /// Whether field-value bytes hold a control other than HTAB, or DEL.

@@ -175,24 +175,32 @@ let inline private fail (head: RequestHead) status =
     ParseResult.Error
 
 /// From `from`, the first byte that ends or breaks a line: any control but HTAB, or DEL
-/// (CR and LF among them); -1 if none. HTAB and obs-text (0x80-0xFF) may stand in field
-/// values and are stepped over. One vectorised range search per line finds the line end and
-/// validates its bytes at once.
+/// (CR and LF among them); -1 if none. One vectorised range search (visible ASCII and SP)
+/// finds the line end and validates its bytes at once. HTAB and obs-text (0x80-0xFF) may
+/// stand in field values: past the first of them, the rest of the line is searched for its
+/// LF and for forbidden bytes in two passes, so that a line full of them costs no more.
 let private nextStop (input: ReadOnlySpan<byte>) (from: int) =
-    let mutable p = from
-    let mutable result = -2
+    let i = input.Slice(from).IndexOfAnyExceptInRange(SP, 126uy)
 
-    while result = -2 do
-        let i = input.Slice(p).IndexOfAnyExceptInRange(SP, 126uy)
+    if i < 0 then
+        -1
+    else
+        let at = from + i
+        let b = input[at]
 
-        if i < 0 then
-            result <- -1
+        if b <> HTAB && b < 128uy then
+            at
         else
-            let b = input[p + i]
+            let rest = input.Slice(at)
+            let lf = rest.IndexOf(LF)
+            let line = if lf < 0 then rest else rest.Slice(0, lf)
+            let stop = line.IndexOfAny(BadFieldByte)
 
-            if b = HTAB || b >= 128uy then p <- p + i + 1 else result <- p + i
-
-    result
+            // The line's own CR, a bare CR or a forbidden byte; else the LF (a bare one,
+            // since no CR came before it), or nothing yet.
+            if stop >= 0 then at + stop
+            elif lf >= 0 then at + lf
+            else -1
 
 let parse (input: ReadOnlySpan<byte>) (limits: ParserLimits) (head: RequestHead) =
     let mutable result = ParseResult.NeedMore

@@ -104,6 +104,8 @@ let valid: (string * string) list =
       "GET /caf\xc3\xa9 HTTP/1.1\r\nHost: a\r\n\r\n", "error 400"
       "GET / HTTP/1.1\r\nHost: a\r\nX-Latin: caf\xe9\r\n\r\n",
       "GET / Http11 path=/ query=- [Host:a|X-Latin:caf\xe9] body=NoBody/-1 keepalive=true continue=false length=42"
+      "GET / HTTP/1.1\r\nX-Utf8: \tcaf\xc3\xa9 \t na\xc3\xafve\t\r\nHost: a\r\n\r\n",
+      "GET / Http11 path=/ query=- [X-Utf8:caf\xc3\xa9 \t na\xc3\xafve|Host:a] body=NoBody/-1 keepalive=true continue=false length=53"
       "GET / HTTP/1.1\r\nHost:\r\n\r\n",
       "GET / Http11 path=/ query=- [Host:] body=NoBody/-1 keepalive=true continue=false length=25" ]
 
@@ -169,7 +171,11 @@ let invalid: (string * int) list =
       "GE\x00T / HTTP/1.1\r\nHost: a\r\n\r\n", 400
       "GET / HTTP/1.1\rX\nHost: a\r\n\r\n", 400 // bare CR in the request line
       "GET / HTTP/1.1\r\nHost: a\r\nX-\xe9: v\r\n\r\n", 400 // obs-text in a name
-      "GET / HTTP/1.1\r\nHost: a\r\nX: a\x1bb\r\n\r\n", 400 ]
+      "GET / HTTP/1.1\r\nHost: a\r\nX: a\x1bb\r\n\r\n", 400
+      "GET / HTTP/1.1\r\nHost: a\r\nX: \xe9\tb\x00c\r\n\r\n", 400 // a control after obs-text
+      "GET / HTTP/1.1\r\nHost: a\r\nX: \xe9\x7f\r\n\r\n", 400
+      "GET / HTTP/1.1\r\nHost: a\r\nX: \xe9\nY: b\r\n\r\n", 400 // bare LF after obs-text
+      "GET / HTTP/1.1\r\nHost: a\r\nX: \t\xe9\rY: b\r\n\r\n", 400 ]
 
 let bytesOf (s: string) = Encoding.Latin1.GetBytes s
 
