@@ -176,12 +176,17 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                                     context.Begin()
                                     handlerOk <- true
 
-                                    // A handler blocked an engine thread before: leave the
-                                    // engine thread before calling this one.
-                                    if settings.OffloadHandlers && EngineThread.IsCurrent then
+                                    // On an engine thread the call is watched, unless handlers
+                                    // blocked before: then it leaves for the thread pool first.
+                                    // (Immutable bindings: a mutable local living across an await
+                                    // would be a heap cell per request.)
+                                    let onEngine = settings.Inline && EngineThread.IsCurrent
+                                    let offload = onEngine && settings.OffloadHandlers
+
+                                    if offload then
                                         do! Task.Yield()
 
-                                    let watched = settings.Inline && not settings.OffloadHandlers && EngineThread.IsCurrent
+                                    let watched = onEngine && not offload
 
                                     if watched then
                                         handlerCallStart <- Environment.TickCount64

@@ -29,7 +29,7 @@ type internal ConnectionSettings
     member _.DrainLimit = drainLimit
     member _.ReleaseBufferWhenIdle = releaseBufferWhenIdle
     /// Socket completions run inline on the socket engine's threads (and so do handlers,
-    /// unless OffloadHandlers was set).
+    /// unless OffloadHandlers).
     member _.Inline = inlineCompletions
     member _.Handler = handler
     member _.Pool = pool
@@ -40,10 +40,6 @@ type internal ConnectionSettings
     /// The shutdown deadline passed: close everything now.
     [<DefaultValue>]
     val mutable ForceClose: bool
-    /// Handlers were seen blocking a socket engine thread twice: from then on they are
-    /// started on the thread pool instead of inline.
-    [<DefaultValue>]
-    val mutable OffloadHandlers: bool
     /// How many handler calls the blocking watch has seen holding an engine thread.
     [<DefaultValue>]
     val mutable BlockedCalls: int
@@ -53,6 +49,10 @@ type internal ConnectionSettings
     val mutable LoggedThisSecond: int
     [<DefaultValue>]
     val mutable LogsSuppressed: int
+
+    /// Handlers were seen blocking a socket engine thread twice: from then on they are
+    /// started on the thread pool instead of inline.
+    member s.OffloadHandlers = Volatile.Read(&s.BlockedCalls) >= 2
 
     /// Whether an error report may go to stderr now: at most 10 a second, so that a client
     /// that makes every request fail cannot turn each one into a console write on an I/O
@@ -108,8 +108,6 @@ module internal BlockingWatch =
                 request
                 elapsedMs
         elif seen = 2 then
-            settings.OffloadHandlers <- true
-
             eprintfn
                 "swoop: warning: a second handler call (%s) has held a socket I/O thread for %d ms; from now on handlers start on the thread pool (slower). Fix the blocking call, or turn InlineCompletions off (--no-inline)."
                 request

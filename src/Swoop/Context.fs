@@ -189,22 +189,17 @@ type HttpContext
 
     member _.Version = head.Version
     member _.HeaderCount = head.HeaderCount
-    member private _.Check(index: int) =
+    /// The header line at `index`, or ArgumentOutOfRangeException.
+    member private _.Slot(index: int) : HeaderSlice =
         if index < 0 || index >= head.HeaderCount then
             raise (ArgumentOutOfRangeException("index", "no header at that index"))
 
-    member this.HeaderName(index: int) =
-        this.Check index
-        stringAt head.Headers[index].NameStart head.Headers[index].NameLength
-    member this.HeaderValue(index: int) =
-        this.Check index
-        stringAt head.Headers[index].ValueStart head.Headers[index].ValueLength
-    member this.HeaderNameBytes(index: int) =
-        this.Check index
-        bytesAt head.Headers[index].NameStart head.Headers[index].NameLength
-    member this.HeaderValueBytes(index: int) =
-        this.Check index
-        bytesAt head.Headers[index].ValueStart head.Headers[index].ValueLength
+        head.Headers[index]
+
+    member this.HeaderName(index: int) = let h = this.Slot index in stringAt h.NameStart h.NameLength
+    member this.HeaderValue(index: int) = let h = this.Slot index in stringAt h.ValueStart h.ValueLength
+    member this.HeaderNameBytes(index: int) = let h = this.Slot index in bytesAt h.NameStart h.NameLength
+    member this.HeaderValueBytes(index: int) = let h = this.Slot index in bytesAt h.ValueStart h.ValueLength
 
     member this.Header(name: string) =
         let mutable found = -1

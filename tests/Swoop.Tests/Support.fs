@@ -30,25 +30,6 @@ let connect (server: RunningServer) =
     s.Connect("127.0.0.1", server.Port)
     s
 
-/// The first request of a test process waits for the JIT (over half a second in Debug):
-/// one throwaway exchange, before the first test server starts, keeps that out of the
-/// tests' short read timeouts.
-let private warmUp =
-    lazy
-        (use server = Server.start testOptions (sync (fun ctx -> ctx.WriteString "warm"))
-         use s = connect server
-         s.Send(ascii "POST /warm?x=1 HTTP/1.1\r\nHost: a\r\nContent-Length: 2\r\nConnection: close\r\n\r\nhi") |> ignore
-         s.ReceiveTimeout <- 10000
-         let buffer = Array.zeroCreate<byte> 4096
-
-         while (try s.Receive buffer with :? SocketException -> 0) > 0 do
-             ())
-
-/// Starts a server; dispose it to stop.
-let serve (options: ServerOptions) (handler: RequestHandler) =
-    warmUp.Force()
-    Server.start options handler
-
 /// Reads until the peer closes (returns the bytes and true) or sends nothing for `quietMs`.
 let readAll (s: Socket) (quietMs: int) =
     let buffer = Array.zeroCreate<byte> 65536
@@ -74,6 +55,21 @@ let readAll (s: Socket) (quietMs: int) =
             go <- false
 
     out.ToArray(), closed
+
+/// The first request of a test process waits for the JIT (over half a second in Debug):
+/// one throwaway exchange, before the first test server starts, keeps that out of the
+/// tests' short read timeouts.
+let private warmUp =
+    lazy
+        (use server = Server.start testOptions (sync (fun ctx -> ctx.WriteString "warm"))
+         use s = connect server
+         s.Send(ascii "POST /warm?x=1 HTTP/1.1\r\nHost: a\r\nContent-Length: 2\r\nConnection: close\r\n\r\nhi") |> ignore
+         readAll s 10000 |> ignore)
+
+/// Starts a server; dispose it to stop.
+let serve (options: ServerOptions) (handler: RequestHandler) =
+    warmUp.Force()
+    Server.start options handler
 
 /// Sends raw bytes on a new connection and reads the answer; true if the server closed.
 let exchange (server: RunningServer) (request: byte[]) (quietMs: int) =
