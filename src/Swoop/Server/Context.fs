@@ -31,6 +31,7 @@ type HttpContext
     let mutable streamed = 0L
     let mutable path: string = null
     let mutable bodyStream: Stream = null
+    let mutable items: Collections.Generic.Dictionary<string, obj> = null
 
     let bytesAt (start: int) (length: int) =
         ReadOnlySpan<byte>(transport.InputArray, transport.InputOffset + transport.InStart + start, length)
@@ -247,6 +248,12 @@ type HttpContext
 
     member _.RemoteEndPoint = transport.Socket.RemoteEndPoint
 
+    member _.Items: Collections.Generic.IDictionary<string, obj> =
+        if isNull items then
+            items <- Collections.Generic.Dictionary<string, obj>(StringComparer.Ordinal)
+
+        items
+
     // ---- response ----
 
     member _.StatusCode
@@ -332,6 +339,7 @@ type HttpContext
     // ---- for the connection ----
 
     member internal _.Reader = reader
+    member val internal Toolkit: obj = null with get, set
 
     /// Resets the response and the body reader for the request just parsed.
     member internal _.Begin() =
@@ -346,17 +354,24 @@ type HttpContext
         closeDelimited <- false
         streamed <- 0L
         path <- null
+
+        if not (isNull items) && items.Count > 0 then
+            items.Clear()
+
         releaseBody ()
         reader.Begin maxBodySize
 
     /// Forgets what a failed handler wrote, to answer with an error instead.
-    member internal _.ResetResponse(errorStatus: int) =
+    member internal this.ResetResponse(errorStatus: int) =
         status <- errorStatus
         headerCount <- 0
         contentType <- null
         explicitLength <- -1L
         userDate <- false
         releaseBody ()
+        // A generic body: the reason phrase, never the failure's details.
+        contentType <- "text/plain"
+        this.WriteString(Response.reasonPhrase errorStatus)
 
     /// Writes the rest of the response into the output buffer; returns whether the
     /// connection stays open.

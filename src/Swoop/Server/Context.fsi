@@ -89,6 +89,10 @@ type HttpContext =
     /// The client's address.
     member RemoteEndPoint: EndPoint
 
+    /// Values a handler keeps for the rest of this request (made on first use, emptied
+    /// before the next request on the connection). Example: `ctx.Items["user"] <- user`.
+    member Items: Collections.Generic.IDictionary<string, obj>
+
     // ---- response ----
 
     /// The response status code (200 to 999); 200 unless set.
@@ -128,6 +132,8 @@ type HttpContext =
     interface IBufferWriter<byte>
 
     member internal Reader: BodyReader
+    /// The web toolkit's per-connection state (kept across requests; the toolkit resets it).
+    member internal Toolkit: obj with get, set
     member internal Begin: unit -> unit
     member internal ResetResponse: errorStatus: int -> unit
     member internal Complete: keepAliveAllowed: bool -> bool

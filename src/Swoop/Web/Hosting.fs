@@ -1,0 +1,162 @@
+/// A web app on the server: compiles the handler tree once, answers what no route took
+/// (404, or 405 with Allow), turns client errors into problem+json, and starts the server.
+namespace Swoop.Web
+
+open System
+open System.Threading.Tasks
+open Swoop
+
+/// One route of an app, as data: what `--routes` prints and OpenAPI describes.
+type RouteInfo =
+    {
+        /// The methods it answers; empty: every method.
+        Methods: string list
+        /// The template, e.g. "/users/{id:integer}" (a prefix route ends with "*").
+        Template: string
+        /// Parameter names and types, in order.
+        Parameters: (string * Type) list
+        Meta: RouteMeta
+        /// The combinators that made it, e.g. `subRoute "/api" > routef "/users/%i"`.
+        Source: string
+    }
+
+[<RequireQualifiedAccess>]
+module Web =
+    let private finish: HttpFunc = fun _ -> Results.handled
+
+    let private unhandled (ctx: HttpContext) (state: RequestState) =
+        if not ctx.HasStarted then
+            if state.Allowed <> 0 then
+                let allowed = state.Allowed ||| (if state.Allowed &&& Methods.bit HttpMethod.Get <> 0 then Methods.bit HttpMethod.Head else 0)
+                ctx.SetHeader("Allow", String.Join(", ", Methods.names allowed))
+                Problem.write ctx 405 null (sprintf "%s is not allowed here" ctx.MethodName) []
+            else
+                Problem.write ctx 404 null "no route matches this path" []
+
+    /// Turns a failure into an answer if it can; false: let the server answer 500 (and log).
+    let private recover (ctx: HttpContext) (state: RequestState) (failure: exn) =
+        match failure with
+        | :? AggregateException as a when a.InnerExceptions.Count = 1 -> Some a.InnerException
+        | e -> Some e
+        |> Option.map (fun e ->
+            match e with
+            | :? HttpStatusException as h when not ctx.HasStarted ->
+                Problem.write ctx h.StatusCode h.Title h.Message h.Errors
+                true
+            | e when state.Options.Development && not ctx.HasStarted && not (e :? BadRequestException) ->
+                eprintfn "swoop: handler failed on %s %s: %O" ctx.MethodName ctx.Target e
+                ctx.StatusCode <- 500
+                ctx.ContentType <- "text/plain; charset=utf-8"
+                ctx.WriteString(e.ToString())
+                true
+            | _ -> false)
+        |> Option.defaultValue false
+
+    let private cleanup (state: RequestState) =
+        if not state.Cleanup.IsEmpty then
+            for f in state.Cleanup do
+                try
+                    f ()
+                with _ ->
+                    ()
+
+            state.Cleanup <- []
+
+    let private finishAsync (ctx: HttpContext) (state: RequestState) (pending: Task<bool>) : ValueTask =
+        ValueTask(
+            task {
+                try
+                    try
+                        let! handled = pending
+                        if not handled then unhandled ctx state
+                    with e ->
+                        if not (recover ctx state e) then raise e
+                finally
+                    cleanup state
+            }
+            :> Task
+        )
+
+    /// The app as the server's request handler: its routes compiled into lookups now.
+    /// Example: `Server.start ServerOptions.defaults (Web.handler WebOptions.defaults app)`.
+    let handler (options: WebOptions) (app: HttpHandler) : RequestHandler =
+        let run = Router.Compile(app, finish)
+
+        fun ctx ->
+            let state = RequestState.Attach(ctx, options)
+            state.Begin ctx
+
+            if not state.PathValid then
+                Problem.write ctx 400 null "the path's percent-encoding is not valid UTF-8 or not %XX" []
+                ValueTask.CompletedTask
+            else
+                let pending =
+                    try
+                        run ctx
+                    with e ->
+                        Task.FromException<bool> e
+
+                if pending.IsCompletedSuccessfully then
+                    if not pending.Result then unhandled ctx state
+                    if not state.Cleanup.IsEmpty then cleanup state
+                    ValueTask.CompletedTask
+                else
+                    finishAsync ctx state pending
+
+    /// Every route of the app, as data.
+    let routes (app: HttpHandler) : RouteInfo list =
+        Router.Describe app
+        |> List.map (fun (walk, kind) ->
+            let names = walk.Meta.ParamNames
+            let parameters =
+                walk.Path
+                |> List.choose (function
+                    | Param(_, p, i) -> Some((if i < names.Length then names[i] else sprintf "p%d" (i + 1)), p.ValueType)
+                    | _ -> None)
+
+            { Methods = (if walk.Methods = Methods.any then [] else Methods.names walk.Methods)
+              Template =
+                Template.display walk.Path names
+                + (match kind with
+                   | Prefix _ -> "*"
+                   | _ -> "")
+              Parameters = parameters
+              Meta = walk.Meta
+              Source = String.Join(" > ", walk.Sources) })
+
+    /// The route table as text, one route a line.
+    let formatRoutes (app: HttpHandler) =
+        let rows = routes app
+        let width = rows |> List.fold (fun w r -> max w (String.Join(",", r.Methods).Length)) 3
+
+        rows
+        |> List.map (fun r ->
+            let methods = if r.Methods.IsEmpty then "*" else String.Join(",", r.Methods)
+            let name = match r.Meta.Name with Some n -> "  " + n | None -> ""
+            methods.PadRight(width) + "  " + r.Template + name)
+        |> String.concat "\n"
+
+    /// Starts the app with these options and serves until SIGTERM or Ctrl-C (see Server.run).
+    let run (serverOptions: ServerOptions) (options: WebOptions) (app: HttpHandler) : int =
+        Server.run serverOptions (handler options app)
+
+    /// The whole `main` of a web app: `--routes` prints the route table and exits; `--dev`
+    /// puts exception details in 500 answers; the server's own arguments (`--port`, `--host`,
+    /// `PORT`...) as in `Server.main`. Example: `[<EntryPoint>] let main argv = Web.main argv app`.
+    let mainWith (options: WebOptions) (argv: string[]) (app: HttpHandler) : int =
+        if Array.contains "--routes" argv then
+            printfn "%s" (formatRoutes app)
+            0
+        else
+            let dev = Array.contains "--dev" argv
+            let serverArgs = argv |> Array.filter (fun a -> a <> "--dev")
+            let options = if dev then { options with Development = true } else options
+
+            try
+                run (ServerOptions.fromArgs serverArgs ServerOptions.defaults) options app
+            with :? ArgumentException as e ->
+                eprintfn "swoop: %s" e.Message
+                2
+
+    /// `mainWith WebOptions.defaults`.
+    let main (argv: string[]) (app: HttpHandler) : int = mainWith WebOptions.defaults argv app

@@ -1,0 +1,153 @@
+/// The JSON seam: one small interface between handlers and a serializer, and its default,
+/// System.Text.Json set up for F# types (required record fields, no nulls where F# has no
+/// null, options as nullable, fieldless unions as strings).
+namespace Swoop.Web
+
+open System
+open System.Buffers
+open System.Collections.Generic
+open System.Text.Json
+open System.Text.Json.Serialization
+open System.Text.Json.Serialization.Metadata
+open System.Threading
+open Microsoft.FSharp.Reflection
+
+/// A JSON serializer the toolkit calls; plug in another one through `WebOptions.Json`.
+type IJsonSerializer =
+    /// Writes `value` as UTF-8 JSON into `writer` (the response body).
+    abstract Serialize<'T> : writer: IBufferWriter<byte> * value: 'T -> unit
+
+    /// Reads a `'T` from UTF-8 JSON. Raises an exception whose message says what was wrong
+    /// (the toolkit answers 400 with it); NotSupportedException means the type cannot be
+    /// read at all (a server error, 500).
+    abstract Deserialize<'T> : utf8: ReadOnlySpan<byte> -> 'T
+
+/// Refuses a JSON null for a field whose F# type has no null.
+type internal NotNullConverter<'T>(field: string) =
+    inherit JsonConverter<'T>()
+    let mutable info: JsonTypeInfo<'T> = null
+    override _.HandleNull = true
+
+    override _.Read(reader, _, options) =
+        if reader.TokenType = JsonTokenType.Null then
+            raise (JsonException(sprintf "'%s' must not be null" field))
+
+        if isNull info then
+            info <- options.GetTypeInfo(typeof<'T>) :?> JsonTypeInfo<'T>
+
+        JsonSerializer.Deserialize<'T>(&reader, info)
+
+    override _.Write(writer, value, options) =
+        if isNull info then
+            info <- options.GetTypeInfo(typeof<'T>) :?> JsonTypeInfo<'T>
+
+        JsonSerializer.Serialize(writer, value, info)
+
+/// The same for strings, without the detour through the serializer.
+type internal NotNullStringConverter(field: string) =
+    inherit JsonConverter<string>()
+    override _.HandleNull = true
+
+    override _.Read(reader, _, _) =
+        match reader.TokenType with
+        | JsonTokenType.String -> reader.GetString()
+        | JsonTokenType.Null -> raise (JsonException(sprintf "'%s' must not be null" field))
+        | other -> raise (JsonException(sprintf "'%s' must be a string, not %O" field other))
+
+    override _.Write(writer, value, _) =
+        if isNull value then writer.WriteNullValue() else writer.WriteStringValue value
+
+/// A union whose cases have no fields, as the case name.
+type internal FieldlessUnionConverter<'T>() =
+    inherit JsonConverter<'T>()
+    let cases = FSharpType.GetUnionCases(typeof<'T>, true)
+    let values = cases |> Array.map (fun c -> FSharpValue.MakeUnion(c, [||], true) :?> 'T)
+    let names = cases |> Array.map (fun c -> c.Name)
+    let tagOf = FSharpValue.PreComputeUnionTagReader(typeof<'T>, true)
+
+    override _.Read(reader, _, _) =
+        let text = if reader.TokenType = JsonTokenType.String then reader.GetString() else null
+        let i = if isNull text then -1 else Array.FindIndex(names, fun n -> String.Equals(n, text, StringComparison.OrdinalIgnoreCase))
+
+        if i < 0 then
+            raise (JsonException(sprintf "expected one of %s" (String.Join(", ", names))))
+
+        values[i]
+
+    override _.Write(writer, value, _) = writer.WriteStringValue(names[tagOf (box value)])
+
+type internal FieldlessUnionConverterFactory() =
+    inherit JsonConverterFactory()
+
+    static member IsFieldless(t: Type) =
+        FSharpType.IsUnion(t, true)
+        && not (t.IsGenericType && (t.GetGenericTypeDefinition() = typedefof<option<_>> || t.GetGenericTypeDefinition() = typedefof<list<_>> || t.GetGenericTypeDefinition() = typedefof<voption<_>>))
+        && FSharpType.GetUnionCases(t, true) |> Array.forall (fun c -> c.GetFields().Length = 0)
+
+    override _.CanConvert(t) = FieldlessUnionConverterFactory.IsFieldless t
+
+    override _.CreateConverter(t, _) =
+        Activator.CreateInstance(typedefof<FieldlessUnionConverter<_>>.MakeGenericType t) :?> JsonConverter
+
+module internal FSharpJson =
+    let isOptional (t: Type) =
+        t.IsGenericType
+        && (let d = t.GetGenericTypeDefinition()
+            d = typedefof<option<_>> || d = typedefof<voption<_>> || d = typedefof<Nullable<_>>)
+
+    /// Record fields are required unless optional; reference-typed ones refuse null.
+    let recordRules (info: JsonTypeInfo) =
+        if info.Kind = JsonTypeInfoKind.Object && FSharpType.IsRecord(info.Type, true) then
+            for p in info.Properties do
+                let t = p.PropertyType
+
+                if not (isOptional t) then
+                    p.IsRequired <- true
+
+                    if t = typeof<string> then
+                        p.CustomConverter <- NotNullStringConverter(p.Name)
+                    elif not t.IsValueType && isNull p.CustomConverter then
+                        p.CustomConverter <-
+                            Activator.CreateInstance(typedefof<NotNullConverter<_>>.MakeGenericType t, [| box p.Name |])
+                            :?> JsonConverter
+
+/// System.Text.Json behind the seam.
+[<Sealed>]
+type SystemTextJsonSerializer(options: JsonSerializerOptions) =
+    let writers =
+        new ThreadLocal<Utf8JsonWriter>(fun () ->
+            new Utf8JsonWriter(
+                ArrayBufferWriter<byte>(1),
+                JsonWriterOptions(Encoder = options.Encoder, Indented = options.WriteIndented, SkipValidation = true)
+            ))
+
+    do options.MakeReadOnly(true)
+
+    /// The options in use (read-only).
+    member _.Options = options
+
+    /// camelCase names, case-insensitive reading, strict numbers, F# rules (see `defaultOptions`).
+    static member DefaultOptions() =
+        let o = JsonSerializerOptions(JsonSerializerDefaults.Web)
+        o.NumberHandling <- JsonNumberHandling.Strict
+        o.Converters.Add(FieldlessUnionConverterFactory())
+        o.TypeInfoResolver <- DefaultJsonTypeInfoResolver().WithAddedModifier(Action<JsonTypeInfo> FSharpJson.recordRules)
+        o
+
+    new() = SystemTextJsonSerializer(SystemTextJsonSerializer.DefaultOptions())
+
+    interface IJsonSerializer with
+        member _.Serialize<'T>(bufferWriter: IBufferWriter<byte>, value: 'T) =
+            let writer = writers.Value
+            // The writer keeps pointing at the last context's body: contexts are pooled.
+            writer.Reset bufferWriter
+            JsonSerializer.Serialize<'T>(writer, value, options)
+            writer.Flush()
+
+        member _.Deserialize<'T>(utf8: ReadOnlySpan<byte>) =
+            let value = JsonSerializer.Deserialize<'T>(utf8, options)
+
+            if not typeof<'T>.IsValueType && not (FSharpJson.isOptional typeof<'T>) && isNull (box value) then
+                raise (JsonException "the body is null")
+
+            value

@@ -1,0 +1,148 @@
+/// Typed values from text: route values, query values, form fields. One parser per type,
+/// chosen at start-up; parsing allocates nothing but the value itself (strings).
+namespace Swoop.Web
+
+open System
+open System.Collections.Concurrent
+open System.Globalization
+
+/// Checks text against a type without keeping the value (used while matching routes).
+[<AbstractClass>]
+type ValueParser() =
+    /// Whether `text` is a valid value.
+    abstract Accepts: text: ReadOnlySpan<char> -> bool
+    /// How the type is named in error messages and OpenAPI ("integer", "uuid"...).
+    abstract Description: string
+    /// The .NET type parsed.
+    abstract ValueType: Type
+
+/// Parses one type from text.
+[<AbstractClass>]
+type ValueParser<'T>() =
+    inherit ValueParser()
+    abstract TryParse: text: ReadOnlySpan<char> * result: byref<'T> -> bool
+
+    override this.Accepts(text) =
+        let mutable ignored = Unchecked.defaultof<'T>
+        this.TryParse(text, &ignored)
+
+    override _.ValueType = typeof<'T>
+
+module internal ParserImpl =
+    let inv = CultureInfo.InvariantCulture
+    let integerStyle = NumberStyles.AllowLeadingSign
+    let floatStyle = NumberStyles.AllowLeadingSign ||| NumberStyles.AllowDecimalPoint ||| NumberStyles.AllowExponent
+    /// Numbers as in JSON and Giraffe's patterns: no '+', no spaces, no thousands separators.
+    let noPlus (text: ReadOnlySpan<char>) = text.Length > 0 && text[0] <> '+'
+
+    let int32Parser =
+        { new ValueParser<int>() with
+            member _.TryParse(text, result) = noPlus text && Int32.TryParse(text, integerStyle, inv, &result)
+            member _.Description = "integer" }
+
+    let int64Parser =
+        { new ValueParser<int64>() with
+            member _.TryParse(text, result) = noPlus text && Int64.TryParse(text, integerStyle, inv, &result)
+            member _.Description = "integer" }
+
+    let uint64Parser =
+        { new ValueParser<uint64>() with
+            member _.TryParse(text, result) = UInt64.TryParse(text, NumberStyles.None, inv, &result)
+            member _.Description = "non-negative integer" }
+
+    let floatParser =
+        { new ValueParser<float>() with
+            member _.TryParse(text, result) =
+                noPlus text && Double.TryParse(text, floatStyle, inv, &result) && Double.IsFinite result
+            member _.Description = "number" }
+
+    let float32Parser =
+        { new ValueParser<float32>() with
+            member _.TryParse(text, result) =
+                noPlus text && Single.TryParse(text, floatStyle, inv, &result) && Single.IsFinite result
+            member _.Description = "number" }
+
+    let decimalParser =
+        { new ValueParser<decimal>() with
+            member _.TryParse(text, result) = noPlus text && Decimal.TryParse(text, floatStyle, inv, &result)
+            member _.Description = "number" }
+
+    let boolParser =
+        { new ValueParser<bool>() with
+            member _.TryParse(text, result) =
+                if text.Equals("true", StringComparison.OrdinalIgnoreCase) then
+                    result <- true
+                    true
+                elif text.Equals("false", StringComparison.OrdinalIgnoreCase) then
+                    result <- false
+                    true
+                else
+                    false
+            member _.Description = "boolean" }
+
+    let guidParser =
+        { new ValueParser<Guid>() with
+            member _.TryParse(text, result) = Guid.TryParse(text, &result)
+            member _.Description = "uuid" }
+
+    let charParser =
+        { new ValueParser<char>() with
+            member _.TryParse(text, result) =
+                if text.Length = 1 then
+                    result <- text[0]
+                    true
+                else
+                    false
+            member _.Description = "single character" }
+
+    let stringParser =
+        { new ValueParser<string>() with
+            member _.TryParse(text, result) =
+                result <- String(text)
+                true
+            member _.Description = "string" }
+
+    let dateTimeParser =
+        { new ValueParser<DateTime>() with
+            member _.TryParse(text, result) = DateTime.TryParse(text, inv, DateTimeStyles.RoundtripKind, &result)
+            member _.Description = "date-time" }
+
+    let dateTimeOffsetParser =
+        { new ValueParser<DateTimeOffset>() with
+            member _.TryParse(text, result) =
+                DateTimeOffset.TryParse(text, inv, DateTimeStyles.RoundtripKind, &result)
+            member _.Description = "date-time" }
+
+    let all: ValueParser list =
+        [ int32Parser; int64Parser; uint64Parser; floatParser; float32Parser; decimalParser; boolParser
+          guidParser; charParser; stringParser; dateTimeParser; dateTimeOffsetParser ]
+
+    let cache = ConcurrentDictionary<Type, ValueParser>()
+
+[<RequireQualifiedAccess>]
+module ValueParser =
+    /// Adds (or replaces) the parser of a type, e.g. for a domain id; call before the app starts.
+    let register (parser: ValueParser) =
+        ParserImpl.cache[parser.ValueType] <- parser
+
+    /// The parser of `t`, or None when the type has none.
+    let tryFind (t: Type) : ValueParser option =
+        match ParserImpl.cache.TryGetValue t with
+        | true, p -> Some p
+        | _ ->
+            match ParserImpl.all |> List.tryFind (fun p -> p.ValueType = t) with
+            | Some p ->
+                ParserImpl.cache[t] <- p
+                Some p
+            | None -> None
+
+    /// The parser of `'T`; raises ArgumentException naming the type when it has none.
+    let get<'T> () : ValueParser<'T> =
+        match tryFind typeof<'T> with
+        | Some p -> p :?> ValueParser<'T>
+        | None ->
+            invalidArg
+                "T"
+                (sprintf
+                    "no parser for %s: supported are int, int64, uint64, float, float32, decimal, bool, Guid, char, string, DateTime, DateTimeOffset, or one given to ValueParser.register"
+                    typeof<'T>.Name)

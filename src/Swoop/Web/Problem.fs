@@ -1,0 +1,60 @@
+/// RFC 9457 problem details: the one place where client errors become a response body.
+module internal Swoop.Web.Problem
+
+open System.Text.Json
+open System.Threading
+open Swoop
+
+let private writers =
+    new ThreadLocal<Utf8JsonWriter>(fun () -> new Utf8JsonWriter(System.Buffers.ArrayBufferWriter<byte>(1)))
+
+/// The reason phrase of a status, as the problem's title.
+let title (status: int) =
+    match status with
+    | 400 -> "Bad Request"
+    | 401 -> "Unauthorized"
+    | 403 -> "Forbidden"
+    | 404 -> "Not Found"
+    | 405 -> "Method Not Allowed"
+    | 406 -> "Not Acceptable"
+    | 409 -> "Conflict"
+    | 410 -> "Gone"
+    | 413 -> "Content Too Large"
+    | 415 -> "Unsupported Media Type"
+    | 422 -> "Unprocessable Content"
+    | 429 -> "Too Many Requests"
+    | 500 -> "Internal Server Error"
+    | 501 -> "Not Implemented"
+    | 503 -> "Service Unavailable"
+    | _ -> "Error"
+
+/// Writes `status` and an application/problem+json body; `errors` name fields and what is
+/// wrong with each (as a JSON object of arrays, field -> messages).
+let write (ctx: HttpContext) (status: int) (problemTitle: string) (detail: string) (errors: (string * string) list) =
+    ctx.StatusCode <- status
+    ctx.ContentType <- "application/problem+json"
+    let w = writers.Value
+    w.Reset ctx.BodyWriter
+    w.WriteStartObject()
+    w.WriteString("type", "about:blank")
+    w.WriteString("title", (if isNull problemTitle then title status else problemTitle))
+    w.WriteNumber("status", status)
+
+    if not (isNull detail) then
+        w.WriteString("detail", detail)
+
+    if not errors.IsEmpty then
+        w.WriteStartObject "errors"
+
+        for field, messages in errors |> List.groupBy fst do
+            w.WriteStartArray field
+
+            for _, m in messages do
+                w.WriteStringValue m
+
+            w.WriteEndArray()
+
+        w.WriteEndObject()
+
+    w.WriteEndObject()
+    w.Flush()

@@ -1,0 +1,182 @@
+/// The toolkit's state for one connection, reset for each request: the decoded path the
+/// router reads, how much of it a subRoute consumed, what the router learnt for a 405, and
+/// the request's parsed query and cookies. Kept on the context, so reused request after
+/// request.
+namespace Swoop.Web
+
+open System
+open System.Buffers
+open System.Text
+open System.Text.Unicode
+open Swoop
+
+/// Settings of a web app, fixed when it starts.
+type WebOptions =
+    {
+        /// The JSON serializer behind `json` and `bindJson`.
+        Json: IJsonSerializer
+        /// True: a 500 carries the exception's text (never in production).
+        Development: bool
+    }
+
+module WebOptions =
+    let defaults =
+        { Json = SystemTextJsonSerializer()
+          Development = false }
+
+[<Sealed; AllowNullLiteral>]
+type internal RequestState(options: WebOptions) =
+    let mutable path: char[] = Array.zeroCreate 128
+    let mutable decodeBuffer: byte[] = null
+    let mutable found: int[] = Array.zeroCreate 16
+
+    member _.Options = options
+    member _.Path = path
+    member val PathLength = 0 with get, set
+    /// Where the unmatched rest of the path starts (after a subRoute's prefix).
+    member val PathOffset = 0 with get, set
+    /// False when the path's percent-encoding is broken (answered 400).
+    member val PathValid = true with get, set
+    /// Methods of routes whose path matched but whose method did not (for 405).
+    member val Allowed = 0 with get, set
+    member val AllowedOther: string list = [] with get, set
+    /// Route values of the matched route: start and length pairs in `Path`.
+    member val Captures: int[] = Array.zeroCreate 16 with get, set
+    member val RouteNames: string[] = [||] with get, set
+    member val Query: obj = null with get, set
+    member val Cookies: obj = null with get, set
+    member val Form: obj = null with get, set
+    member val Cleanup: (unit -> unit) list = [] with get, set
+
+    /// Candidate routes, as a stack: each route table pushes its own above what an outer
+    /// table (still running) pushed, and pops them when done.
+    member _.Found = found
+    member val FoundTop = 0 with get, set
+
+    member this.Push(id: int) =
+        if this.FoundTop = found.Length then
+            Array.Resize(&found, found.Length * 2)
+
+        found[this.FoundTop] <- id
+        this.FoundTop <- this.FoundTop + 1
+
+    member this.PushAll(ids: ResizeArray<int>) =
+        for id in ids do
+            this.Push id
+
+    /// The rest of the path (after what a subRoute consumed).
+    member this.Rest = ReadOnlySpan<char>(path, this.PathOffset, this.PathLength - this.PathOffset)
+
+    /// Prepares for a new request: decodes the path.
+    member this.Begin(ctx: HttpContext) =
+        this.PathOffset <- 0
+        this.FoundTop <- 0
+        this.Allowed <- 0
+        this.AllowedOther <- []
+        this.RouteNames <- [||]
+        this.Query <- null
+        this.Cookies <- null
+        this.Form <- null
+        this.Cleanup <- []
+        let raw = ctx.PathBytes
+
+        if path.Length < raw.Length then
+            path <- Array.zeroCreate (max raw.Length (path.Length * 2))
+
+        if raw.Length = 0 then
+            path[0] <- '/'
+            this.PathLength <- 1
+            this.PathValid <- true
+        elif raw.IndexOf(byte '%') < 0 then
+            this.PathLength <- Encoding.Latin1.GetChars(raw, Span<char>(path))
+            this.PathValid <- true
+        else
+            this.DecodePercent raw
+
+    /// Decodes %XX escapes, except %2F and %25, which stay escaped so that '/' keeps
+    /// separating segments and '%' stays unambiguous (route values decode them later).
+    /// The bytes must form UTF-8; else the path is invalid.
+    member private this.DecodePercent(raw: ReadOnlySpan<byte>) =
+        if isNull decodeBuffer || decodeBuffer.Length < raw.Length then
+            decodeBuffer <- Array.zeroCreate (max raw.Length 128)
+
+        let bytes = decodeBuffer
+        let mutable n = 0
+        let mutable i = 0
+        let mutable ok = true
+
+        while ok && i < raw.Length do
+            let b = raw[i]
+
+            if b <> byte '%' then
+                bytes[n] <- b
+                n <- n + 1
+                i <- i + 1
+            elif i + 2 < raw.Length && Uri.IsHexDigit(char raw[i + 1]) && Uri.IsHexDigit(char raw[i + 2]) then
+                let v = byte (Uri.FromHex(char raw[i + 1]) * 16 + Uri.FromHex(char raw[i + 2]))
+
+                if v = byte '/' || v = byte '%' then
+                    bytes[n] <- byte '%'
+                    bytes[n + 1] <- byte '2'
+                    bytes[n + 2] <- if v = byte '/' then byte 'F' else byte '5'
+                    n <- n + 3
+                else
+                    bytes[n] <- v
+                    n <- n + 1
+
+                i <- i + 3
+            else
+                ok <- false
+
+        if ok then
+            let mutable read = 0
+            let mutable written = 0
+
+            match Utf8.ToUtf16(ReadOnlySpan<byte>(bytes, 0, n), Span<char>(path), &read, &written, false, true) with
+            | OperationStatus.Done ->
+                this.PathLength <- written
+                this.PathValid <- true
+            | _ ->
+                this.PathLength <- 0
+                this.PathValid <- false
+        else
+            this.PathLength <- 0
+            this.PathValid <- false
+
+    /// The route value at `index` of the matched route, fully decoded.
+    member this.Capture(index: int) =
+        let start = this.Captures[2 * index]
+        let length = this.Captures[2 * index + 1]
+        RequestState.Unescape(ReadOnlySpan<char>(path, start, length))
+
+    /// Turns the two escapes the path decoding kept (%2F, %25) into their characters.
+    static member Unescape(segment: ReadOnlySpan<char>) : string =
+        if segment.IndexOf '%' < 0 then
+            String(segment)
+        else
+            let sb = StringBuilder(segment.Length)
+            let mutable i = 0
+
+            while i < segment.Length do
+                if segment[i] = '%' && i + 2 < segment.Length then
+                    sb.Append(if segment[i + 1] = '2' && segment[i + 2] = 'F' then '/' else '%') |> ignore
+                    i <- i + 3
+                else
+                    sb.Append(segment[i]) |> ignore
+                    i <- i + 1
+
+            sb.ToString()
+
+    /// The state of this context, made on the first request of the connection.
+    static member Of(ctx: HttpContext) =
+        match ctx.Toolkit with
+        | :? RequestState as s -> s
+        | _ -> invalidOp "this handler runs outside a Swoop web app: start it with Web.run or Web.handler"
+
+    static member Attach(ctx: HttpContext, options: WebOptions) =
+        match ctx.Toolkit with
+        | :? RequestState as s when obj.ReferenceEquals(s.Options, options) -> s
+        | _ ->
+            let s = RequestState(options)
+            ctx.Toolkit <- s
+            s

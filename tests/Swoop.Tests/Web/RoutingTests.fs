@@ -1,0 +1,159 @@
+module Swoop.Tests.RoutingTests
+
+open System
+open System.Threading.Tasks
+open Xunit
+open Swoop
+open Swoop.Web
+open Swoop.Tests.WebSupport
+
+let delay: HttpHandler =
+    fun next ctx ->
+        task {
+            do! Task.Delay 5
+            return! next ctx
+        }
+
+let app =
+    choose [
+        route "/" >=> text "root"
+        GET >=> route "/hello" >=> text "hello"
+        POST >=> route "/hello" >=> text "posted"
+        routef "/users/%i" (fun id -> text (sprintf "user %d" id))
+        routef "/big/%d" (fun (id: int64) -> text (sprintf "big %d" id))
+        routef "/users/%i/posts/%s" (fun (id, slug) -> text (sprintf "user %d post %s" id slug))
+        routef "/guid/%O" (fun (g: Guid) -> text (g.ToString "N"))
+        routef "/flag/%b" (fun b -> text (string b))
+        routef "/num/%f" (fun (f: float) -> text (f.ToString(Globalization.CultureInfo.InvariantCulture)))
+        routef "/files/%s.json" (fun name -> text ("file " + name))
+        routeCi "/Case" >=> text "case"
+        subRoute "/api" (
+            choose [
+                route "/items" >=> text "items"
+                routef "/items/%i" (fun i -> text (sprintf "item %d" i))
+                subRoute "/v2" (route "/x" >=> text "v2x")
+            ]
+        )
+        HEAD >=> route "/head" >=> setHttpHeader "X-Head" "explicit" >=> text ""
+        GET >=> route "/head" >=> text "get body"
+        route "/skip" >=> filter (fun ctx -> ctx.Header "X-Let" |> ValueOption.isSome) >=> text "let through"
+        route "/skip" >=> text "fallback"
+        route "/async" >=> delay >=> text "later"
+    ]
+
+[<Fact>]
+let ``static routes answer, and HEAD is answered by GET`` () =
+    use server = serveApp app
+    Assert.Equal("root", (get server "/").Body)
+    Assert.Equal("hello", (get server "/hello").Body)
+    Assert.Equal("posted", (request server "POST" "/hello" [] "").Body)
+    let head = request server "HEAD" "/hello" [] ""
+    Assert.Equal(200, head.Status)
+    Assert.Equal("", head.Body)
+    Assert.Equal("5", head.Headers["content-length"])
+
+[<Fact>]
+let ``a HEAD route wins over the GET route of the same path`` () =
+    use server = serveApp app
+    let head = request server "HEAD" "/head" [] ""
+    Assert.Equal("explicit", head.Headers["x-head"])
+    Assert.Equal("get body", (get server "/head").Body)
+
+[<Fact>]
+let ``no route is 404 and a path with other methods is 405 with Allow`` () =
+    use server = serveApp app
+    let missing = get server "/nothing"
+    Assert.Equal(404, missing.Status)
+    Assert.Equal("application/problem+json", missing.Headers["content-type"])
+    Assert.Contains("\"status\":404", missing.Body)
+    let wrong = request server "DELETE" "/hello" [] ""
+    Assert.Equal(405, wrong.Status)
+    Assert.Equal("GET, HEAD, POST", wrong.Headers["allow"])
+
+[<Fact>]
+let ``typed parameters parse, and a segment that does not parse is no match`` () =
+    use server = serveApp app
+    Assert.Equal("user 42", (get server "/users/42").Body)
+    Assert.Equal("user -7", (get server "/users/-7").Body)
+    Assert.Equal(404, (get server "/users/abc").Status)
+    Assert.Equal(404, (get server "/users/99999999999").Status)
+    Assert.Equal("big 99999999999", (get server "/big/99999999999").Body)
+    Assert.Equal("user 3 post hello world", (get server "/users/3/posts/hello%20world").Body)
+    Assert.Equal("0f8fad5bd9cb469fa16570867728950e", (get server "/guid/0f8fad5b-d9cb-469f-a165-70867728950e").Body)
+    Assert.Equal(404, (get server "/guid/nope").Status)
+    Assert.Equal("True", (get server "/flag/true").Body)
+    Assert.Equal(404, (get server "/flag/yes").Status)
+    Assert.Equal("1.5", (get server "/num/1.5").Body)
+    Assert.Equal(404, (get server "/num/NaN").Status)
+    Assert.Equal("file report", (get server "/files/report.json").Body)
+
+[<Fact>]
+let ``percent-decoding: %2F inside a parameter is data, and a bad escape is 400`` () =
+    use server = serveApp app
+    Assert.Equal("user 3 post a/b", (get server "/users/3/posts/a%2Fb").Body)
+    Assert.Equal("user 3 post 100%", (get server "/users/3/posts/100%25").Body)
+    Assert.Equal("user 3 post %2F", (get server "/users/3/posts/%252F").Body)
+    Assert.Equal("user 3 post café", (get server "/users/3/posts/caf%C3%A9").Body)
+    Assert.Equal("hello", (get server "/h%65llo").Body)
+    Assert.Equal(404, (get server "/users%2F3").Status)
+    Assert.Equal(400, (get server "/users/%zz").Status)
+    Assert.Equal(400, (get server "/users/%4").Status)
+    Assert.Equal(400, (get server "/users/%C3").Status)
+
+[<Fact>]
+let ``routeCi ignores case, route does not`` () =
+    use server = serveApp app
+    Assert.Equal("case", (get server "/case").Body)
+    Assert.Equal("case", (get server "/CASE").Body)
+    Assert.Equal(404, (get server "/HELLO").Status)
+
+[<Fact>]
+let ``subRoute nests`` () =
+    use server = serveApp app
+    Assert.Equal("items", (get server "/api/items").Body)
+    Assert.Equal("item 5", (get server "/api/items/5").Body)
+    Assert.Equal("v2x", (get server "/api/v2/x").Body)
+    Assert.Equal(404, (get server "/api/nothing").Status)
+
+[<Fact>]
+let ``a handler that skips lets the next matching route answer, sync or async`` () =
+    use server = serveApp app
+    Assert.Equal("fallback", (get server "/skip").Body)
+    Assert.Equal("let through", (request server "GET" "/skip" [ "X-Let: 1" ] "").Body)
+    Assert.Equal("later", (get server "/async").Body)
+
+[<Fact>]
+let ``the same method and template twice fail at start-up, naming both`` () =
+    let bad = choose [ GET >=> route "/a" >=> text "1"; subRoute "/x" (choose []); GET >=> route "/a" >=> text "2" ]
+    let e = Assert.Throws<InvalidOperationException>(fun () -> Web.handler WebOptions.defaults bad |> ignore)
+    Assert.Contains("route \"/a\"", e.Message)
+    Assert.Contains("GET", e.Message)
+    let typed = choose [ routef "/u/%i" (fun (_: int) -> text "1"); routef "/u/%i" (fun (_: int) -> text "2") ]
+    Assert.Throws<InvalidOperationException>(fun () -> Web.handler WebOptions.defaults typed |> ignore) |> ignore
+    // Different methods on one template are no conflict.
+    Web.handler WebOptions.defaults (choose [ GET >=> route "/a" >=> text "1"; POST >=> route "/a" >=> text "2" ]) |> ignore
+
+[<Fact>]
+let ``a group's filter runs after the route matched`` () =
+    let requireKey: HttpHandler =
+        fun next ctx ->
+            if ctx.Header "X-Key" = ValueSome "k" then next ctx
+            else (unauthorized "no key") earlyReturn ctx
+
+    let app = choose [ subRoute "/admin" (group requireKey [ route "/stats" >=> text "stats" ]); route "/open" >=> text "open" ]
+    use server = serveApp app
+    Assert.Equal(401, (get server "/admin/stats").Status)
+    Assert.Equal("stats", (request server "GET" "/admin/stats" [ "X-Key: k" ] "").Body)
+    Assert.Equal("open", (get server "/open").Body)
+    Assert.Equal(404, (get server "/admin/other").Status)
+
+[<Fact>]
+let ``the route table lists every route with its methods and typed template`` () =
+    let table = Web.formatRoutes app
+    Assert.Contains("GET   /hello", table)
+    Assert.Contains("/users/{p1:integer}/posts/{p2:string}", table)
+    Assert.Contains("/api/items/{p1:integer}", table)
+
+[<Fact>]
+let ``a bad routef placeholder fails at start-up`` () =
+    Assert.Throws<ArgumentException>(fun () -> routef "/a/%x" (fun (_: int) -> text "") |> ignore) |> ignore
