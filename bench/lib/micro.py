@@ -19,14 +19,27 @@ DESCRIPTION = (
     "Kestrel's own header-dictionary work after tokenising is internal and not included, while Swoop's figure "
     "includes its interpretation of the framing headers. Response writing: Swoop's `HttpContext` writing a whole "
     "response into its output buffer as the connection loop does (socket send excluded); Kestrel's response "
-    "writer is internal, so it has no row. Times are the median of the measured iterations, per request (per 16 for the pipelined input, divided). "
+    "writer is internal, so it has no row. Route lookup: the web toolkit's compiled routes finding a request's "
+    "handler as `Web.handler` does (the path decoded into the toolkit's per-connection state, then the compiled "
+    "`choose`) on a context built over a real parsed request; the handlers at the end only record that they ran "
+    "(no response written), so the time and bytes are the router's plus the `routef` values it binds (a string "
+    "value and a tuple are allocations of the handler's argument). Tables: one static route; samples/Api's "
+    "routing tier (100 static routes /r/0 .. /r/99, /r/%i/items/%s, /r/%i/users/%i, /hello/%s, /users/%i and "
+    "/plaintext, /json, /time). Times are the median of the measured iterations, per request (per 16 for the pipelined input, divided). "
     "BenchmarkDotNet 0.14 labels the .NET 10 host `DEBUG`; that label comes from the entry assembly's "
     "DebuggableAttribute (JIT tracking), not from disabled optimisation, which BenchmarkDotNet refuses to run.")
 
-NOTES = [
-    "Router lookup at 1, 10 and 100 routes: not measured yet. Swoop has no router API on `main` at this commit "
-    "(the API issue has not landed); the benchmark joins `bench/micro` when it does.",
-]
+NOTES = []
+
+# Route-lookup benchmarks: (table, request) per method of RouterBenchmarks.
+ROUTER_CASES = {
+    "Static1": ("1 static route", "GET /r/57"),
+    "Static100": ("samples/Api routes (100 static + 4 templates)", "GET /r/57"),
+    "RoutefInt": ("samples/Api routes", "GET /users/42 (routef %i)"),
+    "RoutefString": ("samples/Api routes", "GET /hello/abc (routef %s)"),
+    "RoutefIntString": ("samples/Api routes", "GET /r/42/items/abc (routef %i %s)"),
+    "Miss100": ("samples/Api routes", "GET /nothing/here (no route: 404)"),
+}
 
 
 def run(mode, log_dir, line):
@@ -64,8 +77,12 @@ def run(mode, log_dir, line):
             st = b.get("Statistics") or {}
             median, lo, hi = st.get("Median"), st.get("Min"), st.get("Max")
             alloc = (b.get("Memory") or {}).get("BytesAllocatedPerOperation")
+            method = b.get("Method", "")
             if "Parser" in b.get("Type", ""):
                 what, impl = "parse request head", b.get("Method")
+            elif "Router" in b.get("Type", ""):
+                table, request = ROUTER_CASES.get(method, ("?", method))
+                what, impl, inp = "route lookup", "Swoop: " + table, request
             else:
                 what, impl, inp = "write response", "Swoop", b.get("Method", "").lower()
             rows.append([what, impl, inp,

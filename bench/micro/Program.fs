@@ -41,6 +41,9 @@ let main argv =
         | Some f -> config.AddFilter(BenchmarkDotNet.Filters.GlobFilter([| f |]))
         | None -> config
     let summaries =
-        BenchmarkSwitcher.FromTypes([| typeof<ParserBenchmarks.ParserBenchmarks>; typeof<ResponseBenchmarks.ResponseBenchmarks> |])
+        BenchmarkSwitcher.FromTypes(
+            [| typeof<ParserBenchmarks.ParserBenchmarks>
+               typeof<ResponseBenchmarks.ResponseBenchmarks>
+               typeof<RouterBenchmarks.RouterBenchmarks> |])
             .RunAll(config)
     if summaries |> Seq.exists (fun s -> s.HasCriticalValidationErrors) then 1 else 0
