@@ -17,12 +17,20 @@ type WebOptions =
         Json: IJsonSerializer
         /// True: a 500 carries the exception's text (never in production).
         Development: bool
+        /// Largest urlencoded form body `bindForm` reads (413 beyond).
+        MaxFormSize: int64
+        /// Most fields in a query string or form (400 beyond).
+        MaxFormFields: int
     }
 
 module WebOptions =
+    /// The default JSON serializer (see SystemTextJsonSerializer), no development details,
+    /// forms up to 4 MiB and 1024 fields.
     let defaults =
         { Json = SystemTextJsonSerializer()
-          Development = false }
+          Development = false
+          MaxFormSize = 4L * 1024L * 1024L
+          MaxFormFields = 1024 }
 
 [<Sealed; AllowNullLiteral>]
 type internal RequestState(options: WebOptions) =
