@@ -174,16 +174,58 @@ module Binding =
         member ctx.Cookie(name: string) : string option =
             ctx.Cookies.Pairs |> Array.tryFind (fun (k, _) -> k = name) |> Option.map snd
 
-        /// Reads an application/x-www-form-urlencoded body (once; later calls give the same
-        /// values). 415 for another content type, 413 past WebOptions.MaxFormSize, 400 for a bad one.
+        /// Reads a multipart/form-data body (once): fields in memory, files past
+        /// `WebOptions.Multipart.MemoryThreshold` in temporary files deleted after the request.
+        /// 415 for another content type, 413 past a limit, 400 for a malformed body.
+        member ctx.ReadMultipartAsync() : Task<MultipartForm> =
+            let state = RequestState.Of ctx
+
+            match state.Form with
+            | :? MultipartForm as f -> Task.FromResult f
+            | _ ->
+                let boundary =
+                    match ctx.Header "Content-Type" with
+                    | ValueSome v when hasMediaType ctx "multipart/form-data" -> Multipart.parameter v "boundary"
+                    | _ -> raise (HttpStatusException(415, null, "expected a body of type multipart/form-data", []))
+
+                match boundary with
+                | Some b when b.Length >= 1 && b.Length <= 70 ->
+                    let limits = state.Options.Multipart
+
+                    match ctx.RequestContentLength with
+                    | ValueSome n when n > limits.MaxSize ->
+                        raise (HttpStatusException(413, null, sprintf "the body is larger than %d bytes" limits.MaxSize, []))
+                    | _ -> ()
+
+                    if ctx.MaxRequestBodySize > limits.MaxSize then ctx.MaxRequestBodySize <- limits.MaxSize
+
+                    let register (path: string) =
+                        state.Cleanup <- (fun () -> IO.File.Delete path) :: state.Cleanup
+
+                    task {
+                        let! form = Multipart.readAsync ctx b limits state.Options.MaxFormSize register
+                        state.Form <- form
+                        return form
+                    }
+                | _ -> raise (HttpStatusException(400, null, "the multipart boundary is missing or longer than 70 characters", []))
+
+        /// Reads an application/x-www-form-urlencoded body, or the fields of a
+        /// multipart/form-data one (once; later calls give the same values). 415 for another
+        /// content type, 413 past WebOptions.MaxFormSize, 400 for a malformed body.
         member ctx.ReadFormAsync() : Task<FormValues> =
             let state = RequestState.Of ctx
 
             match state.Form with
             | :? FormValues as f -> Task.FromResult f
+            | :? MultipartForm as m -> Task.FromResult m.Fields
+            | _ when hasMediaType ctx "multipart/form-data" ->
+                task {
+                    let! m = ctx.ReadMultipartAsync()
+                    return m.Fields
+                }
             | _ ->
                 if not (hasMediaType ctx "application/x-www-form-urlencoded") then
-                    raise (HttpStatusException(415, null, "expected a body of type application/x-www-form-urlencoded", []))
+                    raise (HttpStatusException(415, null, "expected a form (application/x-www-form-urlencoded or multipart/form-data)", []))
 
                 let limit = state.Options.MaxFormSize
 

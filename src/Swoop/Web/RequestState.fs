@@ -10,6 +10,19 @@ open System.Text
 open System.Text.Unicode
 open Swoop
 
+/// Limits of multipart/form-data reading (see WebOptions.defaults for the values).
+type MultipartLimits =
+    {
+        /// Most parts (fields and files); 413 beyond.
+        MaxParts: int
+        /// Largest file part; 413 beyond. Fields are held to WebOptions.MaxFormSize.
+        MaxPartSize: int64
+        /// Largest whole body; 413 beyond (the server's MaxRequestBodySize also applies).
+        MaxSize: int64
+        /// A file part larger than this goes to a temporary file.
+        MemoryThreshold: int
+    }
+
 /// Settings of a web app, fixed when it starts.
 type WebOptions =
     {
@@ -21,16 +34,25 @@ type WebOptions =
         MaxFormSize: int64
         /// Most fields in a query string or form (400 beyond).
         MaxFormFields: int
+        /// multipart/form-data limits.
+        Multipart: MultipartLimits
     }
 
 module WebOptions =
     /// The default JSON serializer (see SystemTextJsonSerializer), no development details,
-    /// forms up to 4 MiB and 1024 fields.
+    /// forms up to 4 MiB and 1024 fields; multipart: 128 parts, files up to 64 MiB, 128 MiB in
+    /// all, files past 64 KiB in temporary files (the server's MaxRequestBodySize, 30 MB by
+    /// default, applies too: raise it for large uploads).
     let defaults =
         { Json = SystemTextJsonSerializer()
           Development = false
           MaxFormSize = 4L * 1024L * 1024L
-          MaxFormFields = 1024 }
+          MaxFormFields = 1024
+          Multipart =
+            { MaxParts = 128
+              MaxPartSize = 64L * 1024L * 1024L
+              MaxSize = 128L * 1024L * 1024L
+              MemoryThreshold = 64 * 1024 } }
 
 [<Sealed; AllowNullLiteral>]
 type internal RequestState(options: WebOptions) =
