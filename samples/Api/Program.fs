@@ -24,6 +24,17 @@ let routeTable =
         routef "/r/%i/users/%i" (fun (i, j) -> text (sprintf "user %d %d" i j))
     ]
 
+/// Allocated bytes and GC counts, for the benchmark suite (only with SWOOP_DEBUG=1).
+let debugGc: HttpHandler =
+    handleContext (fun ctx ->
+        ctx.ContentType <- "application/json"
+        ctx.WriteString(
+            sprintf "{\"allocatedBytes\":%d,\"gen0\":%d,\"gen1\":%d,\"gen2\":%d}"
+                (GC.GetTotalAllocatedBytes true) (GC.CollectionCount 0) (GC.CollectionCount 1) (GC.CollectionCount 2))
+        handled)
+
+let debugEnabled = Environment.GetEnvironmentVariable "SWOOP_DEBUG" = "1"
+
 let app =
     choose [
         GET >=> route "/plaintext" >=> text "Hello, World!"
@@ -43,6 +54,7 @@ let app =
             ]
         )
         GET >=> routeTable
+        if debugEnabled then GET >=> route "/debug/gc" >=> debugGc
     ]
 
 [<EntryPoint>]

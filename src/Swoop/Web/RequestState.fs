@@ -69,10 +69,8 @@ type internal RequestState(options: WebOptions) =
     member val PathValid = true with get, set
     /// Methods of routes whose path matched but whose method did not (for 405).
     member val Allowed = 0 with get, set
-    member val AllowedOther: string list = [] with get, set
     /// Route values of the matched route: start and length pairs in `Path`.
     member val Captures: int[] = Array.zeroCreate 16 with get, set
-    member val RouteNames: string[] = [||] with get, set
     member val Query: obj = null with get, set
     member val Cookies: obj = null with get, set
     member val Form: obj = null with get, set
@@ -102,8 +100,6 @@ type internal RequestState(options: WebOptions) =
         this.PathOffset <- 0
         this.FoundTop <- 0
         this.Allowed <- 0
-        this.AllowedOther <- []
-        this.RouteNames <- [||]
         this.Query <- null
         this.Cookies <- null
         this.Form <- null
