@@ -35,22 +35,23 @@ module Web =
 
     /// Turns a failure into an answer if it can; false: let the server answer 500 (and log).
     let private recover (ctx: HttpContext) (state: RequestState) (failure: exn) =
+        let failure =
+            match failure with
+            | :? AggregateException as a when a.InnerExceptions.Count = 1 -> a.InnerException
+            | e -> e
+
         match failure with
-        | :? AggregateException as a when a.InnerExceptions.Count = 1 -> Some a.InnerException
-        | e -> Some e
-        |> Option.map (fun e ->
-            match e with
-            | :? HttpStatusException as h when not ctx.HasStarted ->
-                Problem.write ctx h.StatusCode h.Title h.Message h.Errors
-                true
-            | e when state.Options.Development && not ctx.HasStarted && not (e :? BadRequestException) ->
-                eprintfn "swoop: handler failed on %s %s: %O" ctx.MethodName ctx.Target e
-                ctx.StatusCode <- 500
-                ctx.ContentType <- "text/plain; charset=utf-8"
-                ctx.WriteString(e.ToString())
-                true
-            | _ -> false)
-        |> Option.defaultValue false
+        | :? HttpStatusException as h when not ctx.HasStarted ->
+            Problem.write ctx h.StatusCode h.Title h.Message h.Errors
+            true
+        | :? BadRequestException -> false
+        | e when state.Options.Development && not ctx.HasStarted ->
+            eprintfn "swoop: handler failed on %s %s: %O" ctx.MethodName ctx.Target e
+            ctx.StatusCode <- 500
+            ctx.ContentType <- "text/plain; charset=utf-8"
+            ctx.WriteString(e.ToString())
+            true
+        | _ -> false
 
     let private cleanup (state: RequestState) =
         if not state.Cleanup.IsEmpty then

@@ -15,6 +15,8 @@ type ValueParser() =
     abstract Description: string
     /// The .NET type parsed.
     abstract ValueType: Type
+    /// Parses to a boxed value (binding records, not the request path), or null.
+    abstract ParseBoxed: text: string -> obj
 
 /// Parses one type from text.
 [<AbstractClass>]
@@ -27,6 +29,10 @@ type ValueParser<'T>() =
         this.TryParse(text, &ignored)
 
     override _.ValueType = typeof<'T>
+
+    override this.ParseBoxed(text) =
+        let mutable value = Unchecked.defaultof<'T>
+        if this.TryParse(text.AsSpan(), &value) then box value else null
 
 module internal ParserImpl =
     let inv = CultureInfo.InvariantCulture

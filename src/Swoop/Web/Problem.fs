@@ -6,7 +6,12 @@ open System.Threading
 open Swoop
 
 let private writers =
-    new ThreadLocal<Utf8JsonWriter>(fun () -> new Utf8JsonWriter(System.Buffers.ArrayBufferWriter<byte>(1)))
+    // Problem texts quote names ('limit'): written as they are, which is safe in a JSON body.
+    new ThreadLocal<Utf8JsonWriter>(fun () ->
+        new Utf8JsonWriter(
+            System.Buffers.ArrayBufferWriter<byte>(1),
+            JsonWriterOptions(Encoder = System.Text.Encodings.Web.JavaScriptEncoder.UnsafeRelaxedJsonEscaping)
+        ))
 
 /// The reason phrase of a status, as the problem's title.
 let title (status: int) =

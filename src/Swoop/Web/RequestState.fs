@@ -10,6 +10,19 @@ open System.Text
 open System.Text.Unicode
 open Swoop
 
+/// Limits of multipart/form-data reading (see WebOptions.defaults for the values).
+type MultipartLimits =
+    {
+        /// Most parts (fields and files); 413 beyond.
+        MaxParts: int
+        /// Largest file part; 413 beyond. Fields are held to WebOptions.MaxFormSize.
+        MaxPartSize: int64
+        /// Largest whole body; 413 beyond (the server's MaxRequestBodySize also applies).
+        MaxSize: int64
+        /// A file part larger than this goes to a temporary file.
+        MemoryThreshold: int
+    }
+
 /// Settings of a web app, fixed when it starts.
 type WebOptions =
     {
@@ -17,12 +30,29 @@ type WebOptions =
         Json: IJsonSerializer
         /// True: a 500 carries the exception's text (never in production).
         Development: bool
+        /// Largest urlencoded form body `bindForm` reads (413 beyond).
+        MaxFormSize: int64
+        /// Most fields in a query string or form (400 beyond).
+        MaxFormFields: int
+        /// multipart/form-data limits.
+        Multipart: MultipartLimits
     }
 
 module WebOptions =
+    /// The default JSON serializer (see SystemTextJsonSerializer), no development details,
+    /// forms up to 4 MiB and 1024 fields; multipart: 128 parts, files up to 64 MiB, 128 MiB in
+    /// all, files past 64 KiB in temporary files (the server's MaxRequestBodySize, 30 MB by
+    /// default, applies too: raise it for large uploads).
     let defaults =
         { Json = SystemTextJsonSerializer()
-          Development = false }
+          Development = false
+          MaxFormSize = 4L * 1024L * 1024L
+          MaxFormFields = 1024
+          Multipart =
+            { MaxParts = 128
+              MaxPartSize = 64L * 1024L * 1024L
+              MaxSize = 128L * 1024L * 1024L
+              MemoryThreshold = 64 * 1024 } }
 
 [<Sealed; AllowNullLiteral>]
 type internal RequestState(options: WebOptions) =
@@ -39,10 +69,8 @@ type internal RequestState(options: WebOptions) =
     member val PathValid = true with get, set
     /// Methods of routes whose path matched but whose method did not (for 405).
     member val Allowed = 0 with get, set
-    member val AllowedOther: string list = [] with get, set
     /// Route values of the matched route: start and length pairs in `Path`.
     member val Captures: int[] = Array.zeroCreate 16 with get, set
-    member val RouteNames: string[] = [||] with get, set
     member val Query: obj = null with get, set
     member val Cookies: obj = null with get, set
     member val Form: obj = null with get, set
@@ -72,8 +100,6 @@ type internal RequestState(options: WebOptions) =
         this.PathOffset <- 0
         this.FoundTop <- 0
         this.Allowed <- 0
-        this.AllowedOther <- []
-        this.RouteNames <- [||]
         this.Query <- null
         this.Cookies <- null
         this.Form <- null

@@ -38,7 +38,17 @@ and [<Sealed>] internal PrefixNode(parts: Part list, source: string, consume: bo
 and [<Sealed>] internal ChooseNode(children: HttpHandler list) =
     inherit HandlerNode()
     member _.Children = children
-    override this.Invoke(next) = Router.Compile(this.Handler, next)
+
+    override this.Invoke(next) =
+        // A choose made per request (inside a routef's function, say) usually holds no
+        // routes: then it is tried in order, without building lookups.
+        if children |> List.exists Router.HasRoutes then
+            Router.Compile(this.Handler, next)
+        else
+            match children with
+            | [] -> fun _ -> Results.skip
+            | [ only ] -> only next
+            | _ -> Sequence(children |> List.map (fun h -> h next) |> Array.ofList).Func
 
 /// `group filter routes`: each route with `filter` run after its path and method matched.
 and [<Sealed>] internal GroupNode(filter: HttpHandler, routes: HttpHandler list) =
@@ -79,6 +89,17 @@ and [<AbstractClass; Sealed>] internal Router =
           Meta = RouteMeta.empty
           Guards = []
           Sources = [] }
+
+    /// Whether a handler tree holds a route (so that compiling it into lookups pays).
+    static member HasRoutes(h: HttpHandler) : bool =
+        match box h with
+        | :? RouteNode
+        | :? RouteFNode
+        | :? PrefixNode
+        | :? GroupNode -> true
+        | :? ComposeNode as c -> Router.HasRoutes c.First || Router.HasRoutes c.Second
+        | :? ChooseNode as c -> c.Children |> List.exists Router.HasRoutes
+        | _ -> false
 
     /// Flattens a handler and what follows it into alternatives, in `choose` order. Method
     /// filters, metadata and route matchers are pure tests, so they gather into the route

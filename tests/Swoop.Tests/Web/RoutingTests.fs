@@ -39,6 +39,7 @@ let app =
         route "/skip" >=> filter (fun ctx -> ctx.Header "X-Let" |> ValueOption.isSome) >=> text "let through"
         route "/skip" >=> text "fallback"
         route "/async" >=> delay >=> text "later"
+        routef "/things/%i" (fun id -> choose [ GET >=> text (sprintf "get %d" id); PUT >=> text (sprintf "put %d" id) ])
     ]
 
 [<Fact>]
@@ -157,3 +158,10 @@ let ``the route table lists every route with its methods and typed template`` ()
 [<Fact>]
 let ``a bad routef placeholder fails at start-up`` () =
     Assert.Throws<ArgumentException>(fun () -> routef "/a/%x" (fun (_: int) -> text "") |> ignore) |> ignore
+
+[<Fact>]
+let ``a choose made per request inside a routef picks by method`` () =
+    use server = serveApp app
+    Assert.Equal("get 4", (get server "/things/4").Body)
+    Assert.Equal("put 4", (request server "PUT" "/things/4" [] "").Body)
+    Assert.Equal(404, (request server "DELETE" "/things/4" [] "").Status)

@@ -1,0 +1,61 @@
+/// The "http" tier: a small JSON API on Swoop's web toolkit, with a 100-route table so that
+/// routing cost can be measured at scale.
+module Api.Program
+
+open System
+open Swoop
+open Swoop.Web
+open Api
+
+type Message = { Message: string }
+type Now = { Now: string }
+
+let now: HttpHandler =
+    handleContext (fun ctx ->
+        writeJson ctx { Now = DateTime.UtcNow.ToString("yyyy-MM-dd'T'HH:mm:ss.fff'Z'") }
+        handled)
+
+/// `/r/0` .. `/r/99`, and two templates beside them.
+let routeTable =
+    choose [
+        for i in 0..99 do
+            route (sprintf "/r/%d" i) >=> text (sprintf "r%d" i)
+        routef "/r/%i/items/%s" (fun (i, s) -> text (sprintf "item %d %s" i s))
+        routef "/r/%i/users/%i" (fun (i, j) -> text (sprintf "user %d %d" i j))
+    ]
+
+/// Allocated bytes and GC counts, for the benchmark suite (only with SWOOP_DEBUG=1).
+let debugGc: HttpHandler =
+    handleContext (fun ctx ->
+        ctx.ContentType <- "application/json"
+        ctx.WriteString(
+            sprintf "{\"allocatedBytes\":%d,\"gen0\":%d,\"gen1\":%d,\"gen2\":%d}"
+                (GC.GetTotalAllocatedBytes true) (GC.CollectionCount 0) (GC.CollectionCount 1) (GC.CollectionCount 2))
+        handled)
+
+let debugEnabled = Environment.GetEnvironmentVariable "SWOOP_DEBUG" = "1"
+
+let app =
+    choose [
+        GET >=> route "/plaintext" >=> text "Hello, World!"
+        GET >=> route "/json" >=> json { Message = "Hello, World!" }
+        GET >=> route "/time" >=> summary "The current time" >=> produces<Now> 200 >=> now
+        GET >=> paramNames [ "name" ] >=> routef "/hello/%s" (fun name -> text (sprintf "Hello, %s!" name))
+        subRoute "/users" (
+            choose [
+                GET >=> route "" >=> summary "List users" >=> query<int> "limit" false >=> query<int> "offset" false
+                >=> produces<Users.User list> 200 >=> Users.list
+                POST >=> route "" >=> summary "Create a user" >=> accepts<Users.NewUser> >=> produces<Users.User> 201
+                >=> bindJson<Users.NewUser> (validate Users.check Users.create)
+                GET >=> paramNames [ "id" ] >=> produces<Users.User> 200 >=> respondsWith 404 >=> routef "/%i" Users.get
+                PUT >=> paramNames [ "id" ] >=> accepts<Users.NewUser> >=> produces<Users.User> 200
+                >=> routef "/%i" (fun id -> bindJson<Users.NewUser> (validate Users.check (Users.update id)))
+                DELETE >=> paramNames [ "id" ] >=> respondsWith 204 >=> respondsWith 404 >=> routef "/%i" Users.remove
+            ]
+        )
+        GET >=> routeTable
+        if debugEnabled then GET >=> route "/debug/gc" >=> debugGc
+    ]
+
+[<EntryPoint>]
+let main argv = Web.main argv app

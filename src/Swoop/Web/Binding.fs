@@ -1,0 +1,320 @@
+/// Reading the request: query values, cookies, urlencoded forms and JSON bodies, bound to
+/// F# types. A client's bad input becomes an HttpStatusException (400, 413, 415) that the
+/// app answers with problem+json naming the field; bodies are read asynchronously.
+namespace Swoop.Web
+
+open System
+open System.Text
+open System.Threading.Tasks
+open Microsoft.FSharp.Reflection
+open Swoop
+
+module internal BindText =
+    /// "must be an integer", "must be a string".
+    let mustBe (description: string) =
+        (if "aeiou".IndexOf description[0] >= 0 then "must be an " else "must be a ") + description
+
+/// Binds name/value pairs (query or form) to a record, prepared once per type: fields
+/// matched by name ignoring case; `option` fields may be absent; `list` and array fields take
+/// every value of a repeated name; every other field is required.
+type internal RecordBinder<'T>() =
+    static let make = FSharpValue.PreComputeRecordConstructor(typeof<'T>, true)
+
+    static let field (f: Reflection.PropertyInfo) =
+        let t = f.PropertyType
+        let generic = if t.IsGenericType then t.GetGenericTypeDefinition() else null
+
+        let element =
+            if generic = typedefof<option<_>> || generic = typedefof<list<_>> then t.GetGenericArguments()[0]
+            elif t.IsArray then t.GetElementType()
+            else t
+
+        let parser =
+            match ValueParser.tryFind element with
+            | Some p -> p
+            | None -> invalidArg "T" (sprintf "cannot bind %s.%s: no parser for %s" typeof<'T>.Name f.Name element.Name)
+
+        // How the values of the name become the field: (values -> field value).
+        let assemble: obj list -> obj =
+            if generic = typedefof<option<_>> then
+                let cases = FSharpType.GetUnionCases t
+                let some = FSharpValue.PreComputeUnionConstructor cases[1]
+                function
+                | [] -> null
+                | v :: _ -> some [| v |]
+            elif generic = typedefof<list<_>> then
+                let cases = FSharpType.GetUnionCases t
+                let empty = FSharpValue.PreComputeUnionConstructor cases[0] [||]
+                let cons = FSharpValue.PreComputeUnionConstructor cases[1]
+                fun values -> List.foldBack (fun v acc -> cons [| v; acc |]) values empty
+            elif t.IsArray then
+                fun values ->
+                    let a = Array.CreateInstance(element, values.Length)
+                    values |> List.iteri (fun i v -> a.SetValue(v, i))
+                    box a
+            else
+                List.head
+
+        let required = not (generic = typedefof<option<_>> || generic = typedefof<list<_>> || t.IsArray)
+        f.Name, parser, required, assemble
+
+    static let fields = FSharpType.GetRecordFields(typeof<'T>, true) |> Array.map field
+
+    static member Bind(values: FormValues) : Result<'T, (string * string) list> =
+        let errors = ResizeArray<string * string>()
+
+        let args =
+            fields
+            |> Array.map (fun (name, parser, required, assemble) ->
+                let texts = values.GetAll name
+
+                if texts.IsEmpty && required then
+                    errors.Add(name, "is required")
+                    null
+                else
+                    let parsed = texts |> List.map parser.ParseBoxed
+
+                    if parsed |> List.exists isNull then
+                        errors.Add(name, BindText.mustBe parser.Description)
+                        null
+                    else
+                        assemble parsed)
+
+        if errors.Count > 0 then Error(List.ofSeq errors) else Ok(make args :?> 'T)
+
+/// Reading the request from a handler (open Swoop.Web to see these on HttpContext).
+[<AutoOpen>]
+module Binding =
+    let private badRequest (detail: string) errors = HttpStatusException(400, null, detail, errors)
+
+
+    /// The fields System.Text.Json names in "missing required properties including: 'a', 'b'."
+    let private missingFields (message: string) =
+        match message.IndexOf "including:" with
+        | -1 -> []
+        | i ->
+            message.Substring(i + 10).Split(',')
+            |> Array.map (fun f -> f.Trim().Trim('.').Trim('\''))
+            |> Array.filter (fun f -> f <> "")
+            |> Array.map (fun f -> f, "is required")
+            |> List.ofArray
+
+    /// Is the request's Content-Type this media type (or, for JSON, any `+json` type)?
+    let internal hasMediaType (ctx: HttpContext) (mediaType: string) =
+        match ctx.Header "Content-Type" with
+        | ValueNone -> false
+        | ValueSome value ->
+            let media = (match value.IndexOf ';' with -1 -> value | i -> value.Substring(0, i)).Trim()
+
+            String.Equals(media, mediaType, StringComparison.OrdinalIgnoreCase)
+            || (mediaType = "application/json" && media.EndsWith("+json", StringComparison.OrdinalIgnoreCase))
+
+    type HttpContext with
+        /// The query string, decoded (parsed on first use). Raises HttpStatusException (400)
+        /// for a bad escape or too many fields.
+        member ctx.Query: FormValues =
+            let state = RequestState.Of ctx
+
+            match state.Query with
+            | :? FormValues as q -> q
+            | _ ->
+                match UrlEncoded.parse ctx.QueryString state.Options.MaxFormFields with
+                | Ok q ->
+                    state.Query <- q
+                    q
+                | Error e -> raise (badRequest ("the query string is malformed: " + e) [])
+
+        /// The first value of a query parameter (Giraffe's name).
+        member ctx.TryGetQueryStringValue(name: string) : string option = ctx.Query.TryGet name
+
+        /// The first value of a query parameter, or an error that names it (Giraffe's name).
+        member ctx.GetQueryStringValue(name: string) : Result<string, string> =
+            match ctx.Query.TryGet name with
+            | Some v -> Ok v
+            | None -> Error(sprintf "query parameter '%s' is missing" name)
+
+        /// A typed query parameter: None when absent; HttpStatusException (400) naming it
+        /// when present but not a `'T`. Example: `ctx.QueryValue<int> "limit"`.
+        member ctx.QueryValue<'T>(name: string) : 'T option =
+            match ctx.Query.TryGet name with
+            | None -> None
+            | Some text ->
+                let parser = ValueParser.get<'T> ()
+                let mutable value = Unchecked.defaultof<'T>
+
+                if parser.TryParse(text.AsSpan(), &value) then
+                    Some value
+                else
+                    raise (badRequest (sprintf "query parameter '%s' %s" name (BindText.mustBe parser.Description)) [ name, BindText.mustBe parser.Description ])
+
+        /// The request's cookies (parsed on first use from the Cookie headers).
+        member ctx.Cookies: FormValues =
+            let state = RequestState.Of ctx
+
+            match state.Cookies with
+            | :? FormValues as c -> c
+            | _ ->
+                let pairs = ResizeArray<string * string>()
+
+                for i in 0 .. ctx.HeaderCount - 1 do
+                    if String.Equals(ctx.HeaderName i, "Cookie", StringComparison.OrdinalIgnoreCase) then
+                        for part in (ctx.HeaderValue i).Split(';') do
+                            let eq = part.IndexOf '='
+
+                            if eq > 0 then
+                                let value = part.Substring(eq + 1).Trim()
+                                let value = if value.Length >= 2 && value[0] = '"' && value[value.Length - 1] = '"' then value.Substring(1, value.Length - 2) else value
+                                pairs.Add(part.Substring(0, eq).Trim(), value)
+
+                let c = FormValues(pairs.ToArray())
+                state.Cookies <- c
+                c
+
+        /// A cookie's value.
+        member ctx.Cookie(name: string) : string option =
+            ctx.Cookies.Pairs |> Array.tryFind (fun (k, _) -> k = name) |> Option.map snd
+
+        /// Reads a multipart/form-data body (once): fields in memory, files past
+        /// `WebOptions.Multipart.MemoryThreshold` in temporary files deleted after the request.
+        /// 415 for another content type, 413 past a limit, 400 for a malformed body.
+        member ctx.ReadMultipartAsync() : Task<MultipartForm> =
+            let state = RequestState.Of ctx
+
+            match state.Form with
+            | :? MultipartForm as f -> Task.FromResult f
+            | _ ->
+                let boundary =
+                    match ctx.Header "Content-Type" with
+                    | ValueSome v when hasMediaType ctx "multipart/form-data" -> Multipart.parameter v "boundary"
+                    | _ -> raise (HttpStatusException(415, null, "expected a body of type multipart/form-data", []))
+
+                match boundary with
+                | Some b when b.Length >= 1 && b.Length <= 70 ->
+                    let limits = state.Options.Multipart
+
+                    match ctx.RequestContentLength with
+                    | ValueSome n when n > limits.MaxSize ->
+                        raise (HttpStatusException(413, null, sprintf "the body is larger than %d bytes" limits.MaxSize, []))
+                    | _ -> ()
+
+                    if ctx.MaxRequestBodySize > limits.MaxSize then ctx.MaxRequestBodySize <- limits.MaxSize
+
+                    let register (path: string) =
+                        state.Cleanup <- (fun () -> IO.File.Delete path) :: state.Cleanup
+
+                    task {
+                        let! form = Multipart.readAsync ctx b limits state.Options.MaxFormSize register
+                        state.Form <- form
+                        return form
+                    }
+                | _ -> raise (HttpStatusException(400, null, "the multipart boundary is missing or longer than 70 characters", []))
+
+        /// Reads an application/x-www-form-urlencoded body, or the fields of a
+        /// multipart/form-data one (once; later calls give the same values). 415 for another
+        /// content type, 413 past WebOptions.MaxFormSize, 400 for a malformed body.
+        member ctx.ReadFormAsync() : Task<FormValues> =
+            let state = RequestState.Of ctx
+
+            match state.Form with
+            | :? FormValues as f -> Task.FromResult f
+            | :? MultipartForm as m -> Task.FromResult m.Fields
+            | _ when hasMediaType ctx "multipart/form-data" ->
+                task {
+                    let! m = ctx.ReadMultipartAsync()
+                    return m.Fields
+                }
+            | _ ->
+                if not (hasMediaType ctx "application/x-www-form-urlencoded") then
+                    raise (HttpStatusException(415, null, "expected a form (application/x-www-form-urlencoded or multipart/form-data)", []))
+
+                let limit = state.Options.MaxFormSize
+
+                match ctx.RequestContentLength with
+                | ValueSome n when n > limit -> raise (HttpStatusException(413, null, sprintf "the form is larger than %d bytes" limit, []))
+                | _ -> ()
+
+                if ctx.MaxRequestBodySize > limit then ctx.MaxRequestBodySize <- limit
+
+                task {
+                    let! body = ctx.ReadBodyAsync()
+
+                    match UrlEncoded.parse (Encoding.UTF8.GetString body) state.Options.MaxFormFields with
+                    | Ok f ->
+                        state.Form <- f
+                        return f
+                    | Error e -> return raise (badRequest ("the form is malformed: " + e) [])
+                }
+
+        /// Reads the body as JSON into a `'T` with the app's serializer. 415 unless the
+        /// Content-Type is JSON; 400 naming the problem for malformed JSON, a missing field or a
+        /// wrong type.
+        member ctx.BindJsonAsync<'T>() : Task<'T> =
+            if not (hasMediaType ctx "application/json") then
+                raise (HttpStatusException(415, null, "expected a body of type application/json", []))
+
+            let serializer = (RequestState.Of ctx).Options.Json
+
+            task {
+                let! body = ctx.ReadBodyAsync()
+
+                try
+                    return serializer.Deserialize<'T>(ReadOnlySpan body)
+                with
+                | :? NotSupportedException as e -> return raise e
+                | :? Text.Json.JsonException as e ->
+                    let field =
+                        if String.IsNullOrEmpty e.Path || e.Path = "$" then missingFields e.Message
+                        else [ e.Path.TrimStart('$', '.'), e.Message ]
+
+                    return raise (badRequest ("the JSON body is not valid: " + e.Message) field)
+                | e -> return raise (badRequest ("the JSON body is not valid: " + e.Message) [])
+            }
+
+        /// The query bound to a record `'T` (see RecordBinder); 400 naming each bad field.
+        member ctx.BindQuery<'T>() : 'T =
+            match RecordBinder<'T>.Bind ctx.Query with
+            | Ok v -> v
+            | Error errors -> raise (badRequest "the query parameters are not valid" errors)
+
+        /// The form bound to a record `'T`.
+        member ctx.BindFormAsync<'T>() : Task<'T> =
+            task {
+                let! form = ctx.ReadFormAsync()
+
+                match RecordBinder<'T>.Bind form with
+                | Ok v -> return v
+                | Error errors -> return raise (badRequest "the form fields are not valid" errors)
+            }
+
+    /// Binds the JSON body and calls `handler` with it.
+    /// Example: `POST >=> route "/users" >=> bindJson<NewUser> (fun u -> createUser u)`.
+    let bindJson<'T> (handler: 'T -> HttpHandler) : HttpHandler =
+        fun next ctx ->
+            task {
+                let! value = ctx.BindJsonAsync<'T>()
+                return! handler value next ctx
+            }
+
+    /// Binds the urlencoded form to a record and calls `handler` with it.
+    let bindForm<'T> (handler: 'T -> HttpHandler) : HttpHandler =
+        fun next ctx ->
+            task {
+                let! value = ctx.BindFormAsync<'T>()
+                return! handler value next ctx
+            }
+
+    /// Binds the query string to a record and calls `handler` with it.
+    let bindQuery<'T> (handler: 'T -> HttpHandler) : HttpHandler =
+        fun next ctx -> handler (ctx.BindQuery<'T>()) next ctx
+
+    /// A validation step between a binder and a handler: `check` returns the value (maybe
+    /// normalised) or the field errors, which are answered 422 in problem+json.
+    /// Example: `bindJson<NewUser> (validate checkUser createUser)`.
+    let validate (check: 'T -> Result<'U, (string * string) list>) (handler: 'U -> HttpHandler) : 'T -> HttpHandler =
+        fun value ->
+            match check value with
+            | Ok valid -> handler valid
+            | Error errors ->
+                fun _ ctx ->
+                    Problem.write ctx 422 null "the request is not valid" errors
+                    Results.handled

@@ -1,0 +1,45 @@
+namespace Swoop.Web
+
+open System
+open Swoop
+
+/// One route of an app, as data: what `--routes` prints and OpenAPI describes.
+type RouteInfo =
+    {
+        /// The methods it answers; empty: every method.
+        Methods: string list
+        /// The template, e.g. "/users/{id:integer}"; a prefix route ends with "*".
+        Template: string
+        /// Parameter names and types, in order.
+        Parameters: (string * Type) list
+        Meta: RouteMeta
+        /// The combinators that made it, e.g. `subRoute "/api" > routef "/users/%i"`.
+        Source: string
+    }
+
+/// A web app on Swoop's server.
+[<RequireQualifiedAccess>]
+module Web =
+    /// The app as the server's request handler, its routes compiled into lookups now.
+    /// Unhandled requests get 404 (or 405 with Allow); a broken %-escape in the path 400;
+    /// an HttpStatusException its status with problem+json; another exception 500.
+    /// Raises InvalidOperationException for conflicting routes, ArgumentException for a bad
+    /// template. Example: `Server.start ServerOptions.defaults (Web.handler WebOptions.defaults app)`.
+    val handler: options: WebOptions -> app: HttpHandler -> RequestHandler
+
+    /// Every route of the app, in the order they are tried (filters are looked past).
+    val routes: app: HttpHandler -> RouteInfo list
+
+    /// The route table as text, one route a line: methods, template, name.
+    val formatRoutes: app: HttpHandler -> string
+
+    /// Starts the app and serves until SIGTERM or Ctrl-C (see Server.run); the exit code.
+    val run: serverOptions: ServerOptions -> options: WebOptions -> app: HttpHandler -> int
+
+    /// The whole `main` of an app with these options: `--routes` prints the route table and
+    /// exits; `--dev` puts exception details in 500 answers; `--port`, `--host`, `PORT` and
+    /// the server's switches as in `Server.main`.
+    val mainWith: options: WebOptions -> argv: string[] -> app: HttpHandler -> int
+
+    /// `mainWith WebOptions.defaults`. Example: `[<EntryPoint>] let main argv = Web.main argv app`.
+    val main: argv: string[] -> app: HttpHandler -> int

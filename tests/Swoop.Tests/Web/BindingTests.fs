@@ -1,0 +1,118 @@
+module Swoop.Tests.BindingTests
+
+open System
+open Xunit
+open Swoop
+open Swoop.Web
+open Swoop.Tests.WebSupport
+
+type Color =
+    | Red
+    | Green
+
+type Order =
+    { Item: string
+      Count: int
+      Note: string option
+      Tags: string list
+      Sizes: int[]
+      Extra: Map<string, int>
+      Color: Color }
+
+type Search = { Q: string; Page: int option; Tag: string list }
+
+let checkOrder (o: Order) =
+    if o.Count > 0 then Ok o else Error [ "count", "must be positive" ]
+
+let app =
+    choose [
+        POST >=> route "/order" >=> bindJson<Order> (validate checkOrder (fun o -> json o))
+        POST >=> route "/form" >=> bindForm<Search> (fun s -> text (sprintf "%s|%A|%A" s.Q s.Page s.Tag))
+        GET >=> route "/search" >=> bindQuery<Search> (fun s -> text (sprintf "%s|%A|%A" s.Q s.Page s.Tag))
+        GET >=> route "/limit" >=> handleContext (fun ctx ->
+            let limit = ctx.QueryValue<int> "limit" |> Option.defaultValue 10
+            ctx.WriteString(string limit + "|" + String.Join(",", ctx.Query.GetAll "x"))
+            handled)
+        GET >=> route "/cookie" >=> handleContext (fun ctx ->
+            ctx.WriteString(defaultArg (ctx.Cookie "session") "none")
+            handled)
+        GET >=> route "/boom" >=> handleContext (fun _ -> failwith "secret detail")
+    ]
+
+let postJson server path (body: string) =
+    request server "POST" path [ "Content-Type: application/json" ] body
+
+[<Fact>]
+let ``a JSON body binds to a record with options, lists, arrays, maps and fieldless unions`` () =
+    use server = serveApp app
+    let a = postJson server "/order" """{"item":"tea","count":2,"tags":["a"],"sizes":[1,2],"extra":{"k":1},"color":"Green"}"""
+    Assert.Equal(200, a.Status)
+    Assert.Equal("""{"item":"tea","count":2,"note":null,"tags":["a"],"sizes":[1,2],"extra":{"k":1},"color":"Green"}""", a.Body)
+
+[<Fact>]
+let ``bad JSON bodies are 400, 415 or 422 with problem+json naming the field`` () =
+    use server = serveApp app
+    let missing = postJson server "/order" """{"item":"tea","tags":[],"sizes":[],"extra":{},"color":"Red"}"""
+    Assert.Equal(400, missing.Status)
+    Assert.Contains("\"count\":[\"is required\"]", missing.Body)
+    let wrongType = postJson server "/order" """{"item":"tea","count":"2","tags":[],"sizes":[],"extra":{},"color":"Red"}"""
+    Assert.Equal(400, wrongType.Status)
+    Assert.Contains("\"count\"", wrongType.Body)
+    let nullString = postJson server "/order" """{"item":null,"count":2,"tags":[],"sizes":[],"extra":{},"color":"Red"}"""
+    Assert.Equal(400, nullString.Status)
+    Assert.Contains("'item' must not be null", nullString.Body)
+    let badUnion = postJson server "/order" """{"item":"t","count":2,"tags":[],"sizes":[],"extra":{},"color":"Blue"}"""
+    Assert.Equal(400, badUnion.Status)
+    Assert.Contains("Red, Green", badUnion.Body)
+    Assert.Equal(400, (postJson server "/order" """{"item":""").Status)
+    Assert.Equal(400, (postJson server "/order" "").Status)
+    Assert.Equal(415, (request server "POST" "/order" [ "Content-Type: text/plain" ] "{}").Status)
+    let invalid = postJson server "/order" """{"item":"t","count":0,"tags":[],"sizes":[],"extra":{},"color":"Red"}"""
+    Assert.Equal(422, invalid.Status)
+    Assert.Equal("application/problem+json", invalid.Headers["content-type"])
+    Assert.Contains("\"count\":[\"must be positive\"]", invalid.Body)
+
+[<Fact>]
+let ``query values decode, repeat and parse with clear errors`` () =
+    use server = serveApp app
+    Assert.Equal("5|a b,c&d", (get server "/limit?limit=5&x=a+b&x=c%26d").Body)
+    Assert.Equal("10|", (get server "/limit").Body)
+    let bad = get server "/limit?limit=ten"
+    Assert.Equal(400, bad.Status)
+    Assert.Contains("'limit' must be an integer", bad.Body)
+    Assert.Equal(400, (get server "/limit?x=%zz").Status)
+    Assert.Equal("hi|Some 2|[\"a\"; \"b\"]", (get server "/search?q=hi&page=2&tag=a&tag=b").Body)
+    let missing = get server "/search?page=x"
+    Assert.Equal(400, missing.Status)
+    Assert.Contains("\"Q\":[\"is required\"]", missing.Body)
+    Assert.Contains("\"Page\":[\"must be an integer\"]", missing.Body)
+
+[<Fact>]
+let ``urlencoded forms bind, and other content types are 415`` () =
+    use server = serveApp app
+    let ok = request server "POST" "/form" [ "Content-Type: application/x-www-form-urlencoded" ] "q=caf%C3%A9&tag=x"
+    Assert.Equal("café|None|[\"x\"]", ok.Body)
+    Assert.Equal(415, (request server "POST" "/form" [ "Content-Type: application/json" ] "{}").Status)
+    let many = String.Join("&", [ for i in 1..2000 -> sprintf "f%d=1" i ])
+    Assert.Equal(400, (request server "POST" "/form" [ "Content-Type: application/x-www-form-urlencoded" ] many).Status)
+
+[<Fact>]
+let ``a form over its limit is 413`` () =
+    use server = serveAppWith { WebOptions.defaults with MaxFormSize = 100L } app
+    let big = "q=" + String('a', 200)
+    Assert.Equal(413, (request server "POST" "/form" [ "Content-Type: application/x-www-form-urlencoded" ] big).Status)
+
+[<Fact>]
+let ``cookies are read from the Cookie header`` () =
+    use server = serveApp app
+    Assert.Equal("abc", (request server "GET" "/cookie" [ "Cookie: a=1; session=abc" ] "").Body)
+    Assert.Equal("none", (get server "/cookie").Body)
+
+[<Fact>]
+let ``a failing handler is a generic 500, with details only in development`` () =
+    use server = serveApp app
+    let plain = get server "/boom"
+    Assert.Equal(500, plain.Status)
+    Assert.DoesNotContain("secret", plain.Body)
+    use dev = serveAppWith { WebOptions.defaults with Development = true } app
+    Assert.Contains("secret detail", (get dev "/boom").Body)

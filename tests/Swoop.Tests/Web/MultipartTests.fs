@@ -1,0 +1,99 @@
+module Swoop.Tests.MultipartTests
+
+open System
+open System.IO
+open System.Net
+open System.Net.Http
+open Xunit
+open Swoop
+open Swoop.Web
+open Swoop.Tests.WebSupport
+
+/// Where the last upload's temporary file was, to check it is gone after the request.
+let mutable lastTemp: string = null
+
+let upload: HttpHandler =
+    fun next ctx ->
+        task {
+            let! form = ctx.ReadMultipartAsync()
+            let files =
+                [ for f in form.Files do
+                      if not (isNull f.TempPath) then
+                          lastTemp <- f.TempPath
+                          Assert.True(File.Exists f.TempPath)
+                      use s = f.OpenReadStream()
+                      use ms = new MemoryStream()
+                      s.CopyTo ms
+                      let sum = ms.ToArray() |> Array.sumBy int64
+                      sprintf "%s:%s:%s:%d:%d:%b" f.Name f.FileName f.ContentType f.Length sum (isNull f.TempPath) ]
+            let fields = form.Fields.Pairs |> Array.map (fun (k, v) -> k + "=" + v) |> String.concat ","
+            return! text (fields + "|" + String.Join(";", files)) next ctx
+        }
+
+type Profile = { Name: string; Age: int }
+
+let app =
+    choose [
+        POST >=> route "/upload" >=> upload
+        POST >=> route "/profile" >=> bindForm<Profile> (fun p -> text (sprintf "%s %d" p.Name p.Age))
+    ]
+
+let client (server: RunningServer) = new HttpClient(BaseAddress = Uri(sprintf "http://127.0.0.1:%d" server.Port))
+
+[<Fact>]
+let ``fields and files are read; a large file goes to a temporary file deleted after the request`` () =
+    task {
+        use server = serveApp app
+        use http = client server
+        use content = new MultipartFormDataContent()
+        content.Add(new StringContent("Zoë"), "title")
+        let small = new ByteArrayContent([| 1uy; 2uy; 3uy |])
+        small.Headers.ContentType <- Headers.MediaTypeHeaderValue("image/png")
+        content.Add(small, "icon", "icon.png")
+        // No Content-Type on a part: text/plain, as RFC 7578 says.
+        let bigData = Array.init 300_000 (fun i -> byte (i % 251))
+        content.Add(new ByteArrayContent(bigData), "big", "big.bin")
+        let! response = http.PostAsync("/upload", content)
+        let! body = response.Content.ReadAsStringAsync()
+        Assert.Equal(HttpStatusCode.OK, response.StatusCode)
+        let expectedSum = bigData |> Array.sumBy int64
+        Assert.Equal(sprintf "title=Zoë|icon:icon.png:image/png:3:6:true;big:big.bin:text/plain:300000:%d:false" expectedSum, body)
+        Assert.NotNull lastTemp
+        Assert.False(File.Exists lastTemp, "the temporary file is deleted after the request")
+    }
+
+[<Fact>]
+let ``bindForm reads multipart fields too`` () =
+    task {
+        use server = serveApp app
+        use http = client server
+        use content = new MultipartFormDataContent()
+        content.Add(new StringContent("Ada"), "name")
+        content.Add(new StringContent("36"), "age")
+        let! response = http.PostAsync("/profile", content)
+        let! body = response.Content.ReadAsStringAsync()
+        Assert.Equal("Ada 36", body)
+    }
+
+let raw (body: string) =
+    [ "Content-Type: multipart/form-data; boundary=XyZ" ], body.Replace("\n", "\r\n")
+
+[<Fact>]
+let ``malformed bodies are 400, limits are 413, other types 415`` () =
+    use server = serveAppWith { WebOptions.defaults with Multipart = { WebOptions.defaults.Multipart with MaxParts = 2; MaxPartSize = 1000L } } app
+    let send (headers, body) = request server "POST" "/upload" headers body
+    // no closing boundary
+    Assert.Equal(400, (send (raw "--XyZ\nContent-Disposition: form-data; name=\"a\"\n\n1\n")).Status)
+    // no Content-Disposition
+    Assert.Equal(400, (send (raw "--XyZ\nX: y\n\n1\n--XyZ--\n")).Status)
+    // no boundary at all
+    Assert.Equal(400, (send (raw "hello")).Status)
+    // a good one, with a preamble and an epilogue
+    let ok = send (raw "preamble\n--XyZ\nContent-Disposition: form-data; name=\"a\"\n\n1\n--XyZ--\nepilogue")
+    Assert.Equal("a=1|", ok.Body)
+    let three = "--XyZ\nContent-Disposition: form-data; name=\"a\"\n\n1\n" |> String.replicate 3
+    Assert.Equal(413, (send (raw (three + "--XyZ--\n"))).Status)
+    let big = "--XyZ\nContent-Disposition: form-data; name=\"f\"; filename=\"f\"\n\n" + String('x', 2000) + "\n--XyZ--\n"
+    Assert.Equal(413, (send (raw big)).Status)
+    Assert.Equal(415, (request server "POST" "/upload" [ "Content-Type: text/plain" ] "x").Status)
+    Assert.Equal(400, (request server "POST" "/upload" [ "Content-Type: multipart/form-data" ] "x").Status)
