@@ -30,8 +30,9 @@ let hit (sink: Sink) : HttpHandler =
         sink.Hits <- sink.Hits + 1
         Results.handled
 
-/// The routing tier of samples/Api: 100 static routes /r/0 .. /r/99, the two parameterised
-/// /r routes, /hello/%s, a user route with one int, and the three TechEmpower-style paths.
+/// The route table of samples/Api, in its order and with its method filters: /plaintext,
+/// /json, /time, /hello/%s, the users resource (/users, /users/%i for GET, PUT, DELETE), then
+/// 100 static routes /r/0 .. /r/99 and the two /r templates.
 ///
 /// The routef handlers are lambdas of three arguments (value, next, ctx) taking the value
 /// whole, which F# calls in one go. Other shapes cost the handler, not the router, and were
@@ -39,30 +40,42 @@ let hit (sink: Sink) : HttpHandler =
 /// (`fun (i, s) next ctx -> ...`), or the same lambda kept in a `member val`. The usual
 /// Giraffe shape, `fun (i, s) -> handler`, allocates whatever `handler` builds.
 let apiRoutes (sink: Sink) : HttpHandler =
+    let oneInt = fun (id: int) (_: HttpFunc) (_: HttpContext) -> sink.Int <- id; Results.handled
+
     choose [
-        route "/plaintext" >=> hit sink
-        route "/json" >=> hit sink
-        route "/time" >=> hit sink
-        for i in 0..99 do
-            route (sprintf "/r/%d" i) >=> hit sink
-        routef "/r/%i/items/%s" (fun (values: int * string) (_: HttpFunc) (_: HttpContext) ->
-            sink.Int <- fst values
-            sink.Text <- snd values
-            Results.handled)
-        routef "/r/%i/users/%i" (fun (values: int * int) (_: HttpFunc) (_: HttpContext) ->
-            sink.Int <- fst values + snd values
-            Results.handled)
-        routef "/hello/%s" (fun (name: string) (_: HttpFunc) (_: HttpContext) ->
+        GET >=> route "/plaintext" >=> hit sink
+        GET >=> route "/json" >=> hit sink
+        GET >=> route "/time" >=> hit sink
+        GET
+        >=> routef "/hello/%s" (fun (name: string) (_: HttpFunc) (_: HttpContext) ->
             sink.Text <- name
             Results.handled)
+        subRoute "/users" (
+            choose [
+                GET >=> route "" >=> hit sink
+                POST >=> route "" >=> hit sink
+                GET >=> routef "/%i" oneInt
+                PUT >=> routef "/%i" oneInt
+                DELETE >=> routef "/%i" oneInt
+            ]
+        )
         GET
-        >=> routef "/users/%i" (fun (id: int) (_: HttpFunc) (_: HttpContext) ->
-            sink.Int <- id
-            Results.handled)
+        >=> choose [
+            for i in 0..99 do
+                route (sprintf "/r/%d" i) >=> hit sink
+            routef "/r/%i/items/%s" (fun (values: int * string) (_: HttpFunc) (_: HttpContext) ->
+                sink.Int <- fst values
+                sink.Text <- snd values
+                Results.handled)
+            routef "/r/%i/users/%i" (fun (values: int * int) (_: HttpFunc) (_: HttpContext) ->
+                sink.Int <- fst values + snd values
+                Results.handled)
+        ]
     ]
 
-/// One static route only.
-let oneRoute (sink: Sink) : HttpHandler = choose [ route "/r/57" >=> hit sink ]
+/// One static route only (with the same GET filter).
+let oneRoute (sink: Sink) : HttpHandler = choose [ GET >=> route "/r/57" >=> hit sink ]
+
 
 /// A context over a connection whose input buffer holds `request`, parsed.
 let contextFor (request: string) =
