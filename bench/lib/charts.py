@@ -10,10 +10,13 @@ COLORS = {
     "swoop": "#e8590c", "swoop-threadpool": "#ffa94d", "swoop-tuned": "#d9480f", "kestrel-raw": "#1c7ed6", "kestrel-inline": "#74c0fc",
     "minimal-api": "#2f9e44", "giraffe": "#9c36b5", "suave": "#c2255c",
     "httplistener": "#7048e8", "node": "#5c940d", "nginx": "#495057", "noserver": "#adb5bd",
+    "swoop-api": "#c92a2a", "swoop-api-threadpool": "#ff8787", "minimal-routes": "#099268",
+    "node-routes": "#94d82d",
 }
 
 LATENCY_SCENARIOS = ["plaintext-c1", "plaintext-c32", "plaintext-c256", "plaintext-c1024",
-                     "pipeline16-c256", "json-c256", "close-c32", "close-c256"]
+                     "pipeline16-c256", "json-c256", "close-c32", "close-c256",
+                     "route-static-c256", "route-param-c256"]
 
 
 def _hex(name):

@@ -4,8 +4,9 @@ interleaved repetitions (A B C A B C), and write the report.
 Usage: bench/run [--quick | --full] [--only NAMES] [--reps N] [--port P]
                  [--no-build] [--no-micro] [--no-publish] [--list]
 NAMES is a comma-separated list of subject and/or scenario names (shell-style
-wildcards allowed); names that match subjects pick subjects, names that match
-scenarios pick scenarios.
+wildcards allowed) and groups (`routing`); names that match subjects pick
+subjects, names that match scenarios pick scenarios. A subject runs the chosen
+scenarios of the tiers it serves.
 """
 import argparse
 import fnmatch
@@ -46,7 +47,10 @@ def parse_args(argv):
 
 def select(all_subjects, all_scenarios, only):
     """Returns (subjects, scenarios, micro_wanted, load_wanted)."""
-    names = [n.strip() for n in only.split(",") if n.strip()]
+    names = []
+    for n in (n.strip() for n in only.split(",")):
+        if n:
+            names += scen_mod.GROUPS.get(n, [n])
     micro_wanted = not names or "micro" in names
     names = [n for n in names if n != "micro"]
     load_wanted = bool(names) or not only.strip()
@@ -158,11 +162,14 @@ def main(argv):
     if args.list:
         print("subjects:")
         for s in all_subjects:
-            print(f"  {s.name:16} {s.title}" + ("  (only when named in --only)" if s.optional else ""))
+            print(f"  {s.name:20} {s.title}" + ("  (only when named in --only)" if s.optional else ""))
         print("scenarios:")
         for s in scen_mod.ALL:
-            print(f"  {s.name:16} {s.title}")
-        print("other:\n  micro            the BenchmarkDotNet micro-benchmarks (parser, response writing)")
+            print(f"  {s.name:18} {s.title}" + ("  (routing-tier subjects only)" if s.tier != "basic" else ""))
+        print("groups:")
+        for name, members in scen_mod.GROUPS.items():
+            print(f"  {name:16} {', '.join(members)}")
+        print("other:\n  micro            the BenchmarkDotNet micro-benchmarks (parser, response writing, route lookup)")
         return 0
 
     mode = dict(scen_mod.MODES[args.mode])
@@ -183,6 +190,16 @@ def main(argv):
         session.SERVER_CORE = "0"
         session.measure.LOADGEN_CORE = "0"
 
+    # Which scenarios each subject runs: those of its tiers.
+    lists = {}
+    for s in chosen_subjects:
+        lists[s.name] = [sc for sc in chosen_scenarios if s.runs(sc)]
+    idle = [s.name for s in chosen_subjects if not lists[s.name]]
+    if idle:
+        print(f"not started (no chosen scenario of their tiers): {', '.join(idle)}", flush=True)
+        chosen_subjects = [s for s in chosen_subjects if lists[s.name]]
+    chosen_scenarios = [sc for sc in chosen_scenarios if any(sc in lists[s.name] for s in chosen_subjects)]
+
     # Build (unpinned, before anything is measured).
     t_build = time.monotonic()
     if not args.no_build:
@@ -198,9 +215,6 @@ def main(argv):
     # Everything from here on (this process, the load tools) runs on the load core.
     os.sched_setaffinity(0, {int(session.measure.LOADGEN_CORE)})
 
-    lists = {}
-    for s in chosen_subjects:
-        lists[s.name] = [sc for sc in chosen_scenarios if s.scenarios is None or sc.name in s.scenarios]
     plan = [(rep, s) for rep in range(1, mode["reps"] + 1) for s in chosen_subjects]
     progress = Progress(plan, lists, mode)
     print(f"plan: {len(chosen_subjects)} subjects x {len(chosen_scenarios)} scenarios x {mode['reps']} "
@@ -221,9 +235,9 @@ def main(argv):
         "build_seconds": round(build_seconds, 1),
         "machine": machine.collect(),
         "subjects": {s.name: {"title": s.title, "short": s.short, "kind": s.kind, "summary": s.summary, "build": s.build,
-                              "settings": s.settings, "project": s.project,
+                              "settings": s.settings, "project": s.project, "tiers": list(s.tiers),
                               "scenarios": [sc.name for sc in lists[s.name]]} for s in chosen_subjects},
-        "scenarios": {sc.name: {"title": sc.title, "group": sc.group, "tool": sc.tool, "path": sc.path,
+        "scenarios": {sc.name: {"title": sc.title, "group": sc.group, "tool": sc.tool, "path": sc.path, "tier": sc.tier,
                                 "connections": sc.connections,
                                 "command": " ".join(sc.command(args.port, mode)).replace(BENCH + "/", "bench/")}
                       for sc in chosen_scenarios},

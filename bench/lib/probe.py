@@ -112,11 +112,33 @@ def debug_gc(port):
         return None
 
 
+# path: (status, content type, body check); a 404 is checked by its status only.
 EXPECTED = {
-    "/plaintext": ("text/plain", lambda b: b == b"Hello, World!"),
-    "/json": ("application/json", lambda b: json.loads(b) == {"message": "Hello, World!"}),
-    "/time": ("application/json", lambda b: _recent_time(json.loads(b)["time"])),
+    "/plaintext": (200, "text/plain", lambda b: b == b"Hello, World!"),
+    "/json": (200, "application/json", lambda b: json.loads(b) == {"message": "Hello, World!"}),
+    "/time": (200, "application/json", lambda b: _recent_time(json.loads(b)["time"])),
 }
+
+# The routing tier: samples/Api's answers, which its peers must give exactly
+# (same paths, bodies, status codes and content types).
+EXPECTED_ROUTING = {
+    "/plaintext": EXPECTED["/plaintext"],
+    "/json": EXPECTED["/json"],
+    "/time": (200, "application/json", lambda b: _recent_time(json.loads(b)["now"])),
+    "/r/57": (200, "text/plain", lambda b: b == b"r57"),
+    "/r/0": (200, "text/plain", lambda b: b == b"r0"),
+    "/r/99": (200, "text/plain", lambda b: b == b"r99"),
+    "/r/42/items/abc": (200, "text/plain", lambda b: b == b"item 42 abc"),
+    "/r/42/users/7": (200, "text/plain", lambda b: b == b"user 42 7"),
+    "/hello/ada": (200, "text/plain", lambda b: b == b"Hello, ada!"),
+    "/r/100": (404, None, None),
+    "/r/x/items/abc": (404, None, None),
+    "/r/42/users/x": (404, None, None),
+}
+
+# The columns of the report's response-bytes tables.
+BASIC_PATHS = ("/plaintext", "/json", "/time")
+ROUTING_PATHS = ("/r/57", "/r/42/items/abc")
 
 
 def _recent_time(text):
@@ -126,25 +148,26 @@ def _recent_time(text):
     return abs((datetime.now(timezone.utc) - t).total_seconds()) < 5
 
 
-def check_endpoints(port):
-    """For each endpoint: status, response bytes, headers, and whether the body
-    and content type are what the scenarios expect."""
+def check_endpoints(port, routing=False):
+    """For each endpoint: status, response bytes, headers, and whether the status,
+    body and content type are what the scenarios expect."""
     out = {}
-    for path, (ctype, body_ok) in EXPECTED.items():
+    for path, (status, ctype, body_ok) in (EXPECTED_ROUTING if routing else EXPECTED).items():
         try:
             r = get(port, path)
             try:
-                ok_body = bool(body_ok(r.body))
+                ok_body = body_ok is None or bool(body_ok(r.body))
             except Exception:
                 ok_body = False
-            ok_type = (r.header("Content-Type") or "").split(";")[0].strip() == ctype
+            ok_type = ctype is None or (r.header("Content-Type") or "").split(";")[0].strip() == ctype
+            ok = r.status == status and ok_body and ok_type
             out[path] = {
                 "status": r.status,
                 "bytes": r.raw_len,
                 "head": r.head,
-                "ok": r.status == 200 and ok_body and ok_type,
-                "problem": None if (r.status == 200 and ok_body and ok_type) else
-                f"status {r.status}, body ok {ok_body}, content-type {r.header('Content-Type')!r}",
+                "ok": ok,
+                "problem": None if ok else
+                f"status {r.status} (expected {status}), body ok {ok_body}, content-type {r.header('Content-Type')!r}",
             }
         except Exception as e:  # a broken endpoint is reported, not fatal
             out[path] = {"status": None, "bytes": None, "head": None, "ok": False, "problem": str(e)}

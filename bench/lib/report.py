@@ -11,11 +11,22 @@ import sys
 
 import aggregate
 import charts
+import probe
 
 BENCH = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REPO = os.path.dirname(BENCH)
 RESULTS = os.path.join(BENCH, "results")
 BASELINE = "kestrel-raw"
+# Ratios are to the first of these with a result in the scenario: Kestrel raw for the
+# basic tier; the minimal API with the same routes for the routing tier (and for runs of
+# the routing tier alone).
+BASELINES = (BASELINE, "minimal-routes", "minimal-api")
+
+# The issue's comparisons for the routing tier: samples/Api's routed handler against
+# samples/Hello's raw one, mode for mode.
+ROUTED_VS_RAW = (("swoop-api", "swoop"), ("swoop-api-threadpool", "swoop-threadpool"))
+ROUTED_VS_RAW_SCENARIOS = ("plaintext-c32", "plaintext-c256", "json-c32", "json-c256")
+ROUTING_SUBJECTS = ("swoop-api", "swoop-api-threadpool", "minimal-routes", "node-routes")
 
 
 # ---------------------------------------------------------------- formatting
@@ -61,6 +72,24 @@ def code(s):
     return "`" + s.replace("`", "'") + "`"
 
 
+def baseline(res, sc):
+    """The subject whose req/s the others are compared with in scenario `sc`, or None."""
+    for b in BASELINES:
+        r = aggregate.row(res, b, sc) if b in res["subjects"] else None
+        if r and r["ok_runs"]:
+            return b
+    return None
+
+
+def baseline_rps(res, sc):
+    b = baseline(res, sc)
+    return (b, aggregate.row(res, b, sc)["rps"]) if b else (None, None)
+
+
+def title_of(res, name):
+    return res["subjects"].get(name, {}).get("title", name) if name else "–"
+
+
 # ---------------------------------------------------------------- sections
 
 def header(res):
@@ -96,10 +125,11 @@ def charts_section(made, rel):
 
 def glance(res, subjects, scenarios):
     key = [s for s in ("plaintext-c256", "pipeline16-c256", "json-c256", "close-c256", "ab-k-c1000",
-                       "autocannon-c100", "hammer") if s in scenarios]
+                       "autocannon-c100", "hammer", "route-static-c256", "route-param-c256") if s in scenarios]
     if not key:
         return ""
-    base = {sc: (aggregate.row(res, BASELINE, sc) or {}).get("rps") for sc in key}
+    base = {sc: baseline_rps(res, sc)[1] for sc in key}
+    base_names = {sc: baseline(res, sc) for sc in key}
     rows = []
     for s in subjects:
         if res["subjects"][s]["kind"] == "none":
@@ -115,11 +145,90 @@ def glance(res, subjects, scenarios):
                 cells.append(f"{n0(r['rps'])} ({ratio(r['rps'], base[sc])})"
                              + (" ⚑" if r["errors_total"] else ""))
         rows.append(cells)
+    used = []
+    for sc in key:
+        if base_names[sc] and base_names[sc] not in used:
+            used.append(base_names[sc])
+    if len(used) == 1:
+        to = f"the ratio to {title_of(res, used[0])}"
+    else:
+        to = "the ratio to " + "; ".join(
+            f"{title_of(res, b)} ({', '.join(sc for sc in key if base_names[sc] == b)})" for b in used)
     lines = ["## At a glance", "",
-             f"Median requests per second; in brackets the ratio to {res['subjects'].get(BASELINE, {}).get('title', BASELINE)}. "
+             f"Median requests per second; in brackets {to}. "
              "⚑ = errors in at least one repetition (see the scenario's table).", "",
              table(["Subject"] + key, rows)]
     return "\n".join(lines)
+
+
+def _cpu(r):
+    return "–" if r["server_cpu_ms_per_1k"] is None else f"{r['server_cpu_ms_per_1k']:.1f}"
+
+
+def _bound(r):
+    return " ‡" if r["flags"].get("load-generator-bound") else ""
+
+
+def routing_section(res, subjects, scenarios):
+    """The routing tier: samples/Api's routed handlers beside samples/Hello's raw one, and
+    the routes beside their peers. Ratios are within this run."""
+    lines = []
+    scs = [sc for sc in ROUTED_VS_RAW_SCENARIOS if sc in scenarios]
+    for routed, raw in ROUTED_VS_RAW:
+        if routed not in subjects or raw not in subjects:
+            continue
+        rows = []
+        for sc in scs:
+            r1, r0 = aggregate.row(res, routed, sc), aggregate.row(res, raw, sc)
+            if not (r1 and r0 and r1["ok_runs"] and r0["ok_runs"]):
+                continue
+            c0, c1 = r0["server_cpu_ms_per_1k"], r1["server_cpu_ms_per_1k"]
+            rows.append([sc, f"{n0(r0['rps'])} ({n0(r0['rps_min'])}–{n0(r0['rps_max'])}){_bound(r0)}",
+                         ms(r0["lat"]["p99"]), _cpu(r0),
+                         f"{n0(r1['rps'])} ({n0(r1['rps_min'])}–{n0(r1['rps_max'])}){_bound(r1)}",
+                         ms(r1["lat"]["p99"]), _cpu(r1),
+                         ratio(r1["rps"], r0["rps"]), ratio(c0, c1) if c0 and c1 else "–"])
+        if rows:
+            lines += [f"### Routed beside raw: {title_of(res, routed)} and {title_of(res, raw)}", "",
+                      "The same requests to samples/Hello (one hand-written handler: byte comparisons of the path, "
+                      "a Utf8JsonWriter for /json) and to samples/Api (the web toolkit: /plaintext is `route` among "
+                      "the app's routes with `text`, /json is `json` through the app's serializer). Median req/s "
+                      "(min–max over repetitions), p99 in ms, server CPU ms per 1000 requests; then the ratio of "
+                      "the req/s medians (routed ÷ raw) and of the CPU each request cost (raw ÷ routed: below 1 "
+                      "when a routed request costs more). ‡ = load-generator-bound in at least one repetition: "
+                      "its req/s is a floor, and the CPU ratio says more.", "",
+                      table(["Scenario", "raw req/s", "p99 ms", "CPU ms/1k", "routed req/s", "p99 ms", "CPU ms/1k",
+                             "req/s routed ÷ raw", "CPU raw ÷ routed"], rows), ""]
+    route_scs = [sc for sc in scenarios if res["scenarios"][sc].get("tier") == "routing"]
+    peers = [s for s in subjects if s in ROUTING_SUBJECTS]
+    if route_scs and peers:
+        cells = []
+        for s in peers:
+            row = [title_of(res, s)]
+            for sc in route_scs:
+                r = aggregate.row(res, s, sc)
+                _, base = baseline_rps(res, sc)
+                if not r:
+                    row.append("not run")
+                elif not r["ok_runs"]:
+                    row.append("failed")
+                else:
+                    row.append(f"{n0(r['rps'])} ({ratio(r['rps'], base)}), p99 {ms(r['lat']['p99'])}, "
+                               f"CPU {_cpu(r)}{_bound(r)}" + (" ⚑" if r["errors_total"] else ""))
+            cells.append(row)
+        b = {baseline(res, sc) for sc in route_scs} - {None}
+        lines += [
+            "### Routes beside their peers", "",
+            "samples/Api's routing tier (100 static routes /r/0 .. /r/99 and the templates /r/%i/items/%s, "
+            "/r/%i/users/%i, /hello/%s) and the same routes on the minimal API (endpoint routing, route "
+            "constraints) and on Node.js http (a Map and a split-based matcher). Median req/s, in brackets the "
+            f"ratio to {', '.join(title_of(res, x) for x in sorted(b)) or '–'}; p99 in ms; server CPU ms per "
+            "1000 requests. ‡ = load-generator-bound in at least one repetition (req/s is a floor); ⚑ = errors. "
+            "Full tables under Results by scenario.", "",
+            table(["Subject"] + route_scs, cells)]
+    if not lines:
+        return ""
+    return "\n".join(["## Routing tier", ""] + lines)
 
 
 def machine_section(res):
@@ -150,7 +259,8 @@ def method_section(res):
         "with min–max; errors are summed over all repetitions.",
         f"- **Warm-up, discarded.** After start: the `time-seq` scenario (which is meant to see the cold server), "
         f"the endpoint checks, then wrk at 256 connections on /plaintext and then /json for {mo['session_warmup']} s "
-        "each. It is long on purpose: on one core the .NET thread pool's hill climbing took about 20 s of load to "
+        "each (the routing tier's subjects: /plaintext, /json, /r/57 and /r/42/items/abc, "
+        f"{max(1, round(mo['session_warmup'] / 2))} s each, the same {2 * mo['session_warmup']} s in all). It is long on purpose: on one core the .NET thread pool's hill climbing took about 20 s of load to "
         "settle (Kestrel raw went from about 25k to about 60k req/s on plaintext at 256 connections between "
         "seconds 15 and 24 after start in a trial on this machine), and a shorter warm-up would measure that ramp "
         "instead of the server." + (f" Before every wrk measurement, {mo['wrk_warmup']} s more of the same command."
@@ -227,7 +337,7 @@ def subjects_section(res, subjects):
 
 def scenario_table(res, sc, subjects):
     info = res["scenarios"][sc]
-    base = (aggregate.row(res, BASELINE, sc) or {}).get("rps")
+    base_name, base = baseline_rps(res, sc)
     tool = info["tool"]
     rows = []
     for s in subjects:
@@ -252,7 +362,7 @@ def scenario_table(res, sc, subjects):
                      "–" if r["server_cpu_ms_per_1k"] is None else f"{r['server_cpu_ms_per_1k']:.1f}",
                      pct(r["server_busy"]), pct(r["loadgen_busy"]), mib(r["peak_rss_kb"]), flags or ""])
     lat_names = ["mean ms", "min ms", "–", "max ms"] if tool == "hammer" else ["p50 ms", "p90 ms", "p99 ms", "max ms"]
-    head = ["Subject", "req/s", "min–max", "vs Kestrel raw", *lat_names, "errors", "server CPU ms/1k req",
+    head = ["Subject", "req/s", "min–max", f"vs {title_of(res, base_name)}", *lat_names, "errors", "server CPU ms/1k req",
             "server core", "load-tool core", "peak RSS MiB", "flags"]
     lines = [f"### {sc}: {info['title']}", "", code(f"taskset -c {res['cores']['loadgen']} " + info["command"]), ""]
     if rows:
@@ -382,7 +492,8 @@ def startup_section(res, subjects):
 
 
 def allocation_section(res, subjects, scenarios):
-    keys = [s for s in ("plaintext-c32", "plaintext-c256", "pipeline16-c256", "json-c256", "close-c256")
+    keys = [s for s in ("plaintext-c32", "plaintext-c256", "pipeline16-c256", "json-c256", "close-c256",
+                        "route-static-c256", "route-param-c256")
             if s in scenarios]
     rows = []
     for s in subjects:
@@ -418,7 +529,7 @@ def bytes_section(res, subjects):
         if not checks:
             continue
         cells = [res["subjects"][s]["title"]]
-        for path in ("/plaintext", "/json", "/time"):
+        for path in probe.BASIC_PATHS:
             c = checks.get(path) or {}
             cells.append(("–" if c.get("bytes") is None else str(c["bytes"])) + ("" if c.get("ok") else " ✗"))
         rows.append(cells)
@@ -429,8 +540,24 @@ def bytes_section(res, subjects):
     lines = ["## Response bytes per request", "",
              "Bytes on the wire for one keep-alive response (status line, headers, body), read from a raw socket. "
              "✗ marks a response whose status, content type or body was not the expected one (see below).", "",
-             table(["Subject", "/plaintext", "/json", "/time"], rows), "",
-             "Response head of `GET /plaintext` per subject:", ""]
+             table(["Subject", *probe.BASIC_PATHS], rows), ""]
+    routed = []
+    for s in subjects:
+        checks = next((x.get("checks") for x in aggregate.sessions_of(res, s) if x.get("checks")), None)
+        if not checks or "/r/57" not in checks:
+            continue
+        cells = [res["subjects"][s]["title"]]
+        for path in probe.ROUTING_PATHS:
+            c = checks.get(path) or {}
+            cells.append(("–" if c.get("bytes") is None else str(c["bytes"])) + ("" if c.get("ok") else " ✗"))
+        cells.append(f"{sum(1 for c in checks.values() if c.get('ok'))}/{len(checks)}")
+        routed.append(cells)
+    if routed:
+        lines += ["Routing tier: the same, and how many of its endpoint checks passed (the answers of "
+                  "samples/Api on " + ", ".join(f"`{p}`" for p, v in probe.EXPECTED_ROUTING.items() if v[0] == 200) + "; /r/100, "
+                  "/r/x/items/abc and /r/42/users/x must be 404):", "",
+                  table(["Subject", *probe.ROUTING_PATHS, "checks passed"], routed), ""]
+    lines += ["Response head of `GET /plaintext` per subject:", ""]
     for title, head in heads:
         lines.append(f"{title}:")
         lines.append("```")
@@ -512,7 +639,8 @@ def failures_section(res, subjects):
 def build(res, chart_rel, made):
     subjects = list(res["subjects"].keys())
     scenarios = list(res["scenarios"].keys())
-    parts = [header(res), glance(res, subjects, scenarios), charts_section(made, chart_rel),
+    parts = [header(res), glance(res, subjects, scenarios), routing_section(res, subjects, scenarios),
+             charts_section(made, chart_rel),
              machine_section(res), subjects_section(res, subjects), method_section(res),
              results_section(res, subjects, scenarios), time_section(res, subjects), hammer_detail(res, subjects),
              startup_section(res, subjects), allocation_section(res, subjects, scenarios),

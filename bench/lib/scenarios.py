@@ -23,8 +23,10 @@ MODES = {
 
 class Scenario:
     def __init__(self, name, group, title, tool, path, connections=None, close=False,
-                 pipeline=0, keep_alive=True, note=None):
+                 pipeline=0, keep_alive=True, note=None, tier="basic"):
         self.name = name
+        # "basic": every subject; "routing": only the subjects that serve samples/Api's routes.
+        self.tier = tier
         self.group = group
         self.title = title
         self.tool = tool            # wrk | ab | autocannon | hammer | time
@@ -76,6 +78,12 @@ class Scenario:
 
 
 KEEP, PIPE, CLOSE, EARLIER = "keep-alive", "pipelined", "new connection per request", "methods of earlier F# write-ups"
+ROUTED = "routing tier (samples/Api's routes)"
+
+# The routing tier's two requests: a static path among the 100 of /r/0 .. /r/99, and a
+# template with an int and a string (/r/%i/items/%s).
+STATIC_ROUTE = "/r/57"
+PARAM_ROUTE = "/r/42/items/abc"
 
 ALL = [
     # Runs first in every session, on a server that has answered only one request:
@@ -99,6 +107,22 @@ ALL = [
     Scenario("hammer", EARLIER, "hammer: one client, new connection per request", "hammer", "/plaintext", 1,
              keep_alive=False),
     Scenario("autocannon-c100", EARLIER, "autocannon -c 100 -d D", "autocannon", "/plaintext", 100),
+    Scenario("route-static-c32", ROUTED, "GET /r/57 (static, among 100), keep-alive, 32 connections",
+             "wrk", STATIC_ROUTE, 32, tier="routing"),
+    Scenario("route-static-c256", ROUTED, "GET /r/57 (static, among 100), keep-alive, 256 connections",
+             "wrk", STATIC_ROUTE, 256, tier="routing"),
+    Scenario("route-param-c32", ROUTED, "GET /r/42/items/abc (template %i %s), keep-alive, 32 connections",
+             "wrk", PARAM_ROUTE, 32, tier="routing"),
+    Scenario("route-param-c256", ROUTED, "GET /r/42/items/abc (template %i %s), keep-alive, 256 connections",
+             "wrk", PARAM_ROUTE, 256, tier="routing"),
 ]
+
+# Names --only understands for several subjects and scenarios at once.
+GROUPS = {
+    # The routing tier beside samples/Hello's raw handler: routed /plaintext and /json
+    # (samples/Api) against the same paths in Hello, and the routes against their peers.
+    "routing": ["swoop", "swoop-api", "swoop-api-threadpool", "minimal-routes", "node-routes",
+                "plaintext-c32", "plaintext-c256", "json-c32", "json-c256", "route-*"],
+}
 
 BY_NAME = {s.name: s for s in ALL}

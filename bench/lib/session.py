@@ -12,6 +12,7 @@ import time
 import measure
 import probe
 import procs
+import scenarios as scen_mod
 import subjects as subj
 
 SERVER_CORE = "0"
@@ -27,14 +28,25 @@ def wait_port_free(port, limit=10.0):
     return True
 
 
-def session_warmup(port, mode):
+def warmup_paths(subject):
+    """The paths the warm-up loads: /plaintext and /json; for the routing tier also its
+    two routes (a static one and a template), so that their code is compiled too."""
+    if subject.routing:
+        return ("/plaintext", "/json", scen_mod.STATIC_ROUTE, scen_mod.PARAM_ROUTE)
+    return ("/plaintext", "/json")
+
+
+def session_warmup(port, mode, subject):
     """Discarded load right after start so JIT tiering, the thread pool and
     buffer pools settle before the first measured scenario (time-seq runs before
-    this, on purpose): wrk at 256 connections on /plaintext, then on /json,
-    `session_warmup` seconds each."""
-    secs = mode["session_warmup"]
-    if secs:
-        for path in ("/plaintext", "/json"):
+    this, on purpose): wrk at 256 connections on each warm-up path in turn, for
+    2 x `session_warmup` seconds in all (/plaintext then /json, `session_warmup`
+    seconds each; the routing tier's four paths half as long each)."""
+    paths = warmup_paths(subject)
+    total = 2 * mode["session_warmup"]
+    if total:
+        secs = max(1, round(total / len(paths)))
+        for path in paths:
             measure.run_tool(["wrk", "-t1", "-c256", f"-d{secs}s", f"http://127.0.0.1:{port}{path}"], secs + 30)
 
 
@@ -110,9 +122,9 @@ def run(subject, rep, scenario_list, mode, port, log_dir, progress):
     restarts = 0
     for i, scen in enumerate(ordered):
         if i == len(cold) and sid:
-            rec["checks"] = probe.check_endpoints(port)
+            rec["checks"] = probe.check_endpoints(port, subject.routing)
             if warm:
-                session_warmup(port, mode)
+                session_warmup(port, mode, subject)
         progress(scen, i, len(ordered), None)
         timeout = scen.estimate_seconds(mode) * 3 + 60
         log_path = os.path.join(log_dir, f"{subject.name}-rep{rep}-{scen.name}.log")
@@ -137,12 +149,12 @@ def run(subject, rep, scenario_list, mode, port, log_dir, progress):
             sid = proc.pid
             rec["incidents"].append(f"started again (first response after {first:.3f} s), warmed up, and the "
                                     "remaining scenarios ran against the new process")
-            session_warmup(port, mode)
+            session_warmup(port, mode, subject)
             continue
         rec["measurements"].append(m)
         progress(scen, i, len(ordered), m)
     if sid and "checks" not in rec and proc.poll() is None:
-        rec["checks"] = probe.check_endpoints(port)
+        rec["checks"] = probe.check_endpoints(port, subject.routing)
 
     if proc is not None:
         rec["clean_stop"] = _stop(proc, port)

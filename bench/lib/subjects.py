@@ -41,8 +41,12 @@ TECHEMPOWER_ENV = {
 
 class Subject:
     def __init__(self, name, short, title, kind, summary, project=None, args=(), env=None,
-                 scenarios=None, note=None, optional=False):
+                 scenarios=None, note=None, optional=False, tiers=("basic",), script=None):
         self.name = name
+        # Which scenario tiers it serves: "basic" (/plaintext, /json, /time as samples/Hello)
+        # and/or "routing" (samples/Api's routes, with /time answering {"now": ...}).
+        self.tiers = tuple(tiers)
+        self.script = script  # node: the script under bench/subjects/node
         # Optional subjects run only when --only names them (kept out of the
         # default full run so that it stays within its time budget).
         self.optional = optional
@@ -58,6 +62,14 @@ class Subject:
         self.build = {"ok": False, "error": "not built"}
         self.settings = {}
 
+    def runs(self, scenario):
+        """Whether this subject takes part in a scenario."""
+        return scenario.tier in self.tiers and (self.scenarios is None or scenario.name in self.scenarios)
+
+    @property
+    def routing(self):
+        return "routing" in self.tiers
+
     @property
     def out_dir(self):
         return os.path.join(BIN, self.name if self.project is None else _slug(self.project))
@@ -67,9 +79,15 @@ def _slug(path):
     return re.sub(r"[^A-Za-z0-9]+", "-", path).strip("-").lower()
 
 
-def swoop_project():
-    found = sorted(glob.glob(os.path.join(REPO, "samples", "Hello", "*.fsproj")))
-    return os.path.relpath(found[0], REPO) if found else "samples/Hello/Hello.fsproj"
+def swoop_project(sample="Hello"):
+    found = sorted(glob.glob(os.path.join(REPO, "samples", sample, "*.fsproj")))
+    return os.path.relpath(found[0], REPO) if found else f"samples/{sample}/{sample}.fsproj"
+
+
+# The routing tier (samples/Api's routes and its peers) serves the basic scenarios too, but
+# its /time answers {"now": ...}; its subjects run only when --only names them (or the
+# `routing` group), so that the full run keeps its time budget.
+ROUTING = ("basic", "routing")
 
 
 def all_subjects():
@@ -112,6 +130,24 @@ def all_subjects():
                 env={"NODE_ENV": "production"}),
         Subject("nginx", "nginx", "nginx (return)", "nginx",
                 "One worker, `return 200` directives, access_log off, server_tokens off (the `Server: nginx` header itself cannot be removed without a third-party module), keepalive_requests 100000"),
+        Subject("swoop-api", "Swoop API", "Swoop, samples/Api (routed)", "dotnet",
+                "samples/Api from this repository: the web toolkit (`choose`, `route`, `routef`, `text`, `json`) "
+                "compiled into a hash table and a segment trie at start-up; Swoop's defaults (inline), as `swoop`",
+                project=swoop_project("Api"), env=DEBUG_ENV, tiers=ROUTING, optional=True),
+        Subject("swoop-api-threadpool", "Swoop API thread pool", "Swoop, samples/Api, thread-pool mode", "dotnet",
+                "samples/Api with `--no-inline`: handlers on the thread pool, the threading model of Kestrel's "
+                "defaults, for a like-for-like comparison with `minimal-routes`",
+                project=swoop_project("Api"), args=["--no-inline"], env=DEBUG_ENV, tiers=ROUTING, optional=True),
+        Subject("minimal-routes", "Minimal API routes", "ASP.NET Core minimal API, samples/Api's routes", "dotnet",
+                "WebApplication.CreateBuilder, one MapGet per route of samples/Api (100 static /r/N, "
+                "/r/{i:int}/items/{s}, /r/{i:int}/users/{j:int}, /hello/{name}), endpoint routing with route "
+                "constraints, logging providers cleared, AddServerHeader=false, source-generated JSON contexts",
+                project="bench/subjects/minimal-routes/MinimalRoutes.csproj", env=DEBUG_ENV, tiers=ROUTING,
+                optional=True),
+        Subject("node-routes", "Node.js routes", "Node.js http, samples/Api's routes", "node",
+                "node:http createServer, a Map for the exact paths and a split-based matcher for the templates "
+                "(bench/subjects/node/routes.js), one process, NODE_ENV=production",
+                env={"NODE_ENV": "production"}, tiers=ROUTING, optional=True, script="routes.js"),
         Subject("noserver", "no server", "no server (closed port)", "none",
                 "Nothing listens: shows what each load tool and the kernel do (and cost) against a closed port",
                 scenarios=["plaintext-c256", "close-c256", "ab-k-c1000", "ab-c1000", "hammer", "autocannon-c100"]),
@@ -225,7 +261,7 @@ def launch_spec(s, port):
         dll, _ = dotnet_entry(s.out_dir)
         return ["dotnet", dll, "--port", str(port), "--host", "127.0.0.1", *s.args], env
     if s.kind == "node":
-        return ["node", os.path.join(BENCH, "subjects", "node", "server.js"),
+        return ["node", os.path.join(BENCH, "subjects", "node", s.script or "server.js"),
                 "--port", str(port), "--host", "127.0.0.1"], env
     if s.kind == "nginx":
         prefix = os.path.join(WORK, "nginx")
