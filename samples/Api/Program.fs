@@ -57,5 +57,7 @@ let app =
         if debugEnabled then GET >=> route "/debug/gc" >=> debugGc
     ]
 
+let info = { Title = "Swoop sample API"; Version = "1.0"; Description = Some "samples/Api: users, time, and a 100-route table." }
+
 [<EntryPoint>]
-let main argv = Web.main argv app
+let main argv = Web.main argv (OpenApi.withDocument info "/openapi.json" app)

@@ -13,6 +13,10 @@ type RouteInfo =
         Methods: string list
         /// The template, e.g. "/users/{id:integer}" (a prefix route ends with "*").
         Template: string
+        /// The template as OpenAPI writes it, e.g. "/users/{id}" (a prefix route: its prefix).
+        Path: string
+        /// A prefix route (`subRoute` with no route after it, `routeStartsWith`).
+        IsPrefix: bool
         /// Parameter names and types, in order.
         Parameters: (string * Type) list
         Meta: RouteMeta
@@ -109,18 +113,23 @@ module Web =
         Router.Describe app
         |> List.map (fun (walk, kind) ->
             let names = walk.Meta.ParamNames
-            let parameters =
+            let nameOf i = if i < names.Length then names[i] else sprintf "p%d" (i + 1)
+            let parameters = walk.Path |> List.choose (function Param(_, p, i) -> Some(nameOf i, p.ValueType) | _ -> None)
+
+            let path =
                 walk.Path
-                |> List.choose (function
-                    | Param(_, p, i) -> Some((if i < names.Length then names[i] else sprintf "p%d" (i + 1)), p.ValueType)
-                    | _ -> None)
+                |> List.map (function Literal(t, _) -> t.Replace("%25", "%") | Param(_, _, i) -> "{" + nameOf i + "}")
+                |> String.concat ""
+
+            let isPrefix =
+                match kind with
+                | Prefix _ -> true
+                | _ -> false
 
             { Methods = (if walk.Methods = Methods.any then [] else Methods.names walk.Methods)
-              Template =
-                Template.display walk.Path names
-                + (match kind with
-                   | Prefix _ -> "*"
-                   | _ -> "")
+              Template = Template.display walk.Path names + (if isPrefix then "*" else "")
+              Path = path
+              IsPrefix = isPrefix
               Parameters = parameters
               Meta = walk.Meta
               Source = String.Join(" > ", walk.Sources) })

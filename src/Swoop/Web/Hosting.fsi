@@ -10,6 +10,10 @@ type RouteInfo =
         Methods: string list
         /// The template, e.g. "/users/{id:integer}"; a prefix route ends with "*".
         Template: string
+        /// The template as OpenAPI writes it, e.g. "/users/{id}" (a prefix route: its prefix).
+        Path: string
+        /// A prefix route (`subRoute` with no route after it, `routeStartsWith`).
+        IsPrefix: bool
         /// Parameter names and types, in order.
         Parameters: (string * Type) list
         Meta: RouteMeta

@@ -95,16 +95,17 @@ module internal FSharpJson =
         && (let d = t.GetGenericTypeDefinition()
             d = typedefof<option<_>> || d = typedefof<voption<_>> || d = typedefof<Nullable<_>>)
 
-    /// Record fields are required (constructor parameters, see DefaultOptions) unless
-    /// optional; the others refuse null when their type is a reference type.
+    /// Record fields are required unless optional; reference-typed ones refuse null. An
+    /// immutable record's fields are read through its constructor, so this needs
+    /// RespectRequiredConstructorParameters (which makes every parameter required: options
+    /// are made optional again here).
     let recordRules (info: JsonTypeInfo) =
         if info.Kind = JsonTypeInfoKind.Object && FSharpType.IsRecord(info.Type, true) then
             for p in info.Properties do
                 let t = p.PropertyType
+                p.IsRequired <- not (isOptional t)
 
-                if isOptional t then
-                    p.IsRequired <- false
-                else
+                if not (isOptional t) then
                     if t = typeof<string> then
                         p.CustomConverter <- NotNullStringConverter(p.Name)
                     elif not t.IsValueType && isNull p.CustomConverter then

@@ -215,5 +215,5 @@ module Routes =
     let accepts<'T> : HttpHandler = meta (fun m -> { m with Accepts = Some(typeof<'T>, "application/json") })
     /// Declares a response: status and JSON body `'T`.
     let produces<'T> (status: int) = meta (fun m -> { m with Produces = m.Produces @ [ status, Some typeof<'T>, "application/json" ] })
-    /// Declares a response without a body.
+    /// Declares a response without a typed body (problem+json for 4xx/5xx).
     let respondsWith (status: int) = meta (fun m -> { m with Produces = m.Produces @ [ status, None, "" ] })

@@ -103,5 +103,6 @@ module Routes =
     /// Declares a response: the status and a JSON body of type `'T`.
     val produces<'T> : status: int -> HttpHandler
 
-    /// Declares a response without a body.
+    /// Declares a response without a typed body: none for 1xx-3xx, problem+json for 4xx/5xx
+    /// (what `notFound`, `problem` and HttpStatusException write). Example: `respondsWith 404`.
     val respondsWith: status: int -> HttpHandler
