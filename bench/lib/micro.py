@@ -24,9 +24,9 @@ DESCRIPTION = (
     "`choose`) on a context built over a real parsed request; the handlers at the end only record that they ran "
     "(no response written), so the time and bytes are the router's plus the `routef` values it binds (a string "
     "value and a tuple are allocations of the handler's argument). Tables: one static route (GET /r/57); "
-    "samples/Api's route table in its order and with its method filters (GET /plaintext, /json, /time, "
+    "samples/Api's route table in its order and with its method filters (/openapi.json; GET /plaintext, /json, /time, "
     "/hello/%s; /users for GET and POST; /users/%i for GET, PUT and DELETE; GET /r/0 .. /r/99, "
-    "/r/%i/items/%s, /r/%i/users/%i: 104 static paths and 6 templates). Times are the median of the measured iterations, per request (per 16 for the pipelined input, divided). "
+    "/r/%i/items/%s, /r/%i/users/%i: 105 static paths and 6 templates). Times are the median of the measured iterations, per request (per 16 for the pipelined input, divided). "
     "BenchmarkDotNet 0.14 labels the .NET 10 host `DEBUG`; that label comes from the entry assembly's "
     "DebuggableAttribute (JIT tracking), not from disabled optimisation, which BenchmarkDotNet refuses to run.")
 
@@ -35,7 +35,7 @@ NOTES = []
 # Route-lookup benchmarks: (table, request) per method of RouterBenchmarks.
 ROUTER_CASES = {
     "Static1": ("1 static route", "GET /r/57"),
-    "Static100": ("samples/Api routes (104 static paths, 6 templates)", "GET /r/57"),
+    "Static100": ("samples/Api routes (105 static paths, 6 templates)", "GET /r/57"),
     "RoutefInt": ("samples/Api routes", "GET /users/42 (routef %i)"),
     "RoutefString": ("samples/Api routes", "GET /hello/abc (routef %s)"),
     "RoutefIntString": ("samples/Api routes", "GET /r/42/items/abc (routef %i %s)"),

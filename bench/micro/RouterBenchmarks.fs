@@ -30,8 +30,8 @@ let hit (sink: Sink) : HttpHandler =
         sink.Hits <- sink.Hits + 1
         Results.handled
 
-/// The route table of samples/Api, in its order and with its method filters: /plaintext,
-/// /json, /time, /hello/%s, the users resource (/users, /users/%i for GET, PUT, DELETE), then
+/// The route table of samples/Api, in its order and with its method filters: /openapi.json,
+/// /plaintext, /json, /time, /hello/%s, the users resource (/users, /users/%i for GET, PUT, DELETE), then
 /// 100 static routes /r/0 .. /r/99 and the two /r templates.
 ///
 /// The routef handlers are lambdas of three arguments (value, next, ctx) taking the value
@@ -43,6 +43,8 @@ let apiRoutes (sink: Sink) : HttpHandler =
     let oneInt = fun (id: int) (_: HttpFunc) (_: HttpContext) -> sink.Int <- id; Results.handled
 
     choose [
+        // OpenApi.withDocument puts the document's route first.
+        route "/openapi.json" >=> hit sink
         GET >=> route "/plaintext" >=> hit sink
         GET >=> route "/json" >=> hit sink
         GET >=> route "/time" >=> hit sink
