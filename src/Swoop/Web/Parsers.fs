@@ -106,6 +106,8 @@ module internal ParserImpl =
             member _.TryParse(text, result) =
                 result <- String(text)
                 true
+            // Matching routes asks often: any text is a string, and nothing is allocated.
+            member _.Accepts _ = true
             member _.Description = "string" }
 
     let dateTimeParser =
