@@ -361,14 +361,19 @@ type HttpContext
         releaseBody ()
         reader.Begin maxBodySize
 
-    /// Forgets what a failed handler wrote, to answer with an error instead.
-    member internal this.ResetResponse(errorStatus: int) =
-        status <- errorStatus
+    /// Forgets the status, headers and body written so far (before the response started).
+    member internal _.ClearResponse() =
+        status <- 200
         headerCount <- 0
         contentType <- null
         explicitLength <- -1L
         userDate <- false
         releaseBody ()
+
+    /// Forgets what a failed handler wrote, to answer with an error instead.
+    member internal this.ResetResponse(errorStatus: int) =
+        this.ClearResponse()
+        status <- errorStatus
         // A generic body: the reason phrase, never the failure's details.
         contentType <- "text/plain"
         this.WriteString(Response.reasonPhrase errorStatus)

@@ -135,6 +135,7 @@ type HttpContext =
     /// The web toolkit's per-connection state (kept across requests; the toolkit resets it).
     member internal Toolkit: obj with get, set
     member internal Begin: unit -> unit
+    member internal ClearResponse: unit -> unit
     member internal ResetResponse: errorStatus: int -> unit
     member internal Complete: keepAliveAllowed: bool -> bool
     member internal Release: unit -> unit

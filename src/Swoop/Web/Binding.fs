@@ -4,6 +4,7 @@
 namespace Swoop.Web
 
 open System
+open System.Runtime.ExceptionServices
 open System.Text
 open System.Threading.Tasks
 open Microsoft.FSharp.Reflection
@@ -59,6 +60,13 @@ type internal RecordBinder<'T>() =
         f.Name, parser, required, assemble
 
     static let fields = FSharpType.GetRecordFields(typeof<'T>, true) |> Array.map field
+
+    /// Prepares the binder now: a record it cannot bind fails at start-up, not per request.
+    static member Check() =
+        try
+            fields |> ignore
+        with :? TypeInitializationException as e when not (isNull e.InnerException) ->
+            ExceptionDispatchInfo.Throw e.InnerException
 
     static member Bind(values: FormValues) : Result<'T, (string * string) list> =
         let errors = ResizeArray<string * string>()
@@ -136,10 +144,12 @@ module Binding =
         /// A typed query parameter: None when absent; HttpStatusException (400) naming it
         /// when present but not a `'T`. Example: `ctx.QueryValue<int> "limit"`.
         member ctx.QueryValue<'T>(name: string) : 'T option =
+            // First: a type without a parser is the handler's mistake, whatever the client sent.
+            let parser = ValueParser.get<'T> ()
+
             match ctx.Query.TryGet name with
             | None -> None
             | Some text ->
-                let parser = ValueParser.get<'T> ()
                 let mutable value = Unchecked.defaultof<'T>
 
                 if parser.TryParse(text.AsSpan(), &value) then
@@ -166,13 +176,13 @@ module Binding =
                                 let value = if value.Length >= 2 && value[0] = '"' && value[value.Length - 1] = '"' then value.Substring(1, value.Length - 2) else value
                                 pairs.Add(part.Substring(0, eq).Trim(), value)
 
-                let c = FormValues(pairs.ToArray())
+                // Cookie names are case-sensitive.
+                let c = FormValues(pairs.ToArray(), StringComparison.Ordinal)
                 state.Cookies <- c
                 c
 
         /// A cookie's value.
-        member ctx.Cookie(name: string) : string option =
-            ctx.Cookies.Pairs |> Array.tryFind (fun (k, _) -> k = name) |> Option.map snd
+        member ctx.Cookie(name: string) : string option = ctx.Cookies.TryGet name
 
         /// Reads a multipart/form-data body (once): fields in memory, files past
         /// `WebOptions.Multipart.MemoryThreshold` in temporary files deleted after the request.
@@ -252,22 +262,28 @@ module Binding =
             if not (hasMediaType ctx "application/json") then
                 raise (HttpStatusException(415, null, "expected a body of type application/json", []))
 
-            let serializer = (RequestState.Of ctx).Options.Json
+            let state = RequestState.Of ctx
+            let serializer = state.Options.Json
 
             task {
-                let! body = ctx.ReadBodyAsync()
+                // Read once: a filter and the handler may both bind the body.
+                let! body =
+                    match state.Body with
+                    | null -> ctx.ReadBodyAsync()
+                    | read -> Task.FromResult read
+
+                state.Body <- body
 
                 try
                     return serializer.Deserialize<'T>(ReadOnlySpan body)
                 with
-                | :? NotSupportedException as e -> return raise e
                 | :? Text.Json.JsonException as e ->
                     let field =
                         if String.IsNullOrEmpty e.Path || e.Path = "$" then missingFields e.Message
                         else [ e.Path.TrimStart('$', '.'), e.Message ]
 
                     return raise (badRequest ("the JSON body is not valid: " + e.Message) field)
-                | e -> return raise (badRequest ("the JSON body is not valid: " + e.Message) [])
+                | :? FormatException as e -> return raise (badRequest ("the JSON body is not valid: " + e.Message) [])
             }
 
         /// The query bound to a record `'T` (see RecordBinder); 400 naming each bad field.
@@ -297,6 +313,8 @@ module Binding =
 
     /// Binds the urlencoded form to a record and calls `handler` with it.
     let bindForm<'T> (handler: 'T -> HttpHandler) : HttpHandler =
+        RecordBinder<'T>.Check()
+
         fun next ctx ->
             task {
                 let! value = ctx.BindFormAsync<'T>()
@@ -305,6 +323,8 @@ module Binding =
 
     /// Binds the query string to a record and calls `handler` with it.
     let bindQuery<'T> (handler: 'T -> HttpHandler) : HttpHandler =
+        RecordBinder<'T>.Check()
+
         fun next ctx -> handler (ctx.BindQuery<'T>()) next ctx
 
     /// A validation step between a binder and a handler: `check` returns the value (maybe

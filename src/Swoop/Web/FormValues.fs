@@ -5,10 +5,12 @@ namespace Swoop.Web
 open System
 open System.Text
 
-/// Decoded name/value pairs, in arrival order. Names compare case-insensitively.
+/// Decoded name/value pairs, in arrival order. Names compare case-insensitively (query and
+/// form) or exactly (cookies).
 [<Sealed>]
-type FormValues internal (pairs: (string * string)[]) =
+type FormValues internal (pairs: (string * string)[], comparison: StringComparison) =
     static let empty = FormValues([||])
+    internal new(pairs: (string * string)[]) = FormValues(pairs, StringComparison.OrdinalIgnoreCase)
     static member Empty = empty
 
     /// Every pair, in order.
@@ -17,12 +19,12 @@ type FormValues internal (pairs: (string * string)[]) =
 
     /// The first value of `name`.
     member _.TryGet(name: string) : string option =
-        pairs |> Array.tryFind (fun (k, _) -> String.Equals(k, name, StringComparison.OrdinalIgnoreCase)) |> Option.map snd
+        pairs |> Array.tryFind (fun (k, _) -> String.Equals(k, name, comparison)) |> Option.map snd
 
     /// Every value of `name` (a repeated key: `?tag=a&tag=b`).
     member _.GetAll(name: string) : string list =
         [ for k, v in pairs do
-              if String.Equals(k, name, StringComparison.OrdinalIgnoreCase) then v ]
+              if String.Equals(k, name, comparison) then v ]
 
     member this.Contains(name: string) = (this.TryGet name).IsSome
 
@@ -56,9 +58,11 @@ module internal UrlEncoded =
                     n <- n + 1
                     i <- i + 1
                 else
-                    // Raw non-ASCII in the text (a body sent without encoding): keep it as UTF-8.
-                    n <- n + Encoding.UTF8.GetBytes(text.Slice(i, 1), Span<byte>(bytes, n, bytes.Length - n))
-                    i <- i + 1
+                    // Raw non-ASCII in the text (a body sent without encoding): keep it as UTF-8,
+                    // a surrogate pair as one character.
+                    let width = if Char.IsHighSurrogate c && i + 1 < text.Length then 2 else 1
+                    n <- n + Encoding.UTF8.GetBytes(text.Slice(i, width), Span<byte>(bytes, n, bytes.Length - n))
+                    i <- i + width
 
             if not ok then
                 None

@@ -3,6 +3,7 @@
 namespace Swoop.Web
 
 open System
+open System.Runtime.ExceptionServices
 open System.Threading.Tasks
 open Swoop
 
@@ -30,6 +31,9 @@ module Web =
 
     let private unhandled (ctx: HttpContext) (state: RequestState) =
         if not ctx.HasStarted then
+            // A handler may have written before it skipped: none of that goes out.
+            ctx.ClearResponse()
+
             if state.Allowed <> 0 then
                 let allowed = state.Allowed ||| (if state.Allowed &&& Methods.bit HttpMethod.Get <> 0 then Methods.bit HttpMethod.Head else 0)
                 ctx.SetHeader("Allow", String.Join(", ", Methods.names allowed))
@@ -46,11 +50,13 @@ module Web =
 
         match failure with
         | :? HttpStatusException as h when not ctx.HasStarted ->
+            ctx.ClearResponse()
             Problem.write ctx h.StatusCode h.Title h.Message h.Errors
             true
         | :? BadRequestException -> false
         | e when state.Options.Development && not ctx.HasStarted ->
             eprintfn "swoop: handler failed on %s %s: %O" ctx.MethodName ctx.Target e
+            ctx.ClearResponse()
             ctx.StatusCode <- 500
             ctx.ContentType <- "text/plain; charset=utf-8"
             ctx.WriteString(e.ToString())
@@ -75,7 +81,7 @@ module Web =
                         let! handled = pending
                         if not handled then unhandled ctx state
                     with e ->
-                        if not (recover ctx state e) then raise e
+                        if not (recover ctx state e) then ExceptionDispatchInfo.Throw e
                 finally
                     cleanup state
             }

@@ -17,9 +17,9 @@ type IJsonSerializer =
     /// Writes `value` as UTF-8 JSON into `writer` (the response body).
     abstract Serialize<'T> : writer: IBufferWriter<byte> * value: 'T -> unit
 
-    /// Reads a `'T` from UTF-8 JSON. Raises an exception whose message says what was wrong
-    /// (the toolkit answers 400 with it); NotSupportedException means the type cannot be
-    /// read at all (a server error, 500).
+    /// Reads a `'T` from UTF-8 JSON. For bad input, raises System.Text.Json.JsonException or
+    /// FormatException with a message that says what was wrong (the toolkit answers 400 with
+    /// it; a JsonException's Path names the field); any other exception is a server error (500).
     abstract Deserialize<'T> : utf8: ReadOnlySpan<byte> -> 'T
 
 /// Refuses a JSON null for a field whose F# type has no null.

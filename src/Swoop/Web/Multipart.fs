@@ -49,18 +49,55 @@ module internal Multipart =
     let tooLarge (detail: string) = HttpStatusException(413, null, detail, [])
     let bad (detail: string) = HttpStatusException(400, null, "the multipart body is malformed: " + detail, [])
 
-    /// A parameter of a header value: `name="x"` or `name=x` (case-insensitive name).
-    let parameter (value: string) (name: string) =
-        value.Split(';')
-        |> Array.skip 1
-        |> Array.tryPick (fun p ->
-            let eq = p.IndexOf '='
+    /// The parameters of a header value (`form-data; name="a;b"; filename=x`), with quoted
+    /// strings read as RFC 9110 says (`;` inside quotes is data, `\"` an escaped quote).
+    let parameters (value: string) : (string * string) list =
+        let result = ResizeArray<string * string>()
+        let mutable i = value.IndexOf ';'
 
-            if eq > 0 && String.Equals(p.Substring(0, eq).Trim(), name, StringComparison.OrdinalIgnoreCase) then
-                let v = p.Substring(eq + 1).Trim()
-                Some(if v.Length >= 2 && v[0] = '"' && v[v.Length - 1] = '"' then v.Substring(1, v.Length - 2) else v)
+        while i >= 0 && i < value.Length do
+            i <- i + 1
+            let eq = value.IndexOf('=', i)
+
+            if eq < 0 then
+                i <- -1
             else
-                None)
+                let name = value.Substring(i, eq - i).Trim()
+                let mutable j = eq + 1
+
+                while j < value.Length && value[j] = ' ' do
+                    j <- j + 1
+
+                if j < value.Length && value[j] = '"' then
+                    let text = StringBuilder()
+                    j <- j + 1
+
+                    while j < value.Length && value[j] <> '"' do
+                        if value[j] = '\\' && j + 1 < value.Length then j <- j + 1
+                        text.Append(value[j]) |> ignore
+                        j <- j + 1
+
+                    result.Add(name, text.ToString())
+                    i <- value.IndexOf(';', min value.Length (j + 1))
+                else
+                    let stop = value.IndexOf(';', j)
+                    let stop = if stop < 0 then value.Length else stop
+                    result.Add(name, value.Substring(j, stop - j).Trim())
+                    i <- if stop < value.Length then stop else -1
+
+        List.ofSeq result
+
+    /// One parameter, by name (case-insensitive).
+    let parameter (value: string) (name: string) =
+        parameters value
+        |> List.tryPick (fun (n, v) -> if String.Equals(n, name, StringComparison.OrdinalIgnoreCase) then Some v else None)
+
+    /// The file name: `filename*=UTF-8''...` (RFC 8187) before `filename`.
+    let fileName (disposition: string) =
+        match parameter disposition "filename*" with
+        | Some extended when extended.StartsWith("UTF-8''", StringComparison.OrdinalIgnoreCase) ->
+            Some(Uri.UnescapeDataString(extended.Substring 7))
+        | _ -> parameter disposition "filename"
 
     /// Where part data goes: memory, then a temporary file past the threshold.
     [<AllowNullLiteral>]
@@ -81,7 +118,21 @@ module internal Multipart =
 
             if isNull file && length > int64 threshold then
                 path <- Path.Combine(Path.GetTempPath(), "swoop-upload-" + Guid.NewGuid().ToString("N"))
-                file <- new FileStream(path, FileMode.CreateNew, FileAccess.Write, FileShare.None, 16384, FileOptions.Asynchronous)
+
+                let fileOptions =
+                    FileStreamOptions(
+                        Mode = FileMode.CreateNew,
+                        Access = FileAccess.Write,
+                        Share = FileShare.None,
+                        BufferSize = 16384,
+                        Options = FileOptions.Asynchronous
+                    )
+
+                // Readable by the server's user only: /tmp is shared.
+                if not (OperatingSystem.IsWindows()) then
+                    fileOptions.UnixCreateMode <- UnixFileMode.UserRead ||| UnixFileMode.UserWrite
+
+                file <- new FileStream(path, fileOptions)
                 onFile path
                 memory.Position <- 0L
                 ValueTask(task {
@@ -104,6 +155,9 @@ module internal Multipart =
 
         member _.Bytes = memory.ToArray()
 
+        /// The data as text, without copying it first.
+        member _.Text = Encoding.UTF8.GetString(memory.GetBuffer(), 0, int memory.Length)
+
         /// Closes the file after a failure (it is deleted with the request's other files).
         member _.Abort() =
             if not (isNull file) then file.Dispose()
@@ -124,6 +178,7 @@ module internal Multipart =
             let files = ResizeArray<UploadedFile>()
             let mutable parts = 0
             let mutable current: Sink = null
+            let mutable fieldBytes = 0L
 
             let fill () : Task =
                 task {
@@ -167,11 +222,15 @@ module internal Multipart =
                     if stop - start >= 2 && buffer[start] = byte '-' && buffer[start + 1] = byte '-' then
                         finished <- true
                     else
+                        // Searched from where the last search stopped, not from the start again.
                         let mutable headEnd = find "\r\n\r\n"B
 
                         while headEnd < 0 && not eof do
+                            let offset = max 0 (stop - start - 3)
                             do! fill ()
-                            headEnd <- find "\r\n\r\n"B
+                            // (fill may have moved the data to the buffer's start)
+                            let i = ReadOnlySpan<byte>(buffer, start + offset, stop - start - offset).IndexOf("\r\n\r\n"B)
+                            headEnd <- if i < 0 then -1 else start + offset + i
 
                         if headEnd < 0 then
                             raise (bad "a part's headers do not end")
@@ -208,12 +267,12 @@ module internal Multipart =
                             | Some n -> n
                             | None -> raise (bad "a part has no name")
 
-                        let fileName = parameter disposition "filename"
+                        let fileName = fileName disposition
 
                         let sink =
                             match fileName with
                             | Some _ -> Sink(limits.MemoryThreshold, limits.MaxPartSize, sprintf "file '%s'" fieldName, register)
-                            | None -> Sink(Int32.MaxValue, maxField, sprintf "field '%s'" fieldName, register)
+                            | None -> Sink(Int32.MaxValue, maxField - fieldBytes, "the form's fields", register)
 
                         current <- sink
                         // Data: everything up to the next delimiter.
@@ -240,7 +299,10 @@ module internal Multipart =
                         | Some file ->
                             let data = if isNull sink.Path then sink.Bytes else null
                             files.Add(UploadedFile(fieldName, file, contentType, sink.Length, data, sink.Path))
-                        | None -> fields.Add(fieldName, Encoding.UTF8.GetString sink.Bytes)
+                        | None ->
+                            // All fields together are held to the form's size limit.
+                            fieldBytes <- fieldBytes + sink.Length
+                            fields.Add(fieldName, sink.Text)
 
                 // The epilogue is read and dropped, so the connection can go on.
                 while not eof do

@@ -106,8 +106,7 @@ module internal ParserImpl =
             member _.TryParse(text, result) =
                 result <- String(text)
                 true
-            // Any text is a string: matching a route makes none (the value is made once, for
-            // the handler). The default Accepts would make one per match attempt.
+            // Matching routes asks often: any text is a string, and nothing is allocated.
             member _.Accepts _ = true
             member _.Description = "string" }
 

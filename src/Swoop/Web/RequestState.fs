@@ -74,6 +74,8 @@ type internal RequestState(options: WebOptions) =
     member val Query: obj = null with get, set
     member val Cookies: obj = null with get, set
     member val Form: obj = null with get, set
+    /// The request body, once a binder read it whole.
+    member val Body: byte[] = null with get, set
     member val Cleanup: (unit -> unit) list = [] with get, set
 
     /// Candidate routes, as a stack: each route table pushes its own above what an outer
@@ -103,6 +105,7 @@ type internal RequestState(options: WebOptions) =
         this.Query <- null
         this.Cookies <- null
         this.Form <- null
+        this.Body <- null
         this.Cleanup <- []
         let raw = ctx.PathBytes
 

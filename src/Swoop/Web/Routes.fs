@@ -20,7 +20,14 @@ module internal Capture =
             let mutable value = Unchecked.defaultof<'A>
             let start = state.Captures[2 * index]
             let length = state.Captures[2 * index + 1]
-            parser.TryParse(ReadOnlySpan<char>(state.Path, start, length), &value) |> ignore
+            let text = ReadOnlySpan<char>(state.Path, start, length)
+
+            // A kept escape (%2F, %25) is decoded before a parser sees the value.
+            if text.IndexOf '%' >= 0 then
+                parser.TryParse((state.Capture index).AsSpan(), &value) |> ignore
+            else
+                parser.TryParse(text, &value) |> ignore
+
             value
 
 /// No placeholders: the argument is `()` (unit's value is null in .NET).

@@ -4,6 +4,7 @@
 namespace Swoop.Web
 
 open System
+open System.Runtime.ExceptionServices
 open System.Threading.Tasks
 open Microsoft.FSharp.Reflection
 open Swoop
@@ -72,8 +73,9 @@ and internal Walk =
 and internal EndpointKind =
     | Full
     | Bound of RouteFNode
-    /// A prefix; `consume`: the handler then sees the path after it.
-    | Prefix of consume: bool
+    /// A prefix (the walk's path); the handler sees the path after `consumed`, the part of
+    /// it that subRoutes took (all of it for a subRoute, none of routeStartsWith's).
+    | Prefix of consumed: Part list
 
 /// A route found by the walk, or a handler the router cannot see into.
 and internal Alternative =
@@ -108,7 +110,7 @@ and [<AbstractClass; Sealed>] internal Router =
     static member Flatten(walk: Walk, handlers: HttpHandler list, seeThrough: bool) : Alternative list =
         let stop () =
             if walk.Terminal then [ Endpoint(walk, Full, handlers) ]
-            elif walk.Prefixed then [ Endpoint(walk, Prefix true, handlers) ]
+            elif walk.Prefixed then [ Endpoint(walk, Prefix walk.Path, handlers) ]
             else [ Opaque(walk, handlers) ]
 
         match handlers with
@@ -138,7 +140,7 @@ and [<AbstractClass; Sealed>] internal Router =
                 Router.Flatten(w, rest, seeThrough)
             | :? PrefixNode as p when not walk.Terminal ->
                 let w = { walk with Path = Template.concat walk.Path p.Parts; Sources = walk.Sources @ [ p.Source ] }
-                [ Endpoint(w, Prefix false, rest) ]
+                [ Endpoint(w, Prefix walk.Path, rest) ]
             | _ when seeThrough && not walk.Terminal ->
                 // Describing routes: look past a filter (it becomes a guard) to the routes behind it.
                 Router.Flatten({ walk with Guards = walk.Guards @ [ h ] }, rest, seeThrough)
@@ -198,12 +200,10 @@ and [<AbstractClass; Sealed>] internal Router =
 
         for a in alternatives do
             match a with
-            | Endpoint(walk, kind, _) ->
+            | Endpoint(_, Prefix _, _) -> () // a prefix route skips the paths it does not know
+            | Endpoint(walk, _, _) ->
                 let key =
-                    (match kind with
-                     | Prefix _ -> "prefix:"
-                     | _ -> "")
-                    + (walk.Path
+                    (walk.Path
                        |> List.map (function
                            | Literal(t, ci) -> if ci then "ci:" + t.ToLowerInvariant() else t
                            | Param(_, p, _) -> "{" + p.ValueType.Name + "}")
@@ -249,9 +249,9 @@ and [<Sealed>] internal CompiledEndpoint(index: int, walk: Walk, kind: EndpointK
         let path = ReadOnlySpan<char>(state.Path, 0, state.PathLength)
 
         match kind with
-        | Prefix consume ->
-            let stop = Template.matchPrefix walk.Path path state.PathOffset
-            if stop < 0 then -1 elif consume then stop else state.PathOffset
+        | Prefix consumed ->
+            if Template.matchPrefix walk.Path path state.PathOffset < 0 then -1
+            else Template.matchPrefix consumed path state.PathOffset
         | _ -> if Template.matchFrom walk.Path path state.PathOffset state.Captures then state.PathLength else -1
 
 /// Runs items in order until one handles the request.
@@ -320,28 +320,24 @@ and [<Sealed>] internal RouteTable(endpoints: CompiledEndpoint[]) =
 
     member _.Endpoints = endpoints
 
-    member private _.Allows(e: CompiledEndpoint, m: HttpMethod, explicitHead: bool) =
+    /// Whether `e` runs in this pass. A HEAD request takes two passes: routes that answer
+    /// HEAD themselves (or any method) first, then GET routes, so that a HEAD route that
+    /// skips still leaves the GET route to answer.
+    member private _.Allows(e: CompiledEndpoint, m: HttpMethod, pass: int) =
         let mask = e.Methods
 
-        mask = Methods.any
-        || mask &&& Methods.bit m <> 0
-        || (m = HttpMethod.Head && not explicitHead && mask &&& getBit <> 0)
+        match pass with
+        | 1 -> mask = Methods.any || mask &&& headBit <> 0
+        | 2 -> mask <> Methods.any && mask &&& headBit = 0 && mask &&& getBit <> 0
+        | _ -> mask = Methods.any || mask &&& Methods.bit m <> 0
 
     member private _.Offset(e: CompiledEndpoint, state: RequestState) =
         if e.IsStatic then state.PathLength else e.Match state
 
-    /// Tries candidates `ids[from..count)` in order.
-    member this.Try(ctx: HttpContext, state: RequestState, ids: int[], from: int, count: int, stackBase: int) : Task<bool> =
+    /// Tries candidates `ids[from..count)` in order, in `pass` (see Allows); `first` is where
+    /// the candidates start, for the second pass of a HEAD request.
+    member this.Try(ctx: HttpContext, state: RequestState, ids: int[], first: int, from: int, count: int, stackBase: int, pass: int) : Task<bool> =
         let m = ctx.Method
-        let mutable explicitHead = false
-
-        if m = HttpMethod.Head then
-            for k in from .. count - 1 do
-                let e = endpoints[ids[k]]
-
-                if e.Methods <> Methods.any && e.Methods &&& headBit <> 0 && this.Offset(e, state) >= 0 then
-                    explicitHead <- true
-
         let mutable k = from
         let mutable result = Results.skip
 
@@ -351,40 +347,61 @@ and [<Sealed>] internal RouteTable(endpoints: CompiledEndpoint[]) =
             k <- k + 1
 
             if offset >= 0 then
-                if this.Allows(e, m, explicitHead) then
+                if this.Allows(e, m, pass) then
                     let saved = state.PathOffset
                     state.PathOffset <- offset
-                    let t = e.Func ctx
+
+                    let t =
+                        try
+                            e.Func ctx
+                        with _ ->
+                            // Whoever catches this may route on: leave the state as it was.
+                            state.PathOffset <- saved
+                            if stackBase >= 0 then state.FoundTop <- stackBase
+                            reraise ()
 
                     if not t.IsCompletedSuccessfully then
-                        result <- this.Continue(ctx, state, t, ids, k, count, stackBase, saved)
+                        result <- this.Continue(ctx, state, t, ids, first, k, count, stackBase, pass, saved)
                         k <- Int32.MaxValue
                     elif t.Result then
                         result <- t
                         k <- Int32.MaxValue
                     else
                         state.PathOffset <- saved
-                else
+                elif pass <> 1 && not (pass = 2 && e.Methods &&& headBit <> 0) then
                     state.Allowed <- state.Allowed ||| e.Methods
 
-        if k <> Int32.MaxValue || result.IsCompleted then
-            if stackBase >= 0 then state.FoundTop <- stackBase
+        if k <> Int32.MaxValue && pass = 1 then
+            this.Try(ctx, state, ids, first, first, count, stackBase, 2)
+        else
+            if k <> Int32.MaxValue || result.IsCompleted then
+                if stackBase >= 0 then state.FoundTop <- stackBase
 
-        result
+            result
 
     member this.Continue
-        (ctx: HttpContext, state: RequestState, pending: Task<bool>, ids: int[], from: int, count: int, stackBase: int, saved: int)
+        (ctx: HttpContext, state: RequestState, pending: Task<bool>, ids: int[], first: int, from: int, count: int, stackBase: int, pass: int, saved: int)
         : Task<bool> =
         task {
-            let! handled = pending
+            let mutable handled = false
+
+            try
+                let! h = pending
+                handled <- h
+            with e ->
+                state.PathOffset <- saved
+                if stackBase >= 0 then state.FoundTop <- stackBase
+                ExceptionDispatchInfo.Throw e
 
             if handled then
                 if stackBase >= 0 then state.FoundTop <- stackBase
                 return true
             else
                 state.PathOffset <- saved
-                return! this.Try(ctx, state, ids, from, count, stackBase)
+                return! this.Try(ctx, state, ids, first, from, count, stackBase, pass)
         }
+
+    member private _.FirstPass(ctx: HttpContext) = if ctx.Method = HttpMethod.Head then 1 else 0
 
     member this.Run(ctx: HttpContext) : Task<bool> =
         let state = RequestState.Of ctx
@@ -393,7 +410,7 @@ and [<Sealed>] internal RouteTable(endpoints: CompiledEndpoint[]) =
         let found = statics.Count > 0 && statics.TryFind(rest, &entry)
 
         if found && entry.Final then
-            this.Try(ctx, state, entry.Ids, 0, entry.Ids.Length, -1)
+            this.Try(ctx, state, entry.Ids, 0, 0, entry.Ids.Length, -1, this.FirstPass ctx)
         else
             let stackBase = state.FoundTop
 
@@ -415,6 +432,6 @@ and [<Sealed>] internal RouteTable(endpoints: CompiledEndpoint[]) =
                 // Registration order, as `choose` would try them.
                 let ids = state.Found
                 Array.Sort(ids, stackBase, top - stackBase)
-                this.Try(ctx, state, ids, stackBase, top, stackBase)
+                this.Try(ctx, state, ids, stackBase, stackBase, top, stackBase, this.FirstPass ctx)
 
     member this.Func: HttpFunc = fun ctx -> this.Run ctx

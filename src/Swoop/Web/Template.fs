@@ -11,6 +11,17 @@ type internal Part =
     | Literal of text: string * ignoreCase: bool
     | Param of spec: char * parser: ValueParser * index: int
 
+/// Steps left for the route match running on this thread: a hostile path cannot make
+/// backtracking expensive.
+[<AbstractClass; Sealed>]
+type internal MatchBudget =
+    [<ThreadStatic; DefaultValue>]
+    static val mutable private steps: int
+
+    static member Steps
+        with get () = MatchBudget.steps
+        and set (v: int) = MatchBudget.steps <- v
+
 module internal Template =
     let private comparison ci =
         if ci then StringComparison.OrdinalIgnoreCase else StringComparison.Ordinal
@@ -103,30 +114,69 @@ module internal Template =
                 sprintf "{%s:%s}" name p.Description)
         |> String.concat ""
 
+    /// Whether a parameter may end at `stop`: never inside an escape the path decoding kept
+    /// (`%2F`, `%25`), which would cut it in two.
+    let private canEnd (path: ReadOnlySpan<char>) (stop: int) =
+        not ((stop >= 1 && path[stop - 1] = '%') || (stop >= 2 && path[stop - 2] = '%'))
+
+    let rec private matchRest (parts: Part list) (path: ReadOnlySpan<char>) (pos: int) (captures: int[]) : bool =
+        MatchBudget.Steps <- MatchBudget.Steps - 1
+
+        if MatchBudget.Steps < 0 then
+            false
+        else
+            match parts with
+            | [] -> pos = path.Length
+            | Literal(text, ci) :: rest ->
+                path.Length - pos >= text.Length
+                && path.Slice(pos, text.Length).Equals(text.AsSpan(), comparison ci)
+                && matchRest rest path (pos + text.Length) captures
+            | Param(_, parser, index) :: rest ->
+                let slash = path.Slice(pos).IndexOf '/'
+                let segmentEnd = if slash < 0 then path.Length else pos + slash
+                let mutable stop = segmentEnd
+                let mutable found = false
+
+                // Longest first; when a literal follows in the segment, only where it occurs.
+                let next =
+                    match rest with
+                    | Literal(text, _) :: _ when text.Length > 0 && text[0] <> '/' -> text
+                    | _ -> null
+
+                let ci = match rest with Literal(_, ci) :: _ -> ci | _ -> false
+
+                while not found && stop > pos do
+                    if not (isNull next) then
+                        // The last place at or before `stop` where the literal starts.
+                        let room = min (path.Length - pos - 1) (stop - pos - 1 + next.Length)
+                        let at = if room < next.Length then -1 else path.Slice(pos + 1, room).LastIndexOf(next.AsSpan(), comparison ci)
+                        stop <- if at < 0 then pos else pos + 1 + at
+
+                    // A parse costs steps by its length: the total work stays linear in the path.
+                    MatchBudget.Steps <- MatchBudget.Steps - (stop - pos) / 8
+
+                    if stop > pos
+                       && MatchBudget.Steps >= 0
+                       && canEnd path stop
+                       && parser.Accepts(path.Slice(pos, stop - pos))
+                       && matchRest rest path stop captures then
+                        captures[2 * index] <- pos
+                        captures[2 * index + 1] <- stop - pos
+                        found <- true
+                    else
+                        stop <- stop - 1
+
+                    if MatchBudget.Steps < 0 then stop <- pos
+
+                found
+
     /// Matches the whole of `path` from `pos` against `parts`; writes each parameter's start
     /// and length into `captures`. Parameters never cross '/' and are tried longest first
-    /// (as Giraffe's patterns), backing off when what follows does not match.
-    let rec matchFrom (parts: Part list) (path: ReadOnlySpan<char>) (pos: int) (captures: int[]) : bool =
-        match parts with
-        | [] -> pos = path.Length
-        | Literal(text, ci) :: rest ->
-            path.Length - pos >= text.Length
-            && path.Slice(pos, text.Length).Equals(text.AsSpan(), comparison ci)
-            && matchFrom rest path (pos + text.Length) captures
-        | Param(_, parser, index) :: rest ->
-            let slash = path.Slice(pos).IndexOf '/'
-            let mutable stop = if slash < 0 then path.Length else pos + slash
-            let mutable found = false
-
-            while not found && stop > pos do
-                if parser.Accepts(path.Slice(pos, stop - pos)) && matchFrom rest path stop captures then
-                    captures[2 * index] <- pos
-                    captures[2 * index + 1] <- stop - pos
-                    found <- true
-                else
-                    stop <- stop - 1
-
-            found
+    /// (as Giraffe's patterns), backing off when what follows does not match; the work is
+    /// bounded by the path's length, so a hostile path is simply no match.
+    let matchFrom (parts: Part list) (path: ReadOnlySpan<char>) (pos: int) (captures: int[]) : bool =
+        MatchBudget.Steps <- 64 + 4 * path.Length
+        matchRest parts path pos captures
 
     /// The position after a literal prefix, or -1.
     let rec matchPrefix (parts: Part list) (path: ReadOnlySpan<char>) (pos: int) =

@@ -116,3 +116,27 @@ let ``a failing handler is a generic 500, with details only in development`` () 
     Assert.DoesNotContain("secret", plain.Body)
     use dev = serveAppWith { WebOptions.defaults with Development = true } app
     Assert.Contains("secret detail", (get dev "/boom").Body)
+
+[<Fact>]
+let ``a raw emoji beside a '+' decodes`` () =
+    Assert.Equal(Some "a 😀", UrlEncoded.decode ("a+😀".AsSpan()))
+
+type WithUri = { Link: Uri }
+
+[<Fact>]
+let ``handler mistakes show at once: a query type without a parser, a record that cannot be bound`` () =
+    let app = route "/q" >=> handleContext (fun ctx -> ctx.WriteString(string (ctx.QueryValue<Uri> "u")); handled)
+    use server = serveApp app
+    Assert.Equal(500, (get server "/q").Status)
+    Assert.Throws<ArgumentException>(fun () -> bindQuery<WithUri> (fun r -> text (string r.Link)) |> ignore) |> ignore
+
+[<Fact>]
+let ``cookie names are case-sensitive`` () =
+    use server = serveApp app
+    Assert.Equal("none", (request server "GET" "/cookie" [ "Cookie: SESSION=abc" ] "").Body)
+
+[<Fact>]
+let ``a JSON body bound twice reads the same body`` () =
+    let twice = route "/twice" >=> bindJson<Search> (fun a -> bindJson<Search> (fun b -> text (a.Q + b.Q)))
+    use server = serveApp twice
+    Assert.Equal("xx", (request server "POST" "/twice" [ "Content-Type: application/json" ] """{"q":"x","tag":[]}""").Body)

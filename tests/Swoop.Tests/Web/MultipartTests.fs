@@ -97,3 +97,36 @@ let ``malformed bodies are 400, limits are 413, other types 415`` () =
     Assert.Equal(413, (send (raw big)).Status)
     Assert.Equal(415, (request server "POST" "/upload" [ "Content-Type: text/plain" ] "x").Status)
     Assert.Equal(400, (request server "POST" "/upload" [ "Content-Type: multipart/form-data" ] "x").Status)
+
+[<Fact>]
+let ``header parameters keep quoted semicolons and read filename*`` () =
+    Assert.Equal(Some "a;b.txt", Multipart.parameter "form-data; name=\"f\"; filename=\"a;b.txt\"" "filename")
+    Assert.Equal(Some "say \"hi\"", Multipart.parameter "form-data; name=\"say \\\"hi\\\"\"" "name")
+    Assert.Equal(Some "naïve.txt", Multipart.fileName "form-data; name=f; filename*=UTF-8''na%C3%AFve.txt")
+
+[<Fact>]
+let ``temporary files are readable by the server's user only`` () =
+    task {
+        let mutable mode = enum<UnixFileMode> 0
+        let app =
+            route "/up" >=> fun next ctx ->
+                task {
+                    let! form = ctx.ReadMultipartAsync()
+                    for f in form.Files do
+                        if not (isNull f.TempPath) then mode <- File.GetUnixFileMode f.TempPath
+                    return! text "ok" next ctx
+                }
+        use server = serveApp app
+        use http = client server
+        use content = new MultipartFormDataContent()
+        content.Add(new ByteArrayContent(Array.zeroCreate 200_000), "f", "f.bin")
+        let! r = http.PostAsync("/up", content)
+        Assert.Equal(HttpStatusCode.OK, r.StatusCode)
+        Assert.Equal(UnixFileMode.UserRead ||| UnixFileMode.UserWrite, mode)
+    }
+
+[<Fact>]
+let ``all fields together are held to the form's size`` () =
+    use server = serveAppWith { WebOptions.defaults with MaxFormSize = 100L } app
+    let field i = sprintf "--XyZ\nContent-Disposition: form-data; name=\"f%d\"\n\n%s\n" i (String('x', 60))
+    Assert.Equal(413, (request server "POST" "/upload" (fst (raw "")) (snd (raw (field 1 + field 2 + "--XyZ--\n")))).Status)

@@ -165,3 +165,71 @@ let ``a choose made per request inside a routef picks by method`` () =
     Assert.Equal("get 4", (get server "/things/4").Body)
     Assert.Equal("put 4", (request server "PUT" "/things/4" [] "").Body)
     Assert.Equal(404, (request server "DELETE" "/things/4" [] "").Status)
+
+[<Fact>]
+let ``an error answer carries nothing the failed handler wrote`` () =
+    let app =
+        route "/partial" >=> handleContext (fun ctx ->
+            ctx.StatusCode <- 201
+            ctx.SetHeader("Set-Cookie", "session=granted")
+            ctx.WriteString "SECRET-PARTIAL"
+            raise (HttpStatusException(403, "nope")))
+    use server = serveApp app
+    let a = get server "/partial"
+    Assert.Equal(403, a.Status)
+    Assert.False(a.Headers.ContainsKey "set-cookie")
+    Assert.StartsWith("{", a.Body)
+
+let swallow (h: HttpHandler) : HttpHandler =
+    fun next ctx -> task { try return! h next ctx with _ -> return false }
+
+[<Fact>]
+let ``a failure caught by a filter leaves the routing state as it was, sync or async`` () =
+    let failing: HttpHandler = fun _ _ -> task { do! Task.Delay 1
+                                                 return failwith "boom" }
+    let app =
+        choose [
+            swallow (subRoute "/api" (handleContext (fun _ -> failwith "boom")))
+            swallow (subRoute "/api" failing)
+            route "/api/boom" >=> text "fallback" ]
+    use server = serveApp app
+    Assert.Equal("fallback", (get server "/api/boom").Body)
+
+[<Fact>]
+let ``routeStartsWith inside subRoute sees the path after the subRoute's prefix`` () =
+    let app = subRoute "/api" (routeStartsWith "/v1" >=> choose [ route "/v1/users" >=> text "users" ])
+    use server = serveApp app
+    Assert.Equal("users", (get server "/api/v1/users").Body)
+
+[<Fact>]
+let ``two subRoutes with one prefix are no conflict: the first skips what it does not know`` () =
+    let v1: HttpHandler = fun next ctx -> if ctx.Path.EndsWith "/old" then text "v1" next ctx else skipPipeline
+    let app = choose [ subRoute "/api" (choose [ route "/a" >=> text "a"; v1 ]); subRoute "/api" (warbler (fun _ -> text "v2")) ]
+    use server = serveApp app
+    Assert.Equal("v1", (get server "/api/old").Body)
+    Assert.Equal("v2", (get server "/api/new").Body)
+
+[<Fact>]
+let ``a HEAD route that skips leaves HEAD to the GET route`` () =
+    let app =
+        choose [
+            HEAD >=> route "/h" >=> filter (fun ctx -> ctx.Header "X-Probe" = ValueSome "1") >=> setHttpHeader "X-Head" "1" >=> text ""
+            GET >=> route "/h" >=> text "get" ]
+    use server = serveApp app
+    let plain = request server "HEAD" "/h" [] ""
+    Assert.Equal(200, plain.Status)
+    Assert.Equal("3", plain.Headers["content-length"])
+    Assert.Equal("1", (request server "HEAD" "/h" [ "X-Probe: 1" ] "").Headers["x-head"])
+    let wrong = request server "POST" "/h" [] ""
+    Assert.Equal(405, wrong.Status)
+    Assert.Equal("GET, HEAD", wrong.Headers["allow"])
+
+[<Fact>]
+let ``hostile paths against templates are answered quickly`` () =
+    let app = choose [ routef "/posts/%s-%i" (fun (s: string, i: int) -> text (sprintf "%s %d" s i)); routef "/r/%s-%s.txt" (fun (a: string, b: string) -> text (a + b)) ]
+    use server = serveApp app
+    let sw = Diagnostics.Stopwatch.StartNew()
+    Assert.Equal(404, (get server ("/posts/" + String.replicate 3000 "a-")).Status)
+    Assert.Equal(404, (get server ("/r/" + String('-', 6000))).Status)
+    Assert.True(sw.ElapsedMilliseconds < 2000L, sprintf "%d ms" sw.ElapsedMilliseconds)
+    Assert.Equal("my-slug 42", (get server "/posts/my-slug-42").Body)
