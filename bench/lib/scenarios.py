@@ -107,13 +107,13 @@ ALL = [
     Scenario("hammer", EARLIER, "hammer: one client, new connection per request", "hammer", "/plaintext", 1,
              keep_alive=False),
     Scenario("autocannon-c100", EARLIER, "autocannon -c 100 -d D", "autocannon", "/plaintext", 100),
-    Scenario("route-static-c32", ROUTED, "GET /r/57 (static, among 100), keep-alive, 32 connections",
+    Scenario("route-static-c32", ROUTED, "GET /r/57, static among 100, keep-alive, 32 connections",
              "wrk", STATIC_ROUTE, 32, tier="routing"),
-    Scenario("route-static-c256", ROUTED, "GET /r/57 (static, among 100), keep-alive, 256 connections",
+    Scenario("route-static-c256", ROUTED, "GET /r/57, static among 100, keep-alive, 256 connections",
              "wrk", STATIC_ROUTE, 256, tier="routing"),
-    Scenario("route-param-c32", ROUTED, "GET /r/42/items/abc (template %i %s), keep-alive, 32 connections",
+    Scenario("route-param-c32", ROUTED, "GET /r/42/items/abc, template, keep-alive, 32 connections",
              "wrk", PARAM_ROUTE, 32, tier="routing"),
-    Scenario("route-param-c256", ROUTED, "GET /r/42/items/abc (template %i %s), keep-alive, 256 connections",
+    Scenario("route-param-c256", ROUTED, "GET /r/42/items/abc, template, keep-alive, 256 connections",
              "wrk", PARAM_ROUTE, 256, tier="routing"),
 ]
 
