@@ -15,23 +15,9 @@ let private writers =
 
 /// The reason phrase of a status, as the problem's title.
 let title (status: int) =
-    match status with
-    | 400 -> "Bad Request"
-    | 401 -> "Unauthorized"
-    | 403 -> "Forbidden"
-    | 404 -> "Not Found"
-    | 405 -> "Method Not Allowed"
-    | 406 -> "Not Acceptable"
-    | 409 -> "Conflict"
-    | 410 -> "Gone"
-    | 413 -> "Content Too Large"
-    | 415 -> "Unsupported Media Type"
-    | 422 -> "Unprocessable Content"
-    | 429 -> "Too Many Requests"
-    | 500 -> "Internal Server Error"
-    | 501 -> "Not Implemented"
-    | 503 -> "Service Unavailable"
-    | _ -> "Error"
+    match Response.reasonPhrase status with
+    | "" -> "Error"
+    | phrase -> phrase
 
 /// Writes `status` and an application/problem+json body; `errors` name fields and what is
 /// wrong with each (as a JSON object of arrays, field -> messages).
