@@ -10,7 +10,7 @@ open Swoop
 /// Decodes `input` fed in pieces ending at `cuts`, with an output buffer of `outSize`.
 /// Returns the data, the trailers, and "done", "need more" or "error N", plus bytes left over.
 let decode (input: byte[]) (cuts: int list) (outSize: int) =
-    let d = ChunkedDecoder(4096, 32768)
+    let d = ChunkedDecoder(4096, 32768, 100, 16384)
     let data = ResizeArray<byte>()
     let output = Array.zeroCreate<byte> outSize
     let ends = (cuts |> List.filter (fun c -> c > 0 && c < input.Length) |> List.sort |> List.distinct) @ [ input.Length ]
@@ -134,3 +134,25 @@ let ``property: chunked bodies decode the same however they are cut and read`` (
 let ``one byte at a time decodes the same`` () =
     let input = b "3;x=\"y\"\r\nabc\r\n10\r\n0123456789abcdef\r\n0\r\nT: 1\r\n\r\n"
     Assert.Equal(decode input [] 4096, decode input [ 1 .. input.Length - 1 ] 1)
+
+[<Fact>]
+let ``trailer fields count against the header limit: past it, 431`` () =
+    let d = ChunkedDecoder(4096, 32768, 100, 16384)
+    let trailers = String.replicate 101 "X: y\r\n"
+    let input = Text.Encoding.ASCII.GetBytes("0\r\n" + trailers + "\r\n")
+    let mutable consumed = 0
+    let mutable produced = 0
+    let r = d.Decode(ReadOnlySpan input, Span(Array.zeroCreate 16), &consumed, &produced)
+    Assert.Equal(ChunkedResult.Error, r)
+    Assert.Equal(431, d.ErrorStatus)
+
+[<Fact>]
+let ``chunk extensions are bounded per body`` () =
+    let d = ChunkedDecoder(4096, 32768, 100, 16384)
+    let chunk = "1;" + String('e', 1000) + "\r\nx\r\n"
+    let input = Text.Encoding.ASCII.GetBytes(String.replicate 20 chunk + "0\r\n\r\n")
+    let mutable consumed = 0
+    let mutable produced = 0
+    let r = d.Decode(ReadOnlySpan input, Span(Array.zeroCreate 100), &consumed, &produced)
+    Assert.Equal(ChunkedResult.Error, r)
+    Assert.Equal(400, d.ErrorStatus)

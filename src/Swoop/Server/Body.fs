@@ -13,6 +13,11 @@ open System.Threading.Tasks
 /// server answers with `StatusCode` and closes the connection.
 type BadRequestException(status: int, message: string) =
     inherit Exception(message)
+
+    do
+        if status < 400 || status > 599 then
+            invalidArg "status" (sprintf "BadRequestException needs a 4xx or 5xx status, not %d" status)
+
     /// The status code to answer with (400, 408, 413, 431).
     member _.StatusCode = status
 
@@ -43,7 +48,8 @@ type internal BodyReader(transport: Transport, head: RequestHead, bodyTimeoutMs:
             isDone <- false
         | BodyKind.Chunked ->
             if isNull decoder then
-                decoder <- ChunkedDecoder(4096, 32768)
+                // Trailers count against the header limits (fields, 32 KiB); extensions 16 KiB a body.
+                decoder <- ChunkedDecoder(4096, 32768, head.Headers.Length, 16384)
 
             decoder.Reset()
             isDone <- false
@@ -231,7 +237,7 @@ type internal BodyReader(transport: Transport, head: RequestHead, bodyTimeoutMs:
 
 /// The request body as a read-only Stream over the context's reader.
 [<Sealed>]
-type internal RequestBodyStream(read: Memory<byte> -> ValueTask<int>) =
+type internal RequestBodyStream(read: Memory<byte> -> ValueTask<int>, allowSynchronous: unit -> bool) =
     inherit Stream()
     override _.CanRead = true
     override _.CanSeek = false
@@ -247,6 +253,11 @@ type internal RequestBodyStream(read: Memory<byte> -> ValueTask<int>) =
     override _.SetLength _ = raise (NotSupportedException())
     override _.Write(_: byte[], _: int, _: int) = raise (NotSupportedException())
     override _.Read(buffer: byte[], offset: int, count: int) =
+        // A synchronous read blocks the thread; on a socket engine thread it stalls every
+        // connection of that thread. Refused unless the server allows it.
+        if not (allowSynchronous ()) then
+            invalidOp "synchronous reads of the request body are not allowed: use ReadAsync, CopyToAsync or ctx.ReadBodyAsync() (or set ServerOptions.AllowSynchronousIO)"
+
         (read (Memory<byte>(buffer, offset, count))).AsTask().GetAwaiter().GetResult()
     override _.ReadAsync(buffer: Memory<byte>, _: Threading.CancellationToken) = read buffer
     override _.ReadAsync(buffer: byte[], offset: int, count: int, _: Threading.CancellationToken) =

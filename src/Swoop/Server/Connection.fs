@@ -16,7 +16,7 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
     let head = RequestHead(settings.Limits.MaxHeaderCount)
 
     let context =
-        HttpContext(transport, head, settings.Pool, settings.MaxRequestBodySize, settings.BodyMs)
+        HttpContext(transport, head, settings.Pool, settings.MaxRequestBodySize, settings.BodyMs, AllowSynchronousIO = settings.AllowSynchronousIO)
 
     let mutable slot = -1
     // A field, not a local: a mutable local that lives across an await in a task becomes a
@@ -200,6 +200,10 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                                     if not pending.IsCompletedSuccessfully then
                                         let! finished = awaitHandlerAsync pending
                                         handlerOk <- finished
+
+                                // A body that is not the length the handler declared: its mistake, a 500.
+                                if handlerOk && not (isNull context.LengthMismatch) then
+                                    handlerOk <- recover (InvalidOperationException context.LengthMismatch)
 
                                 if not handlerOk then
                                     go <- false

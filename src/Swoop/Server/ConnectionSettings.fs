@@ -34,6 +34,7 @@ type internal ConnectionSettings
     member _.Handler = handler
     member _.Pool = pool
     member _.Heartbeat = heartbeat
+    member val AllowSynchronousIO = false with get, set
     /// Shutting down: answer in-flight requests with Connection: close, close idle ones.
     [<DefaultValue>]
     val mutable Stopping: bool

@@ -133,9 +133,24 @@ type HttpContext
         else
             ReadOnlySpan<byte>(body.Array, body.Offset, bodyLength)
 
+    /// Status and headers are sent with the first flush: changing them later is a mistake.
+    let notStarted (what: string) =
+        if started then
+            invalidOp (sprintf "%s after the response started (FlushAsync sent the status and headers)" what)
+
+    /// A body needs room to go: a streamed 204/304 has none.
+    let checkBodyAllowed () =
+        if started && not (sendsBody ()) && head.Method <> HttpMethod.Head then
+            invalidOp (sprintf "a %d response has no body: nothing may be written to it" status)
+
     /// Moves what the handler wrote so far into the output buffer, framed as started.
     let moveBodyToOutput () =
         if sendsBody () then
+            if explicitLength >= 0L && streamed + int64 bodyLength > explicitLength then
+                invalidOp (
+                    sprintf "the handler wrote %d bytes, more than the Content-Length it set (%d)" (streamed + int64 bodyLength) explicitLength
+                )
+
             streamed <- streamed + int64 bodyLength
             if chunkedOut then writeChunk (bodySpan ()) else transport.Append(bodySpan ())
 
@@ -222,9 +237,9 @@ type HttpContext
 
     member _.ReadBodyAsync() : Task<byte[]> = reader.ReadAllAsync()
 
-    member _.RequestBody =
+    member this.RequestBody =
         if isNull bodyStream then
-            bodyStream <- new RequestBodyStream(fun m -> reader.ReadAsync m)
+            bodyStream <- new RequestBodyStream((fun m -> reader.ReadAsync m), (fun () -> this.AllowSynchronousIO))
 
         bodyStream
 
@@ -238,12 +253,18 @@ type HttpContext
         else
             reader.Decoder.Trailers.Count
 
-    member _.TrailerName(index: int) =
-        let t = reader.Decoder.Trailers[index]
+    member private this.Trailer(index: int) =
+        if index < 0 || index >= this.TrailerCount then
+            raise (ArgumentOutOfRangeException("index", "no trailer at that index (trailers exist once a chunked body was read to its end)"))
+
+        reader.Decoder.Trailers[index]
+
+    member this.TrailerName(index: int) =
+        let t = this.Trailer index
         latin1.GetString(reader.Decoder.TrailerBytes, t.NameStart, t.NameLength)
 
-    member _.TrailerValue(index: int) =
-        let t = reader.Decoder.Trailers[index]
+    member this.TrailerValue(index: int) =
+        let t = this.Trailer index
         latin1.GetString(reader.Decoder.TrailerBytes, t.ValueStart, t.ValueLength)
 
     member _.RemoteEndPoint = transport.Socket.RemoteEndPoint
@@ -261,9 +282,11 @@ type HttpContext
         and set (v: int) =
             // 1xx are interim answers the server sends itself (100 Continue), never final ones.
             if v < 200 || v > 999 then invalidArg "StatusCode" "a final status code is 200 to 999"
+            if v <> status then notStarted "the status code cannot change"
             status <- v
 
     member this.AddHeader(name: string, value: string) =
+        notStarted (sprintf "header %s cannot be added" name)
         Response.checkHeader name value
 
         if String.Equals(name, "Content-Length", StringComparison.OrdinalIgnoreCase) then
@@ -288,6 +311,7 @@ type HttpContext
             headerCount <- headerCount + 1
 
     member this.SetHeader(name: string, value: string) =
+        notStarted (sprintf "header %s cannot be set" name)
         Response.checkHeader name value
         let mutable w = 0
 
@@ -303,15 +327,20 @@ type HttpContext
     member _.ContentType
         with get () = contentType
         and set (v: string) =
-            if not (isNull v) then Response.checkHeader "Content-Type" v
+            if not (obj.ReferenceEquals(v, contentType)) then
+                notStarted "the Content-Type cannot change"
+                if not (isNull v) then Response.checkHeader "Content-Type" v
+
             contentType <- v
 
     member _.Write(bytes: ReadOnlySpan<byte>) =
+        checkBodyAllowed ()
         ensureBody bytes.Length
         bytes.CopyTo(Span<byte>(body.Array, body.Offset + bodyLength, bytes.Length))
         bodyLength <- bodyLength + bytes.Length
 
     member _.WriteString(text: string) =
+        checkBodyAllowed ()
         let max = Encoding.UTF8.GetMaxByteCount text.Length
         ensureBody max
         bodyLength <- bodyLength + Encoding.UTF8.GetBytes(text.AsSpan(), Span<byte>(body.Array, body.Offset + bodyLength, max))
@@ -319,6 +348,9 @@ type HttpContext
     member this.BodyWriter = this :> IBufferWriter<byte>
 
     member _.FlushAsync() : ValueTask =
+        if transport.Sending then
+            invalidOp "FlushAsync was called while the previous flush was still sending: await each FlushAsync before the next"
+
         if not started then startStreaming () else moveBodyToOutput ()
         transport.FlushAsync()
 
@@ -326,13 +358,19 @@ type HttpContext
     member _.CloseConnection() = closeRequested <- true
 
     interface IBufferWriter<byte> with
-        member _.Advance(count: int) = bodyLength <- bodyLength + count
+        member _.Advance(count: int) =
+            if count < 0 || bodyLength + count > body.Length then
+                raise (ArgumentOutOfRangeException("count", sprintf "Advance(%d) goes past the %d bytes GetSpan/GetMemory gave" count (body.Length - bodyLength)))
+
+            bodyLength <- bodyLength + count
 
         member _.GetMemory(sizeHint: int) =
+            checkBodyAllowed ()
             ensureBody (max sizeHint 256)
             Memory<byte>(body.Array, body.Offset + bodyLength, body.Length - bodyLength)
 
         member _.GetSpan(sizeHint: int) =
+            checkBodyAllowed ()
             ensureBody (max sizeHint 256)
             Span<byte>(body.Array, body.Offset + bodyLength, body.Length - bodyLength)
 
@@ -340,6 +378,7 @@ type HttpContext
 
     member internal _.Reader = reader
     member val internal Toolkit: obj = null with get, set
+    member val internal AllowSynchronousIO = false with get, set
 
     /// Resets the response and the body reader for the request just parsed.
     member internal _.Begin() =
@@ -377,6 +416,14 @@ type HttpContext
         // A generic body: the reason phrase, never the failure's details.
         contentType <- "text/plain"
         this.WriteString(Response.reasonPhrase errorStatus)
+
+    /// What is wrong with a finished, unstarted response (null: nothing): a body whose length
+    /// is not the Content-Length the handler set.
+    member internal _.LengthMismatch: string =
+        if not started && explicitLength >= 0L && sendsBody () && status <> 304 && int64 bodyLength <> explicitLength then
+            sprintf "the handler set Content-Length: %d but wrote %d bytes" explicitLength bodyLength
+        else
+            null
 
     /// Writes the rest of the response into the output buffer; returns whether the
     /// connection stays open.

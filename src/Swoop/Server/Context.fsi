@@ -73,7 +73,8 @@ type HttpContext =
     /// Reads the whole body (up to `MaxRequestBodySize`).
     member ReadBodyAsync: unit -> Task<byte[]>
 
-    /// The body as a read-only stream (one per connection, reused).
+    /// The body as a read-only stream (one per connection, reused). Its synchronous Read
+    /// raises InvalidOperationException unless ServerOptions.AllowSynchronousIO: use ReadAsync.
     member RequestBody: Stream
 
     /// Largest body `ReadAsync` accepts for this request (default from the server options).
@@ -134,8 +135,10 @@ type HttpContext =
     member internal Reader: BodyReader
     /// The web toolkit's per-connection state (kept across requests; the toolkit resets it).
     member internal Toolkit: obj with get, set
+    member internal AllowSynchronousIO: bool with get, set
     member internal Begin: unit -> unit
     member internal ClearResponse: unit -> unit
+    member internal LengthMismatch: string
     member internal ResetResponse: errorStatus: int -> unit
     member internal Complete: keepAliveAllowed: bool -> bool
     member internal Release: unit -> unit

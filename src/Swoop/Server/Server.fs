@@ -21,7 +21,8 @@ type ServerOptions =
       BodyReadTimeout: TimeSpan
       ShutdownTimeout: TimeSpan
       ReleaseBufferWhenIdle: bool
-      InlineCompletions: bool }
+      InlineCompletions: bool
+      AllowSynchronousIO: bool }
 
 [<RequireQualifiedAccess>]
 module ServerOptions =
@@ -39,7 +40,29 @@ module ServerOptions =
           BodyReadTimeout = TimeSpan.FromSeconds 30.0
           ShutdownTimeout = TimeSpan.FromSeconds 30.0
           ReleaseBufferWhenIdle = true
-          InlineCompletions = true }
+          InlineCompletions = true
+          AllowSynchronousIO = false }
+
+    let validate (options: ServerOptions) =
+        let o = options
+        let positive (name: string) (ok: bool) =
+            if not ok then invalidArg name (sprintf "ServerOptions.%s must be positive" name)
+
+        if String.IsNullOrWhiteSpace o.Host then invalidArg "Host" "ServerOptions.Host is empty"
+        if o.Port < 0 || o.Port > 65535 then invalidArg "Port" (sprintf "ServerOptions.Port %d is not a TCP port" o.Port)
+        positive "Backlog" (o.Backlog > 0)
+        positive "MaxRequestLineSize" (o.MaxRequestLineSize > 0)
+        positive "MaxHeaderSectionSize" (o.MaxHeaderSectionSize > 0)
+        positive "MaxHeaderCount" (o.MaxHeaderCount > 0)
+        positive "MaxRequestBodySize" (o.MaxRequestBodySize > 0L)
+
+        if o.MaxDrainSize < 0L then invalidArg "MaxDrainSize" "ServerOptions.MaxDrainSize must not be negative"
+
+        positive "KeepAliveTimeout" (o.KeepAliveTimeout > TimeSpan.Zero)
+        positive "RequestHeadTimeout" (o.RequestHeadTimeout > TimeSpan.Zero)
+        positive "BodyReadTimeout" (o.BodyReadTimeout > TimeSpan.Zero)
+
+        if o.ShutdownTimeout < TimeSpan.Zero then invalidArg "ShutdownTimeout" "ServerOptions.ShutdownTimeout must not be negative"
 
     let private parsePort (text: string) =
         match Int32.TryParse text with
@@ -90,6 +113,15 @@ type RunningServer internal (listener: Socket, settings: ConnectionSettings, shu
     let allClosed = TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously)
     let mutable stopTask: Task = null
     let mutable lastAcceptError = 0L
+    let acceptFailed = TaskCompletionSource<exn>(TaskCreationOptions.RunContinuationsAsynchronously)
+
+    /// Reports an accept failure at most once a second.
+    let reportAcceptError (e: exn) =
+        let now = Environment.TickCount64
+
+        if now - lastAcceptError >= 1000L then
+            lastAcceptError <- now
+            eprintfn "swoop: accept failed: %s" e.Message
 
     let onClosed (c: Connection) =
         idle.Add c
@@ -119,18 +151,17 @@ type RunningServer internal (listener: Socket, settings: ConnectionSettings, shu
 
                     connection.Start socket
                 with
-                | :? ObjectDisposedException -> go <- false
-                | :? SocketException as e when settings.Stopping || e.SocketErrorCode = SocketError.OperationAborted ->
+                | :? ObjectDisposedException
+                | :? SocketException when settings.Stopping -> go <- false
+                | :? SocketException as e when e.SocketErrorCode = SocketError.OperationAborted -> go <- false
+                | :? ObjectDisposedException as e ->
+                    // The listener is gone and no one asked to stop: nothing can be accepted.
                     go <- false
-                | :? SocketException as e ->
-                    // Out of file descriptors and the like: say so (once a second at most),
-                    // back off, keep serving.
-                    let now = Environment.TickCount64
-
-                    if now - lastAcceptError >= 1000L then
-                        lastAcceptError <- now
-                        eprintfn "swoop: accept failed: %s" e.Message
-
+                    acceptFailed.TrySetResult e |> ignore
+                | e ->
+                    // Out of file descriptors and the like (or anything else): say so, back
+                    // off, keep serving.
+                    reportAcceptError e
                     do! Task.Delay 10
         }
 
@@ -140,6 +171,9 @@ type RunningServer internal (listener: Socket, settings: ConnectionSettings, shu
     member _.EndPoint = endPoint
     member this.Port = this.EndPoint.Port
     member _.ConnectionCount = Volatile.Read(&open')
+
+    /// Completes with the failure when the server can accept no more connections.
+    member internal _.AcceptFailed: Task<exn> = acceptFailed.Task
 
     member _.StopAsync() : Task =
         lock allClosed (fun () ->
@@ -180,6 +214,7 @@ module Server =
             | addresses -> addresses[0]
 
     let start (options: ServerOptions) (handler: RequestHandler) =
+        ServerOptions.validate options
         // The runtime reads this once, at the process's first socket operation; a value the
         // user set in the environment wins over the option.
         let inlineVariable = "DOTNET_SYSTEM_NET_SOCKETS_INLINE_COMPLETIONS"
@@ -224,6 +259,7 @@ module Server =
                 new Heartbeat(TimeSpan.FromSeconds 1.0)
             )
 
+        settings.AllowSynchronousIO <- options.AllowSynchronousIO
         new RunningServer(listener, settings, options.ShutdownTimeout)
 
     let run (options: ServerOptions) (handler: RequestHandler) =
@@ -257,10 +293,17 @@ module Server =
                     sprintf "%O:%d" ep.Address ep.Port
 
             printfn "Swoop listening on http://%s (Ctrl-C to stop)" shown
+            server.AcceptFailed.ContinueWith(fun (_: Task<exn>) -> stop.Set()) |> ignore
             stop.Wait()
-            printfn "Swoop shutting down"
-            server.StopAsync().Wait()
-            0
+
+            if server.AcceptFailed.IsCompleted then
+                eprintfn "swoop: cannot accept connections any more (%s): stopping" server.AcceptFailed.Result.Message
+                server.StopAsync().Wait()
+                1
+            else
+                printfn "Swoop shutting down"
+                server.StopAsync().Wait()
+                0
 
     let main (argv: string[]) (handler: RequestHandler) =
         match (try Ok(ServerOptions.fromArgs argv ServerOptions.defaults) with :? ArgumentException as e -> Error e.Message) with

@@ -47,6 +47,10 @@ type ServerOptions =
         /// `Server.start` applies it only if no socket was used before; a value of the
         /// environment variable set by the user wins.
         InlineCompletions: bool
+        /// False (default): a synchronous Read of the request body stream raises
+        /// InvalidOperationException (it would block a socket engine thread); use ReadAsync.
+        /// True allows it, for code that cannot be made asynchronous (then run with --no-inline).
+        AllowSynchronousIO: bool
     }
 
 [<RequireQualifiedAccess>]
@@ -55,6 +59,10 @@ module ServerOptions =
     /// 130 s keep-alive, 30 s request head, 30 s body reads, 30 s shutdown; handlers inline on
     /// the socket engine threads, idle connections without a buffer.
     val defaults: ServerOptions
+
+    /// Raises ArgumentException naming the first option that is out of range (a port outside
+    /// 0-65535, a limit or timeout that is not positive...). `Server.start` calls it.
+    val validate: options: ServerOptions -> unit
 
     /// Applies the `PORT` environment variable, then the arguments `--port N`, `--host H`,
     /// and the switches `--no-inline` (InlineCompletions = false), `--inline` (true) and
@@ -73,6 +81,8 @@ type RunningServer =
 
     /// Number of open connections.
     member ConnectionCount: int
+
+    member internal AcceptFailed: Threading.Tasks.Task<exn>
 
     /// Stops accepting, lets in-flight requests finish (up to ShutdownTimeout), closes idle
     /// keep-alive connections, and completes when every connection is closed.

@@ -151,6 +151,9 @@ type internal Transport(pool: SlabPool) =
         t.OutLength <- t.OutLength + bytes.Length
 
     /// Sends everything in the output buffer, then gives the buffer back.
+    /// A send is in flight (its deadline is set until it completes).
+    member t.Sending = Threading.Volatile.Read(&t.SendDeadline) > 0L
+
     member t.FlushAsync() : ValueTask =
         if t.OutLength = 0 then
             ValueTask.CompletedTask

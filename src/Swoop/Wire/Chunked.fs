@@ -74,7 +74,7 @@ module internal ChunkedState =
 open ChunkedState
 
 [<Sealed; AllowNullLiteral>]
-type internal ChunkedDecoder(maxChunkLine: int, maxTrailerSection: int) =
+type internal ChunkedDecoder(maxChunkLine: int, maxTrailerSection: int, maxTrailerCount: int, maxExtensionBytes: int) =
     let mutable state = Size
     let mutable size = 0L
     let mutable digits = 0
@@ -83,6 +83,8 @@ type internal ChunkedDecoder(maxChunkLine: int, maxTrailerSection: int) =
     let mutable trailerBytes: byte[] = null
     let mutable trailerLength = 0
     let mutable lineStart = 0
+    /// Bytes of chunk extensions in this body (bounded: each is read and thrown away).
+    let mutable extensionBytes = 0
     let trailers = ResizeArray<HeaderSlice>()
 
     member val ErrorStatus = 0 with get, set
@@ -100,7 +102,16 @@ type internal ChunkedDecoder(maxChunkLine: int, maxTrailerSection: int) =
         lineLength <- 0
         trailerLength <- 0
         lineStart <- 0
+        extensionBytes <- 0
         trailers.Clear()
+
+        // A large trailer section is not kept for the connection's next requests.
+        if not (isNull trailerBytes) && trailerBytes.Length > 1024 then
+            ArrayPool<byte>.Shared.Return trailerBytes
+            trailerBytes <- null
+
+        if trailers.Capacity > 16 then
+            trailers.Capacity <- 16
 
     /// Gives back the trailer buffer (when the connection goes idle).
     member this.Release() =
@@ -143,7 +154,9 @@ type internal ChunkedDecoder(maxChunkLine: int, maxTrailerSection: int) =
             let mutable valueStart = 0
             let mutable valueLength = 0
 
-            if Parser.tryParseField (line, &nameLength, &valueStart, &valueLength) then
+            if trailers.Count >= maxTrailerCount then
+                this.Fail 431
+            elif Parser.tryParseField (line, &nameLength, &valueStart, &valueLength) then
                 trailers.Add
                     { NameStart = lineStart
                       NameLength = nameLength
@@ -200,7 +213,11 @@ type internal ChunkedDecoder(maxChunkLine: int, maxTrailerSection: int) =
                 i <- i + 1
                 lineLength <- lineLength + 1
 
-                if lineLength > maxChunkLine then
+                // Everything on a size line after the size and before its CR is extension.
+                if state <> Size && state <> SizeLF && state <> DataCR && state <> DataLF then
+                    extensionBytes <- extensionBytes + 1
+
+                if lineLength > maxChunkLine || extensionBytes > maxExtensionBytes then
                     result <- this.Fail 400
                     go <- false
                 else

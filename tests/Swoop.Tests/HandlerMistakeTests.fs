@@ -1,0 +1,158 @@
+/// API misuse by a handler gets an exception that names the mistake, never a corrupt stream.
+module Swoop.Tests.HandlerMistakeTests
+
+open System
+open System.Buffers
+open System.Threading.Tasks
+open Xunit
+open Swoop
+open Swoop.Tests.Support
+
+/// Runs `misuse` in a handler and answers with the exception's type and message (or "none").
+let private caught (misuse: HttpContext -> Task) : RequestHandler =
+    fun ctx ->
+        ValueTask(
+            task {
+                let! outcome =
+                    task {
+                        try
+                            do! misuse ctx
+                            return "none"
+                        with e ->
+                            return e.GetType().Name + ": " + e.Message
+                    }
+
+                if not ctx.HasStarted then ctx.ContentType <- "text/plain"
+                ctx.WriteString("|" + outcome)
+            }
+            :> Task
+        )
+
+let private ask (handler: RequestHandler) (request: string) =
+    use server = serve testOptions handler
+    fst (exchange server (ascii request) 3000)
+
+let get = "GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n"
+
+[<Fact>]
+let ``changing the status or headers after the response started is refused`` () =
+    let answer =
+        ask (caught (fun ctx -> task {
+            do! ctx.FlushAsync()
+            ctx.StatusCode <- 404 })) get
+    Assert.Contains("InvalidOperationException: the status code cannot change after the response started", answer)
+    Assert.StartsWith("HTTP/1.1 200", answer)
+    let header =
+        ask (caught (fun ctx -> task {
+            do! ctx.FlushAsync()
+            ctx.SetHeader("X-Late", "1") })) get
+    Assert.Contains("header X-Late cannot be set after the response started", header)
+
+[<Fact>]
+let ``Advance past what GetSpan gave is refused`` () =
+    let answer =
+        ask (caught (fun ctx -> task {
+            let w = ctx.BodyWriter
+            let span = w.GetSpan 10
+            w.Advance(span.Length + 1) })) get
+    Assert.Contains("ArgumentOutOfRangeException", answer)
+
+[<Fact>]
+let ``a body that is not the Content-Length the handler set is a 500`` () =
+    let answer =
+        ask (fun ctx ->
+            ctx.SetHeader("Content-Length", "10")
+            ctx.WriteString "12345"
+            ValueTask.CompletedTask) get
+    Assert.StartsWith("HTTP/1.1 500", answer)
+
+[<Fact>]
+let ``streaming more than the Content-Length set is refused`` () =
+    let mutable outcome = "not run"
+    let handler: RequestHandler =
+        fun ctx ->
+            ValueTask(
+                task {
+                    ctx.SetHeader("Content-Length", "3")
+                    ctx.WriteString "abc"
+                    do! ctx.FlushAsync()
+
+                    try
+                        ctx.WriteString "more"
+                        do! ctx.FlushAsync()
+                        outcome <- "none"
+                    with e ->
+                        outcome <- e.Message
+                }
+                :> Task
+            )
+    let answer = ask handler get
+    Assert.Contains("more than the Content-Length it set (3)", outcome)
+    Assert.EndsWith("\r\n\r\nabc", answer)
+
+[<Fact>]
+let ``a body on a streamed 204 is refused`` () =
+    let answer =
+        ask (caught (fun ctx -> task {
+            ctx.StatusCode <- 204
+            do! ctx.FlushAsync()
+            ctx.WriteString "x" })) get
+    Assert.StartsWith("HTTP/1.1 204", answer)
+    Assert.DoesNotContain("x|", answer)
+
+[<Fact>]
+let ``trailer indexes out of range are refused, and a previous request's trailers are not readable`` () =
+    let answer = ask (caught (fun ctx -> task { ctx.TrailerName 0 |> ignore })) get
+    Assert.Contains("ArgumentOutOfRangeException", answer)
+
+[<Fact>]
+let ``BadRequestException takes 4xx and 5xx statuses only`` () =
+    Assert.Throws<ArgumentException>(fun () -> BadRequestException(200, "no") |> ignore) |> ignore
+    Assert.Equal(413, BadRequestException(413, "big").StatusCode)
+
+[<Fact>]
+let ``a synchronous read of the body is refused unless allowed`` () =
+    let reader =
+        caught (fun ctx -> task {
+            let buffer = Array.zeroCreate 10
+            ctx.RequestBody.Read(buffer, 0, 10) |> ignore })
+    let post = "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 2\r\nConnection: close\r\n\r\nhi"
+    Assert.Contains("synchronous reads of the request body are not allowed", ask reader post)
+    use server = serve { testOptions with AllowSynchronousIO = true; InlineCompletions = false } reader
+    Assert.Contains("|none", fst (exchange server (ascii post) 3000))
+
+[<Fact>]
+let ``a second FlushAsync while the first is still sending is refused`` () =
+    task {
+        let mutable outcome = "not run"
+        let handler: RequestHandler =
+            fun ctx ->
+                ValueTask(
+                    task {
+                        ctx.Write(ReadOnlySpan(Array.zeroCreate<byte> (32 * 1024 * 1024)))
+                        let first = ctx.FlushAsync()
+
+                        try
+                            do! ctx.FlushAsync()
+                            outcome <- "none"
+                        with e ->
+                            outcome <- e.Message
+
+                        do! first
+                    }
+                    :> Task
+                )
+        use server = serve testOptions handler
+        use s = connect server
+        s.Send(ascii get) |> ignore
+        do! Task.Delay 300
+        readAll s 3000 |> ignore
+        Assert.Contains("while the previous flush was still sending", outcome)
+    }
+
+[<Fact>]
+let ``options out of range are refused before the server starts`` () =
+    Assert.Throws<ArgumentException>(fun () -> Server.start { testOptions with Port = 70000 } (sync ignore) |> ignore) |> ignore
+    let e = Assert.Throws<ArgumentException>(fun () -> Server.start { testOptions with MaxHeaderCount = 0 } (sync ignore) |> ignore)
+    Assert.Contains("MaxHeaderCount", e.Message)
+    Assert.Throws<ArgumentException>(fun () -> Server.start { testOptions with KeepAliveTimeout = TimeSpan.Zero } (sync ignore) |> ignore) |> ignore
