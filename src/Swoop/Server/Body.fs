@@ -41,6 +41,8 @@ type internal BodyReader(transport: Transport, head: RequestHead, bodyTimeoutMs:
         this.FramingBroken <- false
         continueSent <- false
         received <- 0L
+        transport.BodyBytes <- 0L
+        transport.BodyWaitMs <- 0L
 
         match head.Body with
         | BodyKind.Sized ->
@@ -139,6 +141,7 @@ type internal BodyReader(transport: Transport, head: RequestHead, bodyTimeoutMs:
             if got = 0 then
                 this.Fail(400, "connection closed before the request body ended")
 
+            transport.BodyBytes <- transport.BodyBytes + int64 got
             transport.InEnd <- transport.InEnd + got
         }
 

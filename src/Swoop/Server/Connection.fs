@@ -30,6 +30,8 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
     let mutable handlerCallStart = 0L
     // The call the watch last reported (its start), so that each call counts once.
     let mutable reportedCallStart = 0L
+    // When the heartbeat last looked at this connection (for the data rates).
+    let mutable lastTickMs = 0L
 
     static let errorResponse (status: int) =
         let reason = Response.reasonPhrase status
@@ -291,7 +293,29 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                 if handlerCallStart = callStart then
                     BlockingWatch.report settings (now - callStart) request
 
+            // Minimum data rates (after a grace period): a body that trickles in, or a client
+            // that reads our answer slower than the rate, is cut. Time counts beat by beat.
+            let elapsed = if lastTickMs = 0L then 0L else min 2000L (now - lastTickMs)
+            lastTickMs <- now
+
+            let tooSlow =
+                if state = ConnectionState.ReadingBody && settings.MinRequestBodyDataRate > 0 then
+                    transport.BodyWaitMs <- transport.BodyWaitMs + elapsed
+                    transport.BodyWaitMs > settings.DataRateGraceMs
+                    && transport.BodyBytes * 1000L < int64 settings.MinRequestBodyDataRate * transport.BodyWaitMs
+                elif sendDeadline > 0L && settings.MinResponseDataRate > 0 then
+                    transport.SendWaitMs <- transport.SendWaitMs + elapsed
+                    transport.SendWaitMs > settings.DataRateGraceMs
+                    && transport.SentBytes * 1000L < int64 settings.MinResponseDataRate * transport.SendWaitMs
+                else
+                    false
+
             if settings.ForceClose && state <> ConnectionState.Closed then
+                closeSocket ()
+            elif tooSlow then
+                if state = ConnectionState.ReadingBody then
+                    tryState ConnectionState.TimedOut state |> ignore
+
                 closeSocket ()
             elif sendDeadline > 0L && now > sendDeadline then
                 // The client stopped reading our answers.

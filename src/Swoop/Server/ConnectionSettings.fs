@@ -35,6 +35,11 @@ type internal ConnectionSettings
     member _.Pool = pool
     member _.Heartbeat = heartbeat
     member val AllowSynchronousIO = false with get, set
+    /// Bytes a second a request body must arrive at (0: no minimum), after the grace period.
+    member val MinRequestBodyDataRate = 240 with get, set
+    /// Bytes a second the client must read a response at (0: no minimum), after the grace period.
+    member val MinResponseDataRate = 240 with get, set
+    member val DataRateGraceMs = 5000L with get, set
     /// Shutting down: answer in-flight requests with Connection: close, close idle ones.
     [<DefaultValue>]
     val mutable Stopping: bool

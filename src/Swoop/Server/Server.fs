@@ -22,7 +22,10 @@ type ServerOptions =
       ShutdownTimeout: TimeSpan
       ReleaseBufferWhenIdle: bool
       InlineCompletions: bool
-      AllowSynchronousIO: bool }
+      AllowSynchronousIO: bool
+      MinRequestBodyDataRate: int
+      MinResponseDataRate: int
+      DataRateGracePeriod: TimeSpan }
 
 [<RequireQualifiedAccess>]
 module ServerOptions =
@@ -41,7 +44,10 @@ module ServerOptions =
           ShutdownTimeout = TimeSpan.FromSeconds 30.0
           ReleaseBufferWhenIdle = true
           InlineCompletions = true
-          AllowSynchronousIO = false }
+          AllowSynchronousIO = false
+          MinRequestBodyDataRate = 240
+          MinResponseDataRate = 240
+          DataRateGracePeriod = TimeSpan.FromSeconds 5.0 }
 
     let validate (options: ServerOptions) =
         let o = options
@@ -61,6 +67,10 @@ module ServerOptions =
         positive "KeepAliveTimeout" (o.KeepAliveTimeout > TimeSpan.Zero)
         positive "RequestHeadTimeout" (o.RequestHeadTimeout > TimeSpan.Zero)
         positive "BodyReadTimeout" (o.BodyReadTimeout > TimeSpan.Zero)
+
+        if o.MinRequestBodyDataRate < 0 then invalidArg "MinRequestBodyDataRate" "ServerOptions.MinRequestBodyDataRate must not be negative"
+        if o.MinResponseDataRate < 0 then invalidArg "MinResponseDataRate" "ServerOptions.MinResponseDataRate must not be negative"
+        if o.DataRateGracePeriod < TimeSpan.Zero then invalidArg "DataRateGracePeriod" "ServerOptions.DataRateGracePeriod must not be negative"
 
         if o.ShutdownTimeout < TimeSpan.Zero then invalidArg "ShutdownTimeout" "ServerOptions.ShutdownTimeout must not be negative"
 
@@ -260,6 +270,9 @@ module Server =
             )
 
         settings.AllowSynchronousIO <- options.AllowSynchronousIO
+        settings.MinRequestBodyDataRate <- options.MinRequestBodyDataRate
+        settings.MinResponseDataRate <- options.MinResponseDataRate
+        settings.DataRateGraceMs <- int64 options.DataRateGracePeriod.TotalMilliseconds
         new RunningServer(listener, settings, options.ShutdownTimeout)
 
     let run (options: ServerOptions) (handler: RequestHandler) =

@@ -51,6 +51,15 @@ type ServerOptions =
         /// InvalidOperationException (it would block a socket engine thread); use ReadAsync.
         /// True allows it, for code that cannot be made asynchronous (then run with --no-inline).
         AllowSynchronousIO: bool
+        /// Bytes a second a request body must arrive at, averaged over the time spent waiting
+        /// for it, once DataRateGracePeriod has passed; slower, the connection is cut (Kestrel's
+        /// rule and default: 240). 0: no minimum.
+        MinRequestBodyDataRate: int
+        /// Bytes a second a client must read a response at, the same way: a client that never
+        /// reads is cut after the grace period (default 240). 0: no minimum.
+        MinResponseDataRate: int
+        /// How long a slow body or reader is given before the rates apply (default 5 s).
+        DataRateGracePeriod: TimeSpan
     }
 
 [<RequireQualifiedAccess>]

@@ -60,6 +60,21 @@ type internal Transport(pool: SlabPool) =
 
     member val SendTimeoutMs = 30000L with get, set
 
+    /// Body bytes received for the current request, and how long receives for it have been
+    /// waiting (heartbeat ticks while ReadingBody): the minimum request data rate.
+    [<DefaultValue>]
+    val mutable BodyBytes: int64
+
+    [<DefaultValue>]
+    val mutable BodyWaitMs: int64
+
+    /// The same for sends: bytes sent and time spent waiting since the current flush began.
+    [<DefaultValue>]
+    val mutable SentBytes: int64
+
+    [<DefaultValue>]
+    val mutable SendWaitMs: int64
+
     /// Where the current request starts in the input segment (relative to its offset).
     member val InStart = 0 with get, set
     /// Where unread bytes start: after the head, the body cursor.
@@ -150,16 +165,22 @@ type internal Transport(pool: SlabPool) =
         bytes.CopyTo(t.OutputSpan(bytes.Length))
         t.OutLength <- t.OutLength + bytes.Length
 
-    /// Sends everything in the output buffer, then gives the buffer back.
+    /// The most bytes one send hands to the socket.
+    static member SendStep = 65536
+
     /// A send is in flight (its deadline is set until it completes).
     member t.Sending = Threading.Volatile.Read(&t.SendDeadline) > 0L
 
+    /// Sends everything in the output buffer, then gives the buffer back.
     member t.FlushAsync() : ValueTask =
         if t.OutLength = 0 then
             ValueTask.CompletedTask
         else
+            t.SentBytes <- 0L
+            t.SendWaitMs <- 0L
+            // At most SendStep bytes a send: a slow reader's progress shows (data rates, timeouts).
             let vt =
-                t.Socket.SendAsync(ReadOnlyMemory<byte>(output.Array, output.Offset, t.OutLength), SocketFlags.None)
+                t.Socket.SendAsync(ReadOnlyMemory<byte>(output.Array, output.Offset, min t.OutLength Transport.SendStep), SocketFlags.None)
 
             if vt.IsCompletedSuccessfully then
                 // Read a ValueTask once only: its source is pooled by the socket.
@@ -171,6 +192,7 @@ type internal Transport(pool: SlabPool) =
                     output <- Unchecked.defaultof<Segment>
                     ValueTask.CompletedTask
                 else
+                    t.SentBytes <- int64 sent
                     ValueTask(t.FlushRestAsync sent)
             else
                 ValueTask(t.FlushPendingAsync vt)
@@ -179,6 +201,7 @@ type internal Transport(pool: SlabPool) =
         task {
             t.SendDeadline <- Heartbeat.NowMs + t.SendTimeoutMs
             let! sent = first
+            t.SentBytes <- t.SentBytes + int64 sent
             do! t.FlushRestAsync sent
         }
 
@@ -191,7 +214,7 @@ type internal Transport(pool: SlabPool) =
                 t.SendDeadline <- Heartbeat.NowMs + t.SendTimeoutMs
                 let! n =
                     t.Socket.SendAsync(
-                        ReadOnlyMemory<byte>(output.Array, output.Offset + offset, t.OutLength - offset),
+                        ReadOnlyMemory<byte>(output.Array, output.Offset + offset, min (t.OutLength - offset) Transport.SendStep),
                         SocketFlags.None
                     )
 
@@ -199,6 +222,7 @@ type internal Transport(pool: SlabPool) =
                     raise (SocketException(int SocketError.ConnectionReset))
 
                 offset <- offset + n
+                t.SentBytes <- t.SentBytes + int64 n
 
             t.SendDeadline <- 0L
             t.OutLength <- 0

@@ -1,0 +1,82 @@
+/// Minimum data rates: a body that trickles in and a client that reads too slowly are cut.
+module Swoop.Tests.DataRateTests
+
+open System
+open System.Diagnostics
+open System.Threading.Tasks
+open Xunit
+open Swoop
+open Swoop.Tests.Support
+
+[<Fact>]
+let ``a body trickling in below the minimum rate is cut after the grace period`` () =
+    task {
+        let mutable failure = "none"
+        let handler: RequestHandler =
+            fun ctx ->
+                ValueTask(
+                    task {
+                        try
+                            let! _ = ctx.ReadBodyAsync()
+                            ()
+                        with e ->
+                            failure <- e.Message
+                    }
+                    :> Task
+                )
+        let options = { testOptions with MinRequestBodyDataRate = 100; DataRateGracePeriod = TimeSpan.FromSeconds 1.0 }
+        use server = serve options handler
+        use s = connect server
+        s.Send(ascii "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 1000\r\n\r\n") |> ignore
+        let sw = Stopwatch.StartNew()
+        let mutable cut = false
+
+        // One byte every 300 ms: 3 bytes a second, far below 100.
+        while not cut && sw.ElapsedMilliseconds < 8000L do
+            try
+                s.Send [| byte 'x' |] |> ignore
+                do! Task.Delay 300
+            with _ ->
+                cut <- true
+
+            if not cut && s.Poll(0, Net.Sockets.SelectMode.SelectRead) && s.Available = 0 then cut <- true
+
+        Assert.True(cut, "the slow body was not cut")
+        Assert.True(sw.ElapsedMilliseconds < 6000L, sprintf "cut after %d ms" sw.ElapsedMilliseconds)
+        Assert.Contains("timed out", failure)
+    }
+
+[<Fact>]
+let ``a body at a fair rate is not cut`` () =
+    task {
+        let options = { testOptions with MinRequestBodyDataRate = 100; DataRateGracePeriod = TimeSpan.FromSeconds 1.0 }
+        use server = serve options echoHandler
+        use s = connect server
+        s.Send(ascii "POST /x HTTP/1.1\r\nHost: a\r\nContent-Length: 500\r\nConnection: close\r\n\r\n") |> ignore
+
+        // 50 bytes every 200 ms: 250 bytes a second.
+        for _ in 1..10 do
+            s.Send(Array.create 50 (byte 'y')) |> ignore
+            do! Task.Delay 200
+
+        let answer, _ = readAll s 3000
+        Assert.StartsWith("HTTP/1.1 200", text answer)
+    }
+
+[<Fact>]
+let ``a client that does not read a large response is cut`` () =
+    task {
+        let handler: RequestHandler =
+            fun ctx ->
+                ctx.Write(ReadOnlySpan(Array.zeroCreate<byte> (64 * 1024 * 1024)))
+                ValueTask.CompletedTask
+        let options = { testOptions with MinResponseDataRate = 10_000_000; DataRateGracePeriod = TimeSpan.FromSeconds 1.0 }
+        use server = serve options handler
+        use s = connect server
+        s.ReceiveBufferSize <- 65536
+        s.Send(ascii "GET / HTTP/1.1\r\nHost: a\r\n\r\n") |> ignore
+        do! Task.Delay 5000
+        let answer, closed = readAll s 3000
+        Assert.True(closed, "the connection is closed")
+        Assert.True(answer.Length < 64 * 1024 * 1024, sprintf "%d bytes arrived" answer.Length)
+    }
