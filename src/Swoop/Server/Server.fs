@@ -25,7 +25,8 @@ type ServerOptions =
       AllowSynchronousIO: bool
       MinRequestBodyDataRate: int
       MinResponseDataRate: int
-      DataRateGracePeriod: TimeSpan }
+      DataRateGracePeriod: TimeSpan
+      MaxConnections: int }
 
 [<RequireQualifiedAccess>]
 module ServerOptions =
@@ -47,7 +48,8 @@ module ServerOptions =
           AllowSynchronousIO = false
           MinRequestBodyDataRate = 240
           MinResponseDataRate = 240
-          DataRateGracePeriod = TimeSpan.FromSeconds 5.0 }
+          DataRateGracePeriod = TimeSpan.FromSeconds 5.0
+          MaxConnections = 0 }
 
     let validate (options: ServerOptions) =
         let o = options
@@ -71,6 +73,8 @@ module ServerOptions =
         if o.MinRequestBodyDataRate < 0 then invalidArg "MinRequestBodyDataRate" "ServerOptions.MinRequestBodyDataRate must not be negative"
         if o.MinResponseDataRate < 0 then invalidArg "MinResponseDataRate" "ServerOptions.MinResponseDataRate must not be negative"
         if o.DataRateGracePeriod < TimeSpan.Zero then invalidArg "DataRateGracePeriod" "ServerOptions.DataRateGracePeriod must not be negative"
+
+        if o.MaxConnections < 0 then invalidArg "MaxConnections" "ServerOptions.MaxConnections must not be negative (0: no limit)"
 
         if o.ShutdownTimeout < TimeSpan.Zero then invalidArg "ShutdownTimeout" "ServerOptions.ShutdownTimeout must not be negative"
 
@@ -117,9 +121,10 @@ module ServerOptions =
         o
 
 [<Sealed>]
-type RunningServer internal (listener: Socket, settings: ConnectionSettings, shutdownTimeout: TimeSpan) =
+type RunningServer internal (listener: Socket, settings: ConnectionSettings, shutdownTimeout: TimeSpan, maxConnections: int) =
     let idle = System.Collections.Concurrent.ConcurrentBag<Connection>()
     let mutable open' = 0
+    let mutable rejected = 0L
     let allClosed = TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously)
     let mutable stopTask: Task = null
     let mutable lastAcceptError = 0L
@@ -152,14 +157,25 @@ type RunningServer internal (listener: Socket, settings: ConnectionSettings, shu
                     with _ ->
                         () // the peer may already be gone; the connection loop will see it
 
-                    Interlocked.Increment(&open') |> ignore
+                    if maxConnections > 0 && Volatile.Read(&open') >= maxConnections then
+                        // Over the limit: closed at once (a reset, no lingering), and counted.
+                        Interlocked.Increment(&rejected) |> ignore
 
-                    let connection =
-                        match idle.TryTake() with
-                        | true, c -> c
-                        | _ -> Connection(settings, onClosed)
+                        try
+                            socket.LingerState <- LingerOption(true, 0)
+                        with _ ->
+                            ()
 
-                    connection.Start socket
+                        socket.Dispose()
+                    else
+                        Interlocked.Increment(&open') |> ignore
+
+                        let connection =
+                            match idle.TryTake() with
+                            | true, c -> c
+                            | _ -> Connection(settings, onClosed)
+
+                        connection.Start socket
                 with
                 | :? ObjectDisposedException
                 | :? SocketException when settings.Stopping -> go <- false
@@ -178,12 +194,33 @@ type RunningServer internal (listener: Socket, settings: ConnectionSettings, shu
     let endPoint = listener.LocalEndPoint :?> IPEndPoint
     do acceptLoop () |> ignore
 
+    // After a burst, memory goes back: every 10 s, slabs unused for 10 s return to the GC
+    // (one is kept) and pooled connection objects beyond what is open are let go.
+    let mutable lastTrim = Environment.TickCount64
+
+    let trimmer =
+        { new ITimed with
+            member _.Tick(now: int64) =
+                if now - lastTrim >= 10_000L then
+                    lastTrim <- now
+                    SlabPool.Shared.Trim(10_000L, 1) |> ignore
+                    let keep = max 16 (Volatile.Read(&open'))
+                    let mutable extra = idle.Count - keep
+
+                    while extra > 0 do
+                        idle.TryTake() |> ignore
+                        extra <- extra - 1 }
+
+    do settings.Heartbeat.Register trimmer |> ignore
+
     member _.EndPoint = endPoint
     member this.Port = this.EndPoint.Port
     member _.ConnectionCount = Volatile.Read(&open')
 
     /// Completes with the failure when the server can accept no more connections.
     member internal _.AcceptFailed: Task<exn> = acceptFailed.Task
+
+    member _.RejectedConnections = Volatile.Read(&rejected)
 
     member _.StopAsync() : Task =
         lock allClosed (fun () ->
@@ -273,7 +310,7 @@ module Server =
         settings.MinRequestBodyDataRate <- options.MinRequestBodyDataRate
         settings.MinResponseDataRate <- options.MinResponseDataRate
         settings.DataRateGraceMs <- int64 options.DataRateGracePeriod.TotalMilliseconds
-        new RunningServer(listener, settings, options.ShutdownTimeout)
+        new RunningServer(listener, settings, options.ShutdownTimeout, options.MaxConnections)
 
     let run (options: ServerOptions) (handler: RequestHandler) =
         let server =

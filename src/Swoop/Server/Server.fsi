@@ -60,6 +60,9 @@ type ServerOptions =
         MinResponseDataRate: int
         /// How long a slow body or reader is given before the rates apply (default 5 s).
         DataRateGracePeriod: TimeSpan
+        /// Most connections open at once; past it a new connection is closed at once and
+        /// counted in RunningServer.RejectedConnections. 0 (default, as Kestrel): no limit.
+        MaxConnections: int
     }
 
 [<RequireQualifiedAccess>]
@@ -92,6 +95,9 @@ type RunningServer =
     member ConnectionCount: int
 
     member internal AcceptFailed: Threading.Tasks.Task<exn>
+
+    /// Connections closed at once because MaxConnections were open.
+    member RejectedConnections: int64
 
     /// Stops accepting, lets in-flight requests finish (up to ShutdownTimeout), closes idle
     /// keep-alive connections, and completes when every connection is closed.

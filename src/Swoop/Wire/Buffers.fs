@@ -22,11 +22,15 @@ type internal Segment =
 /// requests. Leases larger than a segment come from the shared ArrayPool.
 [<Sealed>]
 type internal SlabPool(segmentSize: int, segmentsPerSlab: int) =
-    let free = System.Collections.Generic.Stack<Segment>(segmentsPerSlab)
+    let mutable free = System.Collections.Generic.Stack<Segment>(segmentsPerSlab)
     let gate = obj ()
+    let mutable slabs = 0
+    let mutable lastCut = 0L
 
     let cutSlab () =
         let slab = GC.AllocateUninitializedArray<byte>(segmentSize * segmentsPerSlab, pinned = true)
+        slabs <- slabs + 1
+        lastCut <- Environment.TickCount64
 
         for i in segmentsPerSlab - 1 .. -1 .. 0 do
             free.Push
@@ -61,6 +65,36 @@ type internal SlabPool(segmentSize: int, segmentsPerSlab: int) =
                 lock gate (fun () -> free.Push s)
             else
                 ArrayPool<byte>.Shared.Return s.Array
+
+    /// Slabs cut and still held.
+    member _.SlabCount = slabs
+
+    /// Gives slabs with every segment free back to the GC (keeping `keep`), once no slab was
+    /// cut for `quietMs`: memory follows load down as well as up. Returns how many went.
+    member _.Trim(quietMs: int64, keep: int) =
+        lock gate (fun () ->
+            if slabs > keep && Environment.TickCount64 - lastCut >= quietMs then
+                let freeOf = System.Collections.Generic.Dictionary<byte[], int>(HashIdentity.Reference)
+
+                for s in free do
+                    freeOf[s.Array] <- (match freeOf.TryGetValue s.Array with | true, n -> n | _ -> 0) + 1
+
+                let mutable spare = slabs - keep
+                let dropped = System.Collections.Generic.HashSet<byte[]>(HashIdentity.Reference)
+
+                for KeyValue(slab, n) in freeOf do
+                    if spare > 0 && n = segmentsPerSlab then
+                        dropped.Add slab |> ignore
+                        spare <- spare - 1
+
+                if dropped.Count > 0 then
+                    let kept = free.ToArray() |> Array.filter (fun s -> not (dropped.Contains s.Array))
+                    free <- System.Collections.Generic.Stack<Segment>(Array.rev kept)
+                    slabs <- slabs - dropped.Count
+
+                dropped.Count
+            else
+                0)
 
     /// The process-wide pool: 4 KiB segments, 256 to a 1 MiB slab.
     static member val Shared = SlabPool(4096, 256)
