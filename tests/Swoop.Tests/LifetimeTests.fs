@@ -123,3 +123,18 @@ let ``the server listens on IPv6 and on every interface when asked`` () =
     use any = serve { testOptions with Host = "0.0.0.0" } echoHandler
     let r, _ = exchange any (ascii "GET /any HTTP/1.1\r\nHost: a\r\n\r\n") 2000
     Assert.Contains("GET /any|", r)
+
+[<Fact>]
+let ``Connection: close with requests queued behind it lingers, so the answer is not lost to a reset`` () =
+    use server = serve testOptions (sync (fun ctx -> ctx.WriteString(String('a', 2_000_000))))
+    use s = connect server
+    let queued = String.replicate 4000 "GET /more HTTP/1.1\r\nHost: a\r\n\r\n"
+    s.Send(ascii ("GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n" + queued)) |> ignore
+    // Read late: a close with requests unread would have reset the connection by now.
+    Threading.Thread.Sleep 300
+    let answer, closed = readAll s 3000
+    let answer = text answer
+    Assert.StartsWith("HTTP/1.1 200", answer)
+    Assert.EndsWith(String('a', 1000), answer)
+    Assert.Equal(1, (statuses answer).Length)
+    Assert.True closed

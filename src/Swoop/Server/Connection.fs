@@ -219,7 +219,9 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                                     if not keepAlive then
                                         do! transport.FlushAsync()
                                         go <- false
-                                        linger <- not drained || context.Reader.FramingBroken
+                                        // The client may still be sending (an unread body, pipelined
+                                        // requests): linger, so the answer is not lost to a reset.
+                                        linger <- not drained || context.Reader.FramingBroken || transport.InStart < transport.InEnd
                                     elif transport.OutLength > 65536 then
                                         do! transport.FlushAsync()
 
@@ -227,27 +229,40 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                                         transport.Deadline <- Heartbeat.NowMs + settings.RequestHeadMs
                                         Volatile.Write(&transport.State, ConnectionState.ReadingHead)
                             | Parser.ParseResult.NeedMore ->
-                                // A partial head: answer what came before it, then read on.
+                                // A partial head: answer what came before it, then read on. While
+                                // answers go out the state is Processing, so that a head timeout's
+                                // 408 never lands inside them; a timeout already decided stands.
                                 if transport.OutLength > 0 then
-                                    do! transport.FlushAsync()
+                                    if tryState ConnectionState.Processing ConnectionState.ReadingHead
+                                       || Volatile.Read(&transport.State) = ConnectionState.Processing then
+                                        do! transport.FlushAsync()
+                                    else
+                                        go <- false
 
-                                if Volatile.Read(&transport.State) <> ConnectionState.ReadingHead then
+                                if go && Volatile.Read(&transport.State) = ConnectionState.Processing then
                                     transport.Deadline <- Heartbeat.NowMs + settings.RequestHeadMs
-                                    Volatile.Write(&transport.State, ConnectionState.ReadingHead)
+                                    tryState ConnectionState.ReadingHead ConnectionState.Processing |> ignore
 
-                                transport.MakeRoom 512
-                                let! n = transport.ReceiveAsync()
-
-                                if n = 0 || Volatile.Read(&transport.State) <> ConnectionState.ReadingHead then
+                                if go && Volatile.Read(&transport.State) <> ConnectionState.ReadingHead then
                                     go <- false
-                                else
-                                    transport.InEnd <- transport.InEnd + n
+
+                                if go then
+                                    transport.MakeRoom 512
+                                    let! n = transport.ReceiveAsync()
+
+                                    if n = 0 || Volatile.Read(&transport.State) <> ConnectionState.ReadingHead then
+                                        go <- false
+                                    else
+                                        transport.InEnd <- transport.InEnd + n
                             | _ ->
-                                Volatile.Write(&transport.State, ConnectionState.Processing)
-                                transport.Append(ReadOnlySpan<byte>(errorResponse head.ErrorStatus))
-                                do! transport.FlushAsync()
+                                // A parse error never overwrites a timeout the heartbeat decided.
+                                if tryState ConnectionState.Processing ConnectionState.ReadingHead
+                                   || Volatile.Read(&transport.State) = ConnectionState.Processing then
+                                    transport.Append(ReadOnlySpan<byte>(errorResponse head.ErrorStatus))
+                                    do! transport.FlushAsync()
+                                    linger <- true
+
                                 go <- false
-                                linger <- true
 
                     if linger then
                         do! lingerAsync ()

@@ -87,13 +87,21 @@ type internal Heartbeat(interval: TimeSpan) as this =
         let snapshot = Volatile.Read(&members)
 
         for i in 0 .. (min count snapshot.Length) - 1 do
-            let m = Volatile.Read(&snapshot[i])
+            // Each tick runs under the gate: once Unregister returns, no tick of that member
+            // is running or will run, so a connection reused for another socket is never
+            // acted on by a tick meant for the old one.
+            Monitor.Enter gate
 
-            if not (isNull m) then
-                try
-                    m.Tick now
-                with e ->
-                    eprintfn "swoop: heartbeat: %s" e.Message
+            try
+                let m = Volatile.Read(&snapshot[i])
+
+                if not (isNull m) && obj.ReferenceEquals(m, Volatile.Read(&members[i])) then
+                    try
+                        m.Tick now
+                    with e ->
+                        eprintfn "swoop: heartbeat: %s" e.Message
+            finally
+                Monitor.Exit gate
 
     /// Adds a member; returns its slot, to give back to `Unregister`.
     member _.Register(m: ITimed) =
