@@ -156,3 +156,26 @@ let ``options out of range are refused before the server starts`` () =
     let e = Assert.Throws<ArgumentException>(fun () -> Server.start { testOptions with MaxHeaderCount = 0 } (sync ignore) |> ignore)
     Assert.Contains("MaxHeaderCount", e.Message)
     Assert.Throws<ArgumentException>(fun () -> Server.start { testOptions with KeepAliveTimeout = TimeSpan.Zero } (sync ignore) |> ignore) |> ignore
+
+[<Fact>]
+let ``a handler past the request timeout gets its request answered 503, and others are served`` () =
+    task {
+        let never = TaskCompletionSource()
+        let handler: RequestHandler =
+            fun ctx ->
+                if ctx.Path = "/never" then ValueTask(never.Task)
+                else
+                    ctx.WriteString "fine"
+                    ValueTask.CompletedTask
+        use server = serve { testOptions with RequestTimeout = TimeSpan.FromMilliseconds 500.0 } handler
+        let sw = Diagnostics.Stopwatch.StartNew()
+        let stuck = Task.Run(fun () -> exchange server (ascii "GET /never HTTP/1.1\r\nHost: a\r\n\r\n") 5000)
+        // Meanwhile, others are answered.
+        let other, _ = exchange server (ascii "GET /ok HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n") 3000
+        Assert.EndsWith("fine", other)
+        let! answer, closed = stuck
+        Assert.StartsWith("HTTP/1.1 503", answer)
+        Assert.True closed
+        Assert.True(sw.ElapsedMilliseconds < 4000L, sprintf "%d ms" sw.ElapsedMilliseconds)
+        never.SetResult()
+    }

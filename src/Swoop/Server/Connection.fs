@@ -104,12 +104,45 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
         with e ->
             ValueTask.FromException e
 
+    /// Answers 503 and closes when a handler runs past ServerOptions.RequestTimeout before
+    /// its response started. The context stays this handler's until it ends: the connection
+    /// is not reused before (the caller waits for it).
+    let answerTimeout () =
+        try
+            let s = transport.Socket
+            s.Blocking <- false
+            s.Send(errorResponse 503) |> ignore
+        with _ ->
+            ()
+
+        closeSocket ()
+
     /// The handler did not finish synchronously (or failed): wait for it and recover.
     let awaitHandlerAsync (pending: ValueTask) : Task<bool> =
         task {
             try
-                do! pending
-                return true
+                if settings.RequestTimeoutMs <= 0L then
+                    do! pending
+                    return true
+                else
+                    let running = pending.AsTask()
+                    let! first = Task.WhenAny(running, Task.Delay(int settings.RequestTimeoutMs))
+
+                    if obj.ReferenceEquals(first, running) || context.HasStarted then
+                        do! running
+                        return true
+                    else
+                        if settings.MayLog() then
+                            eprintfn "swoop: %s %s ran past the request timeout: answered 503" context.MethodName context.Target
+
+                        answerTimeout ()
+
+                        try
+                            do! running
+                        with _ ->
+                            ()
+
+                        return false
             with e ->
                 return recover e
         }

@@ -40,6 +40,8 @@ type internal ConnectionSettings
     /// Bytes a second the client must read a response at (0: no minimum), after the grace period.
     member val MinResponseDataRate = 240 with get, set
     member val DataRateGraceMs = 5000L with get, set
+    /// A handler still running after this long (0: no limit) gets its request answered 503.
+    member val RequestTimeoutMs = 0L with get, set
     /// Shutting down: answer in-flight requests with Connection: close, close idle ones.
     [<DefaultValue>]
     val mutable Stopping: bool

@@ -26,7 +26,8 @@ type ServerOptions =
       MinRequestBodyDataRate: int
       MinResponseDataRate: int
       DataRateGracePeriod: TimeSpan
-      MaxConnections: int }
+      MaxConnections: int
+      RequestTimeout: TimeSpan }
 
 [<RequireQualifiedAccess>]
 module ServerOptions =
@@ -49,7 +50,8 @@ module ServerOptions =
           MinRequestBodyDataRate = 240
           MinResponseDataRate = 240
           DataRateGracePeriod = TimeSpan.FromSeconds 5.0
-          MaxConnections = 0 }
+          MaxConnections = 0
+          RequestTimeout = TimeSpan.Zero }
 
     let validate (options: ServerOptions) =
         let o = options
@@ -74,6 +76,7 @@ module ServerOptions =
         if o.MinResponseDataRate < 0 then invalidArg "MinResponseDataRate" "ServerOptions.MinResponseDataRate must not be negative"
         if o.DataRateGracePeriod < TimeSpan.Zero then invalidArg "DataRateGracePeriod" "ServerOptions.DataRateGracePeriod must not be negative"
 
+        if o.RequestTimeout < TimeSpan.Zero then invalidArg "RequestTimeout" "ServerOptions.RequestTimeout must not be negative (zero: none)"
         if o.MaxConnections < 0 then invalidArg "MaxConnections" "ServerOptions.MaxConnections must not be negative (0: no limit)"
 
         if o.ShutdownTimeout < TimeSpan.Zero then invalidArg "ShutdownTimeout" "ServerOptions.ShutdownTimeout must not be negative"
@@ -310,6 +313,7 @@ module Server =
         settings.MinRequestBodyDataRate <- options.MinRequestBodyDataRate
         settings.MinResponseDataRate <- options.MinResponseDataRate
         settings.DataRateGraceMs <- int64 options.DataRateGracePeriod.TotalMilliseconds
+        settings.RequestTimeoutMs <- int64 options.RequestTimeout.TotalMilliseconds
         new RunningServer(listener, settings, options.ShutdownTimeout, options.MaxConnections)
 
     let run (options: ServerOptions) (handler: RequestHandler) =

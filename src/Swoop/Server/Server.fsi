@@ -63,6 +63,10 @@ type ServerOptions =
         /// Most connections open at once; past it a new connection is closed at once and
         /// counted in RunningServer.RejectedConnections. 0 (default, as Kestrel): no limit.
         MaxConnections: int
+        /// A handler still running this long after it started, with no response sent yet,
+        /// gets its request answered 503 and the connection closed (the handler runs on; its
+        /// connection is not reused before it ends). Zero (default): no limit.
+        RequestTimeout: TimeSpan
     }
 
 [<RequireQualifiedAccess>]
