@@ -97,6 +97,8 @@ let valid: (string * string) list =
       "GET https://example.com Http11 path= query=- [Host:example.com] body=NoBody/-1 keepalive=true continue=false length=55"
       "CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n",
       "CONNECT example.com:443 Http11 path= query=- [Host:example.com:443] body=NoBody/-1 keepalive=true continue=false length=59"
+      "CONNECT [::1]:443 HTTP/1.1\r\nHost: [::1]:443\r\n\r\n",
+      "CONNECT [::1]:443 Http11 path= query=- [Host:[::1]:443] body=NoBody/-1 keepalive=true continue=false length=47"
       "M-SEARCH * HTTP/1.1\r\nHost: a\r\n\r\n",
       "error 400" // asterisk-form is for OPTIONS only
       "PROPFIND /dav HTTP/1.1\r\nHost: a\r\nX-Empty:\r\nX-Tab:\tv\t\r\n\r\n",
@@ -166,6 +168,12 @@ let invalid: (string * int) list =
       "CONNECT example.com HTTP/1.1\r\nHost: example.com\r\n\r\n", 400 // authority-form needs a port
       "CONNECT example.com:x HTTP/1.1\r\nHost: example.com\r\n\r\n", 400
       "GET http://user@example.com/ HTTP/1.1\r\nHost: example.com\r\n\r\n", 400
+      // Found by the differential fuzzer (tests/Swoop.Fuzz): bytes outside uri-host in the
+      // authority of an absolute-form or authority-form target were taken.
+      "GET https://example.co}m HTTP/1.1\r\nHost: example.com\r\n\r\n", 400
+      "GET http://a\"b/c HTTP/1.1\r\nHost: a\r\n\r\n", 400
+      "GET http://a b/ HTTP/1.1\r\nHost: a\r\n\r\n", 400
+      "CONNECT example^.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n", 400
       "GET /a\tb HTTP/1.1\r\nHost: a\r\n\r\n", 400 // HTAB is for field values only
       "GET /a\x7fb HTTP/1.1\r\nHost: a\r\n\r\n", 400
       "GE\x00T / HTTP/1.1\r\nHost: a\r\n\r\n", 400
