@@ -187,15 +187,21 @@ let private swoopStricter: Bucket list =
       { Name = "fragment (#) in the target: Swoop 400, llhttp takes it"
         Decision = deliberate + "RFC 9112 3.2 (request-target has no fragment; RFC 9110 4.2.5: a client never sends one)"
         Matches = fun f -> f.Aspect = "kind" && swoopRefusesHead f && stoppedAt "request" f && (target f).Contains '#' }
-      { Name = "CONNECT without an authority-form target, or authority-form without CONNECT: Swoop 400, llhttp takes it"
-        Decision = deliberate + "RFC 9112 3.2.3 (authority-form is host:port, only for CONNECT)"
+      { Name = "CONNECT without an authority-form target (uri-host:port), or authority-form without CONNECT: Swoop 400, llhttp takes it"
+        Decision = deliberate + "RFC 9112 3.2.3 (authority-form is uri-host:port, only for CONNECT)"
         Matches = fun f -> f.Aspect = "kind" && swoopRefusesHead f && stoppedAt "request" f && (methodOf f = "CONNECT" || not ((target f).StartsWith "/" || (target f).Contains "://" || target f = "*")) }
-      { Name = "absolute-form target with a scheme other than http or https, with userinfo, or without a host: Swoop 400, llhttp takes it"
-        Decision = deliberate + "RFC 9112 3.2.2 with RFC 9110 4.2 (an origin server serves http and https URIs; userinfo is refused per RFC 9110 4.2.4)"
+      { Name = "absolute-form target with a scheme other than http or https, with userinfo, or with an authority that is not uri-host[:port]: Swoop 400, llhttp takes it"
+        Decision = deliberate + "RFC 9112 3.2.2 with RFC 9110 4.2 (an origin server serves http and https URIs; userinfo is refused per RFC 9110 4.2.4; RFC 3986 3.2.2 host syntax)"
         Matches = fun f -> f.Aspect = "kind" && swoopRefusesHead f && stoppedAt "request" f && (target f).Contains "://" }
-      { Name = "bare LF before the request line: Swoop 400, llhttp skips it"
-        Decision = deliberate + "RFC 9112 2.2 (empty lines before the request line are CRLF) and 2.2's bare-LF allowance not taken: Swoop never takes a bare LF as a line end"
-        Matches = fun f -> f.Aspect = "kind" && swoopRefusesHead f && stoppedAt "leading" f }
+      { Name = "more than one SP between the parts of the request line: Swoop 400, llhttp takes it"
+        Decision = deliberate + "RFC 9112 3 (single SP; parsing on whitespace boundaries MAY be done but invites smuggling when recipients differ)"
+        Matches = fun f -> f.Aspect = "kind" && swoopRefusesHead f && stoppedAt "request" f && (f.RequestLine.Contains "  " || f.RequestLine.EndsWith " ") }
+      { Name = "Transfer-Encoding whose last coding is not chunked: Swoop 400, llhttp reads no body"
+        Decision = deliberate + "RFC 9112 6.3 item 4 (a request whose final coding is not chunked: the server MUST answer 400 and close)"
+        Matches = fun f -> f.Aspect = "kind" && swoopRefusesHead f && stoppedAt "end" f && (let c = codings f in c.IsEmpty || List.last c <> "chunked") && (fieldsNamed "transfer-encoding" f).Length > 0 }
+      { Name = "bare LF or bare CR before the request line: Swoop 400, llhttp skips it"
+        Decision = deliberate + "RFC 9112 2.2 (empty lines before the request line are CRLF) and 2.2's bare-LF allowance not taken: Swoop never takes a bare CR or LF as a line end"
+        Matches = fun f -> f.Aspect = "kind" && swoopRefusesHead f && (stoppedAt "leading" f || f.RequestLine.StartsWith "\r") }
       { Name = "more than one Content-Length, or a list of them, even with equal values: Swoop 400, llhttp takes equal ones"
         Decision = deliberate + "RFC 9110 8.6 (a recipient MAY reject a repeated Content-Length) and RFC 9112 6.3 item 5 (invalid Content-Length is unrecoverable): no smuggling through duplicates"
         Matches = fun f -> f.Aspect = "kind" && swoopRefusesHead f && name (swoopStopLine f).Text = "content-length" }
@@ -208,18 +214,83 @@ let private llhttpStricter: Bucket list =
     [ { Name = "extension methods: Swoop accepts any token, llhttp only its own list"
         Decision = deliberate + "RFC 9110 9.1 (method = token; the set is extensible); an unknown method is the application's 501 or 405"
         Matches = fun f -> f.Aspect = "kind" && llhttpRefusesHead f && f.Llhttp.E = "HPE_INVALID_METHOD" && isToken (methodOf f) && not (llhttpMethods.Contains(methodOf f)) }
-      { Name = "PRI as the method of an HTTP/1.1 request: Swoop takes the token, llhttp expects the HTTP/2 preface"
+      { Name = "PRI as the method of an HTTP/1.x request: Swoop takes the token, llhttp expects the HTTP/2 preface"
         Decision = deliberate + "RFC 9110 9.1 (PRI is a token); the real preface (PRI * HTTP/2.0) gets 505 from Swoop (RFC 9113 3.4)"
-        Matches = fun f -> f.Aspect = "kind" && llhttpRefusesHead f && f.Llhttp.E = "HPE_INVALID_VERSION" && methodOf f = "PRI" }
+        Matches = fun f -> f.Aspect = "kind" && f.Swoop.K = "accept" && f.Llhttp.K <> "accept" && methodOf f = "PRI" }
       { Name = "empty list elements or trailing whitespace in Transfer-Encoding: Swoop takes them, llhttp refuses"
         Decision = deliberate + "RFC 9110 5.6.1 (a recipient MUST ignore empty list elements) and 5.5 (OWS around a field value is not part of it); the codings are the same"
-        Matches = fun f -> f.Aspect = "kind" && llhttpRefusesHead f && f.Llhttp.E = "HPE_INVALID_TRANSFER_ENCODING" && name (llhttpStopLine f).Text = "transfer-encoding" }
+        Matches =
+          fun f ->
+              (f.Aspect = "kind" && llhttpRefusesHead f || f.Aspect = "body" && f.Llhttp.B = "error")
+              && f.Llhttp.E = "HPE_INVALID_TRANSFER_ENCODING"
+              && (fieldsNamed "transfer-encoding" f |> Array.exists (fun l -> let v = value l in hasFieldOws v || (trimOws v).EndsWith "," || (trimOws v).StartsWith ",")) }
       { Name = "whitespace after the Content-Length digits: Swoop takes it (OWS), llhttp refuses"
         Decision = deliberate + "RFC 9112 5 (field-line = field-name \":\" OWS field-value OWS): HTAB after the digits is OWS, not part of the value"
         Matches = fun f -> f.Aspect = "kind" && llhttpRefusesHead f && f.Llhttp.E = "HPE_INVALID_CONTENT_LENGTH" && name (llhttpStopLine f).Text = "content-length" && hasFieldOws (value (llhttpStopLine f).Text) } ]
 
+/// The chunk line or trailer line where llhttp stopped in the body.
+let private llhttpBodyLine (f: Facts) = let l = llhttpStopLine f in if l.Role = "body" then l.Text else ""
+
+/// Differences in keep-alive and in bodies.
+let private otherAspects: Bucket list =
+    [ { Name = "Connection: close or keep-alive followed by HTAB: Swoop sees the option, llhttp does not"
+        Decision = deliberate + "RFC 9110 5.5 and 5.6.1 (OWS, HTAB included, around list elements is not part of them)"
+        Matches =
+          fun f ->
+              f.Aspect = "keep-alive"
+              && (fieldsNamed "connection" f
+                  |> Array.exists (fun l ->
+                      (value l).Split(',') |> Array.exists (fun o -> (lower (trimOws o) = "close" || lower (trimOws o) = "keep-alive") && o.Contains '\t'))) }
+      { Name = "Connection with both close and keep-alive on HTTP/1.0: Swoop closes, llhttp keeps the connection"
+        Decision = deliberate + "RFC 9112 9.3 and 9.6 (with the close option the connection does not persist, whatever else is listed)"
+        Matches =
+          fun f ->
+              let options = [ for l in fieldsNamed "connection" f do for o in (value l).Split(',') -> lower (trimOws o) ]
+              f.Aspect = "keep-alive" && not f.Swoop.Ka && f.Llhttp.Ka && List.contains "close" options && List.contains "keep-alive" options }
+      { Name = "Proxy-Connection: keep-alive on HTTP/1.0: llhttp keeps the connection, Swoop reads Connection only"
+        Decision = deliberate + "RFC 9110 7.6.1 (Connection is the field for connection options; Proxy-Connection was never standardised)"
+        Matches = fun f -> f.Aspect = "keep-alive" && not f.Swoop.Ka && f.Llhttp.Ka && (fieldsNamed "proxy-connection" f).Length > 0 }
+      { Name = "whitespace (BWS) around ';' and '=' in chunk extensions: Swoop takes it, llhttp refuses"
+        Decision = deliberate + "RFC 9112 7.1.1 (chunk-ext = *( BWS \";\" BWS chunk-ext-name [ BWS \"=\" BWS chunk-ext-val ] )) and RFC 9110 5.6.3 (recipients MUST accept BWS)"
+        Matches =
+          fun f ->
+              f.Aspect = "body" && f.Llhttp.B = "error" && f.Swoop.B <> "error"
+              && (f.Llhttp.E = "HPE_INVALID_CHUNK_SIZE" || f.Llhttp.E = "HPE_STRICT")
+              && (let l = llhttpBodyLine f in l.Contains ';' && (l.Contains ' ' || l.Contains '\t')) }
+      { Name = "quoted-pair or obs-text in a quoted chunk extension value: Swoop takes it, llhttp refuses"
+        Decision = deliberate + "RFC 9112 7.1.1 (chunk-ext-val = token / quoted-string) and RFC 9110 5.6.4 (quoted-string holds quoted-pair and obs-text)"
+        Matches =
+          fun f ->
+              f.Aspect = "body" && f.Llhttp.B = "error" && f.Swoop.B <> "error" && f.Llhttp.E = "HPE_STRICT"
+              && (let l = llhttpBodyLine f in l.Contains '"' && (l.Contains '\\' || l |> Seq.exists (fun c -> c >= '\x80'))) }
+      { Name = "framing fields (Content-Length, Transfer-Encoding) in trailers: Swoop keeps them apart as trailers, llhttp refuses"
+        Decision = deliberate + "RFC 9110 6.5.1 and 6.5.2 (trailers are kept apart from the header section; framing fields there never change framing): the body's framing was fixed by the head"
+        Matches =
+          fun f ->
+              f.Aspect = "body" && f.Llhttp.B = "error"
+              && (f.Llhttp.E = "HPE_INVALID_CONTENT_LENGTH" || f.Llhttp.E = "HPE_INVALID_TRANSFER_ENCODING" || f.Llhttp.E = "HPE_UNEXPECTED_CONTENT_LENGTH")
+              && (let n = name (llhttpStopLine f).Text in n = "content-length" || n = "transfer-encoding") }
+      { Name = "a chunk extension without a name or without a value (\";=\", \";;\", \";a=\"): Swoop 400, llhttp takes it"
+        Decision = deliberate + "RFC 9112 7.1.1 (chunk-ext-name = token; chunk-ext-val = token / quoted-string: neither is empty)"
+        Matches =
+          fun f ->
+              f.Aspect = "body" && f.Swoop.B = "error" && f.Llhttp.B <> "error"
+              && f.Lines |> Array.exists (fun l -> l.Role = "body" && (l.Text.Contains ";=" || l.Text.Contains ";;" || l.Text.TrimEnd(' ', '\t').EndsWith ";" || l.Text.TrimEnd(' ', '\t').EndsWith "=" || l.Text.Contains "; =")) }
+      { Name = "a chunk extension value that is a token and a quoted-string run together (a=x\"y\"): Swoop 400, llhttp takes it"
+        Decision = deliberate + "RFC 9112 7.1.1 (chunk-ext-val = token / quoted-string, one or the other)"
+        Matches =
+          fun f ->
+              f.Aspect = "body" && f.Swoop.B = "error" && f.Llhttp.B <> "error"
+              && f.Lines |> Array.exists (fun l -> l.Role = "body" && Text.RegularExpressions.Regex.IsMatch(l.Text, "=[ \\t]*[-!#$%&'*+.^_`|~0-9A-Za-z]+\"")) }
+      { Name = "chunk sizes over 15 hex digits (leading zeros count): Swoop 400, llhttp reads on"
+        Decision = deliberate + "RFC 9112 7.1 (recipients MUST guard against overflow): Swoop bounds the digits (15 hex, 18 decimal for Content-Length), leading zeros included"
+        Matches =
+          fun f ->
+              f.Aspect = "body" && f.Swoop.B = "error" && f.Llhttp.B <> "error"
+              && f.Lines |> Array.exists (fun l -> l.Role = "body" && (l.Text |> Seq.takeWhile (fun c -> Uri.IsHexDigit c) |> Seq.length) > 15) } ]
+
 /// The buckets, most specific first.
-let all: Bucket list = swoopStricter @ llhttpStricter
+let all: Bucket list = swoopStricter @ llhttpStricter @ otherAspects
 
 /// Both refuse; llhttp sooner.
 let private llhttpSooner =
@@ -248,6 +319,15 @@ let rec classify (f: Facts) : Choice<Bucket, string> =
         match taken with
         | Some bytes -> classify { f with Input = bytes; Swoop = swoopSide.Value.Verdict bytes; Lines = split bytes }
         | None -> Choice1Of2 llhttpSooner
+    | None when f.Aspect = "body" && f.Swoop.B = "incomplete" && f.Llhttp.B = "error" ->
+        let completions = [ "\r\n\r\n"; "\n\r\n"; "\r\n0\r\n\r\n"; "0\r\n\r\n" ]
+        let completed = completions |> List.map (fun c -> Array.append f.Input (Encoding.Latin1.GetBytes c))
+        let verdicts = completed |> List.map (fun bytes -> bytes, swoopSide.Value.Verdict bytes)
+
+        match verdicts |> List.tryFind (fun (_, v) -> v.B = "done") with
+        | Some(bytes, v) -> classify { f with Input = bytes; Swoop = v; Lines = split bytes }
+        | None when verdicts |> List.forall (fun (_, v) -> v.B = "error") -> Choice1Of2 llhttpSooner
+        | None -> Choice2Of2(sprintf "body: Swoop body incomplete, llhttp body error %s (%s)" f.Llhttp.E f.Llhttp.R)
     | None ->
         let side (v: Verdict) =
             match v.K with

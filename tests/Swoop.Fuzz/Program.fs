@@ -59,10 +59,6 @@ let main argv =
         let problems = Replay.run paths
         printfn "replay: %s" (if problems = 0 then "PASS" else sprintf "FAIL (%d problems)" problems)
         if problems = 0 then 0 else 1
-    | [ "debug-json" ] ->
-        let v = System.Text.Json.JsonSerializer.Deserialize<Llhttp.Verdict>("""{"k":"accept","e":null,"ka":true,"h":["a","b"]}""", System.Text.Json.JsonSerializerOptions(PropertyNameCaseInsensitive = true))
-        printfn "%s %b %A" v.K v.Ka v.H
-        0
     | _ ->
         eprintfn "%s" usage
         2
