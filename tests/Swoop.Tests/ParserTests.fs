@@ -97,6 +97,8 @@ let valid: (string * string) list =
       "GET https://example.com Http11 path= query=- [Host:example.com] body=NoBody/-1 keepalive=true continue=false length=55"
       "CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n",
       "CONNECT example.com:443 Http11 path= query=- [Host:example.com:443] body=NoBody/-1 keepalive=true continue=false length=59"
+      "CONNECT [::1]:443 HTTP/1.1\r\nHost: [::1]:443\r\n\r\n",
+      "CONNECT [::1]:443 Http11 path= query=- [Host:[::1]:443] body=NoBody/-1 keepalive=true continue=false length=47"
       "M-SEARCH * HTTP/1.1\r\nHost: a\r\n\r\n",
       "error 400" // asterisk-form is for OPTIONS only
       "PROPFIND /dav HTTP/1.1\r\nHost: a\r\nX-Empty:\r\nX-Tab:\tv\t\r\n\r\n",
@@ -166,6 +168,12 @@ let invalid: (string * int) list =
       "CONNECT example.com HTTP/1.1\r\nHost: example.com\r\n\r\n", 400 // authority-form needs a port
       "CONNECT example.com:x HTTP/1.1\r\nHost: example.com\r\n\r\n", 400
       "GET http://user@example.com/ HTTP/1.1\r\nHost: example.com\r\n\r\n", 400
+      // Found by the differential fuzzer (tests/Swoop.Fuzz): bytes outside uri-host in the
+      // authority of an absolute-form or authority-form target were taken.
+      "GET https://example.co}m HTTP/1.1\r\nHost: example.com\r\n\r\n", 400
+      "GET http://a\"b/c HTTP/1.1\r\nHost: a\r\n\r\n", 400
+      "GET http://a b/ HTTP/1.1\r\nHost: a\r\n\r\n", 400
+      "CONNECT example^.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n", 400
       "GET /a\tb HTTP/1.1\r\nHost: a\r\n\r\n", 400 // HTAB is for field values only
       "GET /a\x7fb HTTP/1.1\r\nHost: a\r\n\r\n", 400
       "GE\x00T / HTTP/1.1\r\nHost: a\r\n\r\n", 400
@@ -250,6 +258,38 @@ let ``limits give 414 and 431`` () =
         + "\r\n"
 
     Assert.StartsWith("GET", parseWhole (bytesOf ninetyNine))
+
+[<Fact>]
+let ``past a limit, the limit decides, however the bytes arrive`` () =
+    // Found by the mutation fuzzer (tests/Swoop.Fuzz): a bad byte past a limit gave 400 when
+    // it came in the same receive as the bytes before it, and 414 or 431 when it came later.
+    let line = String('a', 8200)
+    let section = String('b', 33000)
+
+    let cases =
+        [ "GET /" + line + "\x01 HTTP/1.1\r\nHost: a\r\n\r\n", "error 414" // a control byte past the limit
+          "GET /" + line + "\n", "error 414" // a bare LF past it
+          "GET" + line + "( / HTTP/1.1\r\nHost: a\r\n\r\n", "error 414" // a method broken only past it
+          "G(T" + line + " / HTTP/1.1\r\nHost: a\r\n\r\n", "error 400" // a method broken before it
+          "GET / HTTP/1.1\r\nHost: a\r\nX: " + section + "\x01\r\n\r\n", "error 431"
+          "GET / HTTP/1.1\r\nHost: a\r\nX: " + section + "\rY\r\n\r\n", "error 431" ]
+
+    for input, expected in cases do
+        let bytes = bytesOf input
+        Assert.Equal(expected, parseWhole bytes)
+
+        for cut in 8190..8210 do
+            Assert.Equal(expected, parseInPieces bytes [ cut ])
+
+        for cut in 32780..32800 do
+            Assert.Equal(expected, parseInPieces bytes [ cut ])
+
+    // A bare CR just past the header-section limit is a line byte past it (431); just
+    // inside it, a bare CR (400).
+    for fill, expected in [ 32768 - 2 - "Host: a\r\n".Length, "error 431"; 32767 - 2 - "Host: a\r\n".Length, "error 400" ] do
+        let bytes = bytesOf ("GET / HTTP/1.1\r\nHost: a\r\nX:" + String('c', fill) + "\rY\r\n\r\n")
+        Assert.Equal(expected, parseWhole bytes)
+        Assert.Equal(expected, parseInPieces bytes [ bytes.Length - 5 ])
 
 /// Random valid requests: method, path, headers with awkward whitespace, random cuts.
 let genRequest =

@@ -202,6 +202,14 @@ let private nextStop (input: ReadOnlySpan<byte>) (from: int) =
             elif lf >= 0 then at + lf
             else -1
 
+/// Whether the method so far (up to the first SP, within the bytes that fit the request-line
+/// limit) holds a byte that is not a token byte.
+let private methodBroken (input: ReadOnlySpan<byte>) (lineStart: int) (limits: ParserLimits) =
+    let partial = input.Slice(lineStart, min (input.Length - lineStart) (limits.MaxRequestLineSize + 1))
+    let sp = partial.IndexOf(SP)
+    let methodSoFar = if sp < 0 then partial else partial.Slice(0, sp)
+    methodSoFar.IndexOfAnyExcept(Token) >= 0
+
 let parse (input: ReadOnlySpan<byte>) (limits: ParserLimits) (head: RequestHead) =
     let mutable result = ParseResult.NeedMore
     let mutable go = true
@@ -212,7 +220,24 @@ let parse (input: ReadOnlySpan<byte>) (limits: ParserLimits) (head: RequestHead)
         // A line is complete at CR LF; a CR at the very end may still get its LF.
         let waiting = stop < 0 || (input[stop] = CR && stop + 1 = input.Length)
 
-        if not waiting && not (input[stop] = CR && input[stop + 1] = LF) then
+        // Every byte before `stop` is a line byte. A limit is passed as soon as one byte too
+        // many is here, so the answer depends on the bytes, never on how they were split
+        // across calls: past the request-line limit it is 414 (400 if the method is already
+        // broken), past the header-section limit 431 (a CR there is a line byte too).
+        let clean = if stop < 0 then input.Length else stop
+
+        if not head.RequestLineDone && clean - head.LineStart > limits.MaxRequestLineSize then
+            go <- false
+            result <- fail head (if methodBroken input head.LineStart limits then 400 else 414)
+        elif
+            head.RequestLineDone
+            && not waiting
+            && (clean - head.HeaderSectionStart > limits.MaxHeaderSectionSize
+                || (clean - head.HeaderSectionStart = limits.MaxHeaderSectionSize && input[stop] = CR))
+        then
+            go <- false
+            result <- fail head 431
+        elif not waiting && not (input[stop] = CR && input[stop + 1] = LF) then
             // A bare CR, a bare LF, or a control byte or DEL inside a line.
             go <- false
             result <- fail head 400
@@ -221,19 +246,10 @@ let parse (input: ReadOnlySpan<byte>) (limits: ParserLimits) (head: RequestHead)
             go <- false
 
             if not head.RequestLineDone then
-                let partial = input.Slice(head.LineStart)
-                let sp = partial.IndexOf(SP)
-                let methodSoFar = if sp < 0 then partial else partial.Slice(0, sp)
-
                 // Garbage (TLS, HTTP/2 binary frames) is refused before a line end arrives.
                 // A lone CR may be the first half of a leading empty line.
-                if methodSoFar.IndexOfAnyExcept(Token) >= 0 && not (partial.Length = 1 && partial[0] = CR) then
+                if methodBroken input head.LineStart limits && not (input.Length - head.LineStart = 1 && input[head.LineStart] = CR) then
                     result <- fail head 400
-                elif head.LineStart > limits.MaxRequestLineSize then
-                    result <- fail head 400
-                // A CR at the end may be the line's own (its LF not here yet): not counted.
-                elif partial.Length - (if partial.Length > 0 && partial[partial.Length - 1] = CR then 1 else 0) > limits.MaxRequestLineSize then
-                    result <- fail head 414
             elif input.Length - head.HeaderSectionStart > limits.MaxHeaderSectionSize then
                 result <- fail head 431
         else
@@ -248,9 +264,6 @@ let parse (input: ReadOnlySpan<byte>) (limits: ParserLimits) (head: RequestHead)
                     if lf + 1 > limits.MaxRequestLineSize then
                         go <- false
                         result <- fail head 400
-                elif line.Length > limits.MaxRequestLineSize then
-                    go <- false
-                    result <- fail head 414
                 else
                     let status = RequestLine.parseRequestLine line head.LineStart head
 

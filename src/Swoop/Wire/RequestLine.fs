@@ -75,9 +75,10 @@ let private parseTarget (target: ReadOnlySpan<byte>) (offset: int) (head: Reques
         // authority-form: host:port, nothing else.
         let colon = target.LastIndexOf(byte ':')
 
+        // The host is uri-host (RFC 3986 3.2.2), as in a Host field: no '/', '?', '@' or
+        // other byte outside its class.
         if
-            target.IndexOfAny(byte '/', byte '?') >= 0
-            || target.IndexOf(byte '@') >= 0
+            target.IndexOfAnyExcept(HostChar) >= 0
             || colon <= 0
             || colon = target.Length - 1
             || target.Slice(colon + 1).IndexOfAnyExceptInRange(byte '0', byte '9') >= 0
@@ -100,8 +101,9 @@ let private parseTarget (target: ReadOnlySpan<byte>) (offset: int) (head: Reques
             let authorityEnd = afterScheme.IndexOfAny(byte '/', byte '?')
             let authorityLength = if authorityEnd < 0 then afterScheme.Length else authorityEnd
 
-            // userinfo ("user@host") in a request target is an error (RFC 9110 4.2.4).
-            if authorityLength = 0 || afterScheme.Slice(0, authorityLength).IndexOf(byte '@') >= 0 then
+            // The authority is uri-host[:port], as in a Host field; userinfo ("user@host")
+            // is an error (RFC 9110 4.2.4) and '@' is outside the class.
+            if authorityLength = 0 || afterScheme.Slice(0, authorityLength).IndexOfAnyExcept(HostChar) >= 0 then
                 400
             elif authorityEnd < 0 then
                 head.PathStart <- offset + target.Length
