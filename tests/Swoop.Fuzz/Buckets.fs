@@ -157,9 +157,13 @@ let private hasFieldOws (fieldValue: string) = fieldValue.Length > 0 && (fieldVa
 
 /// Swoop's refusals of heads llhttp takes (or is still reading).
 let private swoopStricter: Bucket list =
-    [ { Name = "Swoop's size limits: request line over 8 KiB (414), header section over 32 KiB or over 100 fields (431)"
+    [ { Name = "Swoop's size limits: request line over 8 KiB (414), header section over 32 KiB or over 100 fields (431), trailer section over 32 KiB (431), chunk line over 4 KiB (400)"
         Decision = deliberate + "RFC 9112 2.3 and 3 (a server bounds what it reads; 414 per RFC 9110 15.5.15, 431 per RFC 6585 5); llhttp ran with a 1 MiB limit here (Node's default is 16 KiB)"
-        Matches = fun f -> f.Aspect = "kind" && swoopRefusesHead f && (f.Swoop.E = "414" || f.Swoop.E = "431") }
+        Matches =
+          fun f ->
+              f.Aspect = "kind" && swoopRefusesHead f && (f.Swoop.E = "414" || f.Swoop.E = "431")
+              || f.Aspect = "body" && f.Swoop.B = "error"
+                 && (f.Swoop.E = "431" || f.Lines |> Array.exists (fun l -> l.Role = "body" && l.Text.Length > 4096)) }
       { Name = "HTTP versions other than 1.0 and 1.1: Swoop 505, llhttp takes any digit.digit"
         Decision = deliberate + "RFC 9110 15.6.6 (505 for a major version the server does not support) and RFC 9112 2.3 (HTTP/1.x only on this syntax)"
         Matches = fun f -> f.Aspect = "kind" && swoopRefusesHead f && f.Swoop.E = "505" }
