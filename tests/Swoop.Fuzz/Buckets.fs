@@ -157,9 +157,13 @@ let private hasFieldOws (fieldValue: string) = fieldValue.Length > 0 && (fieldVa
 
 /// Swoop's refusals of heads llhttp takes (or is still reading).
 let private swoopStricter: Bucket list =
-    [ { Name = "Swoop's size limits: request line over 8 KiB (414), header section over 32 KiB or over 100 fields (431)"
+    [ { Name = "Swoop's size limits: request line over 8 KiB (414), header section over 32 KiB or over 100 fields (431), trailer section over 32 KiB (431), chunk line over 4 KiB (400)"
         Decision = deliberate + "RFC 9112 2.3 and 3 (a server bounds what it reads; 414 per RFC 9110 15.5.15, 431 per RFC 6585 5); llhttp ran with a 1 MiB limit here (Node's default is 16 KiB)"
-        Matches = fun f -> f.Aspect = "kind" && swoopRefusesHead f && (f.Swoop.E = "414" || f.Swoop.E = "431") }
+        Matches =
+          fun f ->
+              f.Aspect = "kind" && swoopRefusesHead f && (f.Swoop.E = "414" || f.Swoop.E = "431")
+              || f.Aspect = "body" && f.Swoop.B = "error"
+                 && (f.Swoop.E = "431" || f.Lines |> Array.exists (fun l -> l.Role = "body" && l.Text.Length > 4096)) }
       { Name = "HTTP versions other than 1.0 and 1.1: Swoop 505, llhttp takes any digit.digit"
         Decision = deliberate + "RFC 9110 15.6.6 (505 for a major version the server does not support) and RFC 9112 2.3 (HTTP/1.x only on this syntax)"
         Matches = fun f -> f.Aspect = "kind" && swoopRefusesHead f && f.Swoop.E = "505" }
@@ -181,6 +185,9 @@ let private swoopStricter: Bucket list =
       { Name = "chunked applied more than once: Swoop 400, llhttp takes it"
         Decision = deliberate + "RFC 9112 6.1 (a sender MUST NOT apply chunked more than once): a smuggling vector"
         Matches = fun f -> f.Aspect = "kind" && swoopRefusesHead f && stoppedAt "end" f && (codings f |> List.filter ((=) "chunked")).Length > 1 }
+      { Name = "more than one SP between the parts of the request line: Swoop 400, llhttp takes it"
+        Decision = deliberate + "RFC 9112 3 (single SP; parsing on whitespace boundaries MAY be done but invites smuggling when recipients differ)"
+        Matches = fun f -> f.Aspect = "kind" && swoopRefusesHead f && stoppedAt "request" f && (f.RequestLine.Contains "  " || f.RequestLine.EndsWith " ") }
       { Name = "asterisk-form target with a method other than OPTIONS: Swoop 400, llhttp takes it"
         Decision = deliberate + "RFC 9112 3.2.4 (the asterisk-form is only for OPTIONS)"
         Matches = fun f -> f.Aspect = "kind" && swoopRefusesHead f && stoppedAt "request" f && target f = "*" && methodOf f <> "OPTIONS" }
@@ -189,13 +196,10 @@ let private swoopStricter: Bucket list =
         Matches = fun f -> f.Aspect = "kind" && swoopRefusesHead f && stoppedAt "request" f && (target f).Contains '#' }
       { Name = "CONNECT without an authority-form target (uri-host:port), or authority-form without CONNECT: Swoop 400, llhttp takes it"
         Decision = deliberate + "RFC 9112 3.2.3 (authority-form is uri-host:port, only for CONNECT)"
-        Matches = fun f -> f.Aspect = "kind" && swoopRefusesHead f && stoppedAt "request" f && (methodOf f = "CONNECT" || not ((target f).StartsWith "/" || (target f).Contains "://" || target f = "*")) }
+        Matches = fun f -> f.Aspect = "kind" && swoopRefusesHead f && stoppedAt "request" f && target f <> "" && (methodOf f = "CONNECT" || not ((target f).StartsWith "/" || (target f).Contains "://" || target f = "*")) }
       { Name = "absolute-form target with a scheme other than http or https, with userinfo, or with an authority that is not uri-host[:port]: Swoop 400, llhttp takes it"
         Decision = deliberate + "RFC 9112 3.2.2 with RFC 9110 4.2 (an origin server serves http and https URIs; userinfo is refused per RFC 9110 4.2.4; RFC 3986 3.2.2 host syntax)"
         Matches = fun f -> f.Aspect = "kind" && swoopRefusesHead f && stoppedAt "request" f && (target f).Contains "://" }
-      { Name = "more than one SP between the parts of the request line: Swoop 400, llhttp takes it"
-        Decision = deliberate + "RFC 9112 3 (single SP; parsing on whitespace boundaries MAY be done but invites smuggling when recipients differ)"
-        Matches = fun f -> f.Aspect = "kind" && swoopRefusesHead f && stoppedAt "request" f && (f.RequestLine.Contains "  " || f.RequestLine.EndsWith " ") }
       { Name = "Transfer-Encoding whose last coding is not chunked: Swoop 400, llhttp reads no body"
         Decision = deliberate + "RFC 9112 6.3 item 4 (a request whose final coding is not chunked: the server MUST answer 400 and close)"
         Matches = fun f -> f.Aspect = "kind" && swoopRefusesHead f && stoppedAt "end" f && (let c = codings f in c.IsEmpty || List.last c <> "chunked") && (fieldsNamed "transfer-encoding" f).Length > 0 }
