@@ -188,6 +188,9 @@ let private swoopStricter: Bucket list =
       { Name = "more than one SP between the parts of the request line: Swoop 400, llhttp takes it"
         Decision = deliberate + "RFC 9112 3 (single SP; parsing on whitespace boundaries MAY be done but invites smuggling when recipients differ)"
         Matches = fun f -> f.Aspect = "kind" && swoopRefusesHead f && stoppedAt "request" f && (f.RequestLine.Contains "  " || f.RequestLine.EndsWith " ") }
+      { Name = "request line without a version (HTTP/0.9's simple request): Swoop 400, llhttp takes it as HTTP/0.9"
+        Decision = deliberate + "RFC 9112 3 (request-line = method SP request-target SP HTTP-version); HTTP/0.9 is not spoken"
+        Matches = fun f -> f.Aspect = "kind" && swoopRefusesHead f && stoppedAt "request" f && (f.Parts.Length = 2 || f.Llhttp.V = "0.9") }
       { Name = "asterisk-form target with a method other than OPTIONS: Swoop 400, llhttp takes it"
         Decision = deliberate + "RFC 9112 3.2.4 (the asterisk-form is only for OPTIONS)"
         Matches = fun f -> f.Aspect = "kind" && swoopRefusesHead f && stoppedAt "request" f && target f = "*" && methodOf f <> "OPTIONS" }
