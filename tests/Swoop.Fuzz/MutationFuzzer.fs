@@ -50,7 +50,7 @@ type Checker(bounds: Bounds, stats: Stats, report: string -> byte[] -> string ->
     let whole = RequestHead(limits.MaxHeaderCount)
     let pieces = RequestHead(limits.MaxHeaderCount)
     let prefix = RequestHead(limits.MaxHeaderCount)
-    let decoder = ChunkedDecoder(4096, 32768)
+    let decoder = ChunkedDecoder(4096, 32768, 100, 16384)
     let output = Array.zeroCreate<byte> 65536
     let small = Array.zeroCreate<byte> 64
     let wholeData = Sink()

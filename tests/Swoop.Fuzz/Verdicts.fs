@@ -12,7 +12,7 @@ let private latin1 (input: byte[]) start length = Encoding.Latin1.GetString(inpu
 /// bytes, or chunked through the decoder with the server's limits).
 type SwoopSide() =
     let head = RequestHead(Checks.limits.MaxHeaderCount)
-    let decoder = ChunkedDecoder(4096, 32768)
+    let decoder = ChunkedDecoder(4096, 32768, 100, 16384)
     let output = Array.zeroCreate<byte> 65536
     let sink = Checks.Sink()
 

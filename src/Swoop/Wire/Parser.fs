@@ -203,12 +203,24 @@ let private nextStop (input: ReadOnlySpan<byte>) (from: int) =
             else -1
 
 /// Whether the method so far (up to the first SP, within the bytes that fit the request-line
-/// limit) holds a byte that is not a token byte.
-let private methodBroken (input: ReadOnlySpan<byte>) (lineStart: int) (limits: ParserLimits) =
-    let partial = input.Slice(lineStart, min (input.Length - lineStart) (limits.MaxRequestLineSize + 1))
-    let sp = partial.IndexOf(SP)
-    let methodSoFar = if sp < 0 then partial else partial.Slice(0, sp)
-    methodSoFar.IndexOfAnyExcept(Token) >= 0
+/// limit) holds a byte that is not a token byte. What was found clean is remembered in
+/// `head.MethodChecked`, so a line that arrives a byte at a time is checked once, not again
+/// from its start on every call.
+let private methodBroken (input: ReadOnlySpan<byte>) (head: RequestHead) (limits: ParserLimits) =
+    if head.MethodChecked = Int32.MaxValue then
+        false // the method ended (SP seen) and was clean
+    else
+        let stop = min input.Length (head.LineStart + limits.MaxRequestLineSize + 1)
+        let from = min stop (max head.LineStart head.MethodChecked)
+        let rest = input.Slice(from, stop - from)
+        let sp = rest.IndexOf(SP)
+        let methodPart = if sp < 0 then rest else rest.Slice(0, sp)
+
+        if methodPart.IndexOfAnyExcept(Token) >= 0 then
+            true
+        else
+            head.MethodChecked <- (if sp >= 0 then Int32.MaxValue else stop)
+            false
 
 let parse (input: ReadOnlySpan<byte>) (limits: ParserLimits) (head: RequestHead) =
     let mutable result = ParseResult.NeedMore
@@ -228,7 +240,7 @@ let parse (input: ReadOnlySpan<byte>) (limits: ParserLimits) (head: RequestHead)
 
         if not head.RequestLineDone && clean - head.LineStart > limits.MaxRequestLineSize then
             go <- false
-            result <- fail head (if methodBroken input head.LineStart limits then 400 else 414)
+            result <- fail head (if methodBroken input head limits then 400 else 414)
         elif
             head.RequestLineDone
             && not waiting
@@ -248,7 +260,7 @@ let parse (input: ReadOnlySpan<byte>) (limits: ParserLimits) (head: RequestHead)
             if not head.RequestLineDone then
                 // Garbage (TLS, HTTP/2 binary frames) is refused before a line end arrives.
                 // A lone CR may be the first half of a leading empty line.
-                if methodBroken input head.LineStart limits && not (input.Length - head.LineStart = 1 && input[head.LineStart] = CR) then
+                if methodBroken input head limits && not (input.Length - head.LineStart = 1 && input[head.LineStart] = CR) then
                     result <- fail head 400
             elif input.Length - head.HeaderSectionStart > limits.MaxHeaderSectionSize then
                 result <- fail head 431

@@ -88,6 +88,9 @@ type internal RequestHead(maxHeaders: int) =
     member val RequestLineDone = false with get, set
     member val ScanPos = 0 with get, set
     member val LineStart = 0 with get, set
+    /// How far the method of a request line still waiting for its end was found clean
+    /// (Int32.MaxValue: up to its SP).
+    member val MethodChecked = 0 with get, set
     member val HeaderSectionStart = 0 with get, set
 
     /// Whether the connection may carry another request after this one.
@@ -125,4 +128,5 @@ type internal RequestHead(maxHeaders: int) =
         h.RequestLineDone <- false
         h.ScanPos <- 0
         h.LineStart <- 0
+        h.MethodChecked <- 0
         h.HeaderSectionStart <- 0
