@@ -1,0 +1,4 @@
+TITLE = "todo"
+
+def run(scn, args):
+    scn.check("todo", False, "not written")
