@@ -98,6 +98,10 @@ def main():
         module = SCENARIOS[name]
         scn = Scenario(name, module.TITLE, log_dir, args.quick)
         print(f"\n== {name}: {module.TITLE}", flush=True)
+        scn.command(f"tests/faults/run {name}" + (" --quick" if args.quick else "")
+                    + (f" --minutes {args.minutes:g}" if name == "soak" else "")
+                    + (f" --connections {args.connections}" if name == "connections" and not args.quick else ""),
+                    "this scenario alone")
         scn.machine_before = machine_state(2.0)
         print(f"  machine: {describe_machine(scn.machine_before)}", flush=True)
         t0 = time.time()

@@ -60,7 +60,7 @@ def run(scn, args):
     server = Server(scn, "echo", args.port).start()
     try:
         scn.number("server_fd_limit", server.fd_limit())
-        wrk(scn, args.port, "/warm", 32, 3, "warm-up (discarded)")
+        wrk(scn, args.port, "/warm", 32, 5 if scn.quick else 10, "warm-up (discarded)")
         rss0, fd0 = server.settle(2)
         scn.log(f"before: RSS {mib(rss0)} MiB, {fd0} fds")
         base = wrk(scn, args.port, "/", 32, wrk_seconds, "wrk alone (baseline)")

@@ -86,7 +86,7 @@ def run(scn, args):
     server.start()
     count = 1000
     try:
-        wrk(scn, args.port, "/warm", 32, 3, "warm-up (discarded)")
+        wrk(scn, args.port, "/warm", 32, 5 if scn.quick else 10, "warm-up (discarded)")
         rss0, fd0 = server.settle(1)
         base = wrk(scn, args.port, "/", 32, wrk_seconds, "wrk alone (undisturbed)")
         scn.log(f"undisturbed wrk: {wrk_text(base)}")
@@ -110,6 +110,11 @@ def run(scn, args):
 
         a, during, peak_rss, fds_during = asyncio.run(attack())
         rss1, fd1 = server.settle(2)
+        # Undisturbed again, now that every slow connection is gone: the reference is the
+        # better (lower p99) of the two undisturbed runs.
+        base2 = wrk(scn, args.port, "/", 32, wrk_seconds, "wrk alone again (undisturbed, after)")
+        scn.log(f"undisturbed again: {wrk_text(base2)}")
+        ref = min(base, base2, key=lambda r: r["p99_ms"])
 
         heads, head_times, head_answers = summarize(a.records, "head")
         bodies, body_times, body_answers = summarize(a.records, "body")
@@ -133,16 +138,17 @@ def run(scn, args):
         scn.number("head_outcomes", head_answers)
         scn.number("body_outcomes", body_answers)
         scn.number("wrk_undisturbed", base)
+        scn.number("wrk_undisturbed_after", base2)
         scn.number("wrk_beside_slowloris", during)
         scn.number("rss_mib", {"before": mib(rss0), "peak": mib(peak_rss), "after": mib(rss1)})
         scn.number("fds", {"before": fd0, "during": fds_during, "after": fd1})
 
-        ratio = during["p99_ms"] / base["p99_ms"] if base["p99_ms"] else float("inf")
-        scn.check("ordinary traffic: no errors", during["errors"] == 0 and base["errors"] == 0,
-                  f"undisturbed {base['errors']}, beside slowloris {during['errors']}")
+        ratio = during["p99_ms"] / ref["p99_ms"] if ref["p99_ms"] else float("inf")
+        scn.check("ordinary traffic: no errors", during["errors"] == 0 and base["errors"] + base2["errors"] == 0,
+                  f"undisturbed {base['errors']} and {base2['errors']}, beside slowloris {during['errors']}")
         scn.check("ordinary traffic: p99 within 2x of undisturbed", ratio <= 2.0,
-                  f"{during['p99_ms']:.2f} ms vs {base['p99_ms']:.2f} ms ({ratio:.2f}x); "
-                  f"{during['rps']} vs {base['rps']} req/s")
+                  f"{during['p99_ms']:.2f} ms vs {ref['p99_ms']:.2f} ms ({ratio:.2f}x; undisturbed runs "
+                  f"{base['p99_ms']:.2f} and {base2['p99_ms']:.2f} ms); {during['rps']} vs {ref['rps']} req/s")
         scn.check("1,000 slow connections were open during the run", fds_during - fd0 >= count,
                   f"server fds {fd0} -> {fds_during}; {len(a.failed_opens)} failed opens")
         scn.check(f"dripped heads cut at the head timeout ({head_lo:.1f}-{head_hi:.1f} s)", not head_bad,
@@ -152,7 +158,7 @@ def run(scn, args):
         scn.check(f"dripped bodies cut after the grace period ({body_lo:.1f}-{body_hi:.1f} s)", not body_bad,
                   f"{len(bodies) - len(body_bad)}/{len(bodies)} ({spread(body_times)}); "
                   f"outside: {[(round(r[1], 1), r[3]) for r in body_bad[:5]]}")
-        scn.check("descriptors back to before", fd1 <= fd0 + 2, f"{fd0} -> {fds_during} -> {fd1}")
+        scn.check("descriptors back to before (+-2)", abs(fd1 - fd0) <= 2, f"{fd0} -> {fds_during} -> {fd1}")
     finally:
         rc, _ = server.terminate()
         scn.number("exit_code", rc)
