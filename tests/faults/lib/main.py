@@ -14,6 +14,7 @@ from common import (
     CORES, ECHO_PROJECT, FAULT_PROJECT, ROOT, WORK, Scenario, describe_machine, machine_state,
     pin_self_to_client_core, raise_fd_limit, rel,
 )
+import s_bursts
 import s_connections
 import s_handlers
 import s_resets
@@ -28,6 +29,7 @@ SCENARIOS = {
     "soak": s_soak,
     "sigterm": s_sigterm,
     "handlers": s_handlers,
+    "bursts": s_bursts,
 }
 
 

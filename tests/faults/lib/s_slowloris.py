@@ -6,6 +6,7 @@ DataRateGracePeriod has passed."""
 
 import asyncio
 import random
+import resource
 import time
 
 from common import Server, mib, open_conn, percentile, quiet_close, wrk, wrk_text
@@ -98,11 +99,14 @@ def run(scn, args):
             await asyncio.sleep(2.0)
             scn.log(f"{a.open_now} slow connections open; wrk starts")
             peak_rss = server.rss()
+            cpu0, t0 = resource.getrusage(resource.RUSAGE_SELF), time.monotonic()
             during = await asyncio.to_thread(
                 wrk, scn, args.port, "/", 32, wrk_seconds, f"wrk beside {count} slow connections"
             )
             scn.log(f"wrk beside the slow connections: {wrk_text(during)}; {a.open_now} slow open")
             peak_rss = max(peak_rss, server.rss())
+            cpu1 = resource.getrusage(resource.RUSAGE_SELF)
+            a.client_cpu = 100 * (cpu1.ru_utime + cpu1.ru_stime - cpu0.ru_utime - cpu0.ru_stime) / (time.monotonic() - t0)
             fds_during = server.fds()
             a.active = False
             await asyncio.wait_for(asyncio.gather(*tasks), head_timeout + 20)
@@ -137,6 +141,8 @@ def run(scn, args):
         scn.number("body_cut_after_s", spread(body_times))
         scn.number("head_outcomes", head_answers)
         scn.number("body_outcomes", body_answers)
+        scn.number("slowloris_client_cpu_pct", round(a.client_cpu, 1))
+        scn.note(f"the slowloris client (Python, on wrk's core) used {a.client_cpu:.0f}% of that core during wrk")
         scn.number("wrk_undisturbed", base)
         scn.number("wrk_undisturbed_after", base2)
         scn.number("wrk_beside_slowloris", during)
