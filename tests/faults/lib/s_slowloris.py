@@ -1,0 +1,178 @@
+"""Scenario `slowloris`: 1,000 connections that drip a request head, or a request body, a byte
+a second, kept at 1,000 (a cut one is replaced) while wrk measures ordinary traffic. Ordinary
+p99 must stay within 2x of the undisturbed run; every slow connection must be cut by its
+timeout: the head by RequestHeadTimeout (with 408), the body by MinRequestBodyDataRate once
+DataRateGracePeriod has passed."""
+
+import asyncio
+import random
+import resource
+import time
+
+from common import Server, mib, open_conn, percentile, quiet_close, wrk, wrk_text
+
+TITLE = "1,000 slowloris connections beside wrk"
+
+HEAD_START = b"GET /slowloris HTTP/1.1\r\nHost: faults\r\nX-Drip: "
+BODY_START = b"POST /slowloris HTTP/1.1\r\nHost: faults\r\nContent-Length: 100000\r\n\r\n"
+
+
+class Attack:
+    def __init__(self, port, count, limit):
+        self.port = port
+        self.count = count
+        self.limit = limit  # a connection not cut after this many seconds counts as not cut
+        self.active = True
+        self.records = []  # (kind, seconds from first byte to cut, first bytes received, outcome)
+        self.open_now = 0
+        self.failed_opens = []
+
+    async def drip(self, kind, stagger):
+        await asyncio.sleep(stagger)
+        while self.active:
+            try:
+                reader, writer = await open_conn(self.port, limit=65536)
+            except OSError as e:
+                self.failed_opens.append(f"{type(e).__name__} {e}")
+                await asyncio.sleep(0.5)
+                continue
+            self.open_now += 1
+            writer.write(HEAD_START if kind == "head" else BODY_START)
+            t_first = time.monotonic()
+            got = b""
+            outcome = "not cut"
+            phase = random.random()  # spreads the drips over the second
+            try:
+                while time.monotonic() - t_first < self.limit:
+                    try:
+                        data = await asyncio.wait_for(reader.read(4096), timeout=phase or 1.0)
+                        phase = 0
+                        if not data:
+                            outcome = "closed"
+                            break
+                        got += data
+                        continue
+                    except asyncio.TimeoutError:
+                        phase = 0
+                    writer.write(b"a")
+                    await writer.drain()
+            except (ConnectionResetError, BrokenPipeError):
+                outcome = "reset"
+            cut_after = time.monotonic() - t_first
+            self.open_now -= 1
+            self.records.append((kind, cut_after, got[:12].decode("latin-1"), outcome))
+            quiet_close(writer)
+            if outcome == "not cut":
+                return
+
+
+def summarize(records, kind):
+    mine = [r for r in records if r[0] == kind]
+    times = [r[1] for r in mine if r[3] != "not cut"]
+    answers = {}
+    for r in mine:
+        key = f"{r[3]}, answer {r[2].strip()[:12] or 'none'}"
+        answers[key] = answers.get(key, 0) + 1
+    return mine, times, answers
+
+
+def run(scn, args):
+    if scn.quick:
+        head_timeout, grace, wrk_seconds = 8.0, 2.0, 5
+        server = Server(scn, "fault", args.port, ["--head-timeout", head_timeout, "--grace", grace])
+        scn.note("quick: tests/faults/FaultServer with RequestHeadTimeout 8 s and DataRateGracePeriod 2 s")
+    else:
+        head_timeout, grace, wrk_seconds = 30.0, 5.0, 15
+        server = Server(scn, "echo", args.port)
+    server.start()
+    count = 1000
+    try:
+        wrk(scn, args.port, "/warm", 32, 5 if scn.quick else 10, "warm-up (discarded)")
+        rss0, fd0 = server.settle(1)
+        base = wrk(scn, args.port, "/", 32, wrk_seconds, "wrk alone (undisturbed)")
+        scn.log(f"undisturbed wrk: {wrk_text(base)}")
+
+        async def attack():
+            a = Attack(args.port, count, head_timeout + 10)
+            tasks = [asyncio.create_task(a.drip("head" if i % 2 == 0 else "body", i / count))
+                     for i in range(count)]
+            await asyncio.sleep(2.0)
+            scn.log(f"{a.open_now} slow connections open; wrk starts")
+            peak_rss = server.rss()
+            cpu0, t0 = resource.getrusage(resource.RUSAGE_SELF), time.monotonic()
+            during = await asyncio.to_thread(
+                wrk, scn, args.port, "/", 32, wrk_seconds, f"wrk beside {count} slow connections"
+            )
+            scn.log(f"wrk beside the slow connections: {wrk_text(during)}; {a.open_now} slow open")
+            peak_rss = max(peak_rss, server.rss())
+            cpu1 = resource.getrusage(resource.RUSAGE_SELF)
+            a.client_cpu = 100 * (cpu1.ru_utime + cpu1.ru_stime - cpu0.ru_utime - cpu0.ru_stime) / (time.monotonic() - t0)
+            fds_during = server.fds()
+            a.active = False
+            await asyncio.wait_for(asyncio.gather(*tasks), head_timeout + 20)
+            return a, during, peak_rss, fds_during
+
+        a, during, peak_rss, fds_during = asyncio.run(attack())
+        rss1, fd1 = server.settle(2)
+        # Undisturbed again, now that every slow connection is gone: the reference is the
+        # better (lower p99) of the two undisturbed runs.
+        base2 = wrk(scn, args.port, "/", 32, wrk_seconds, "wrk alone again (undisturbed, after)")
+        scn.log(f"undisturbed again: {wrk_text(base2)}")
+        ref = min(base, base2, key=lambda r: r["p99_ms"])
+
+        heads, head_times, head_answers = summarize(a.records, "head")
+        bodies, body_times, body_answers = summarize(a.records, "body")
+        head_lo, head_hi = head_timeout - 1.2, head_timeout + 2.5
+        # The rule: no cut before the grace period has passed (0.25 s allowed for the client's
+        # and the server's clocks starting apart), and a cut within about two beats after it.
+        body_lo, body_hi = grace - 0.25, grace + 3.0
+        head_bad = [r for r in heads if not (r[3] != "not cut" and head_lo <= r[1] <= head_hi)]
+        body_early = [r for r in bodies if r[3] != "not cut" and r[1] < body_lo]
+        body_late = [r for r in bodies if not (r[3] != "not cut" and r[1] <= body_hi)]
+        no_408 = [r for r in heads if not r[2].startswith("HTTP/1.1 408")]
+
+        def spread(ts):
+            return (f"min {min(ts):.1f} s, median {percentile(ts, 50):.1f} s, max {max(ts):.1f} s"
+                    if ts else "none")
+
+        scn.number("slow_connections", count)
+        scn.number("head_timeout_s", head_timeout)
+        scn.number("grace_s", grace)
+        scn.number("head_connections", len(heads))
+        scn.number("body_connections", len(bodies))
+        scn.number("head_cut_after_s", spread(head_times))
+        scn.number("body_cut_after_s", spread(body_times))
+        scn.number("head_outcomes", head_answers)
+        scn.number("body_outcomes", body_answers)
+        scn.number("slowloris_client_cpu_pct", round(a.client_cpu, 1))
+        scn.note(f"the slowloris client (Python, on wrk's core) used {a.client_cpu:.0f}% of that core during wrk")
+        scn.number("wrk_undisturbed", base)
+        scn.number("wrk_undisturbed_after", base2)
+        scn.number("wrk_beside_slowloris", during)
+        scn.number("rss_mib", {"before": mib(rss0), "peak": mib(peak_rss), "after": mib(rss1)})
+        scn.number("fds", {"before": fd0, "during": fds_during, "after": fd1})
+
+        ratio = during["p99_ms"] / ref["p99_ms"] if ref["p99_ms"] else float("inf")
+        scn.check("ordinary traffic: no errors", during["errors"] == 0 and base["errors"] + base2["errors"] == 0,
+                  f"undisturbed {base['errors']} and {base2['errors']}, beside slowloris {during['errors']}")
+        scn.check("ordinary traffic: p99 within 2x of undisturbed", ratio <= 2.0,
+                  f"{during['p99_ms']:.2f} ms vs {ref['p99_ms']:.2f} ms ({ratio:.2f}x; undisturbed runs "
+                  f"{base['p99_ms']:.2f} and {base2['p99_ms']:.2f} ms); {during['rps']} vs {ref['rps']} req/s")
+        scn.check("1,000 slow connections were open during the run", fds_during - fd0 >= count,
+                  f"server fds {fd0} -> {fds_during}; {len(a.failed_opens)} failed opens")
+        scn.check(f"dripped heads cut at the head timeout ({head_lo:.1f}-{head_hi:.1f} s)", not head_bad,
+                  f"{len(heads) - len(head_bad)}/{len(heads)} ({spread(head_times)}); "
+                  f"outside: {[(round(r[1], 1), r[3]) for r in head_bad[:5]]}")
+        scn.check("dripped heads answered 408", not no_408, f"{head_answers}")
+        scn.number("body_cut_before_grace", len(body_early))
+        scn.check(f"dripped bodies cut within {body_hi:.1f} s", not body_late,
+                  f"{len(bodies) - len(body_late)}/{len(bodies)} ({spread(body_times)}); "
+                  f"later or never: {[(round(r[1], 1), r[3]) for r in body_late[:5]]}")
+        scn.check(f"dripped bodies not cut before the {grace:.0f} s grace period ends (>= {body_lo:.2f} s)",
+                  not body_early,
+                  f"{len(body_early)}/{len(bodies)} cut earlier, the earliest at "
+                  f"{min((r[1] for r in body_early), default=0):.2f} s")
+        scn.check("descriptors back to before (+-2)", abs(fd1 - fd0) <= 2, f"{fd0} -> {fds_during} -> {fd1}")
+    finally:
+        rc, _ = server.terminate()
+        scn.number("exit_code", rc)
