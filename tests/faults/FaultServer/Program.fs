@@ -15,13 +15,10 @@
 module FaultServer.Program
 
 open System
-open System.Threading
 open System.Threading.Tasks
 open Swoop
 
-/// Handlers started on /hang: they never finish.
-let mutable hung = 0L
-
+/// What /hang awaits: a task nobody completes.
 let never = TaskCompletionSource().Task
 
 let queryInt (ctx: HttpContext) (name: string) (fallback: int) =
@@ -65,9 +62,7 @@ let handler (ctx: HttpContext) : ValueTask =
             }
             :> Task
         )
-    | "/hang" ->
-        Interlocked.Increment(&hung) |> ignore
-        ValueTask never
+    | "/hang" -> ValueTask never
     | "/delay" ->
         let ms = queryInt ctx "ms" 1000
 

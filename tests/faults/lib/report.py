@@ -1,7 +1,7 @@
 """Prints the Markdown of a run's results (checks, numbers' headlines, exact commands, machine
 state), for docs/reliability.md:
 
-    python3 tests/faults/lib/report.py tests/faults/.work/results/<stamp>.json [...]
+    python3 tests/faults/lib/report.py [--no-commands] tests/faults/.work/results/<stamp>.json [...]
 
 Several files (say, a full run and a separate soak) are printed one after the other."""
 
@@ -17,8 +17,8 @@ def machine(m):
             f"other processes using 5% of a core or more: {others}")
 
 
-def scenario(s):
-    out = [f"#### `{s['name']}`: {s['title']} ({'passed' if s['ok'] else 'FAILED'}, {s['seconds']:.0f} s)", ""]
+def scenario(s, commands=True):
+    out = [f"##### `{s['name']}`: {s['title']} ({'passed' if s['ok'] else 'FAILED'}, {s['seconds']:.0f} s)", ""]
     out.append(f"Machine at its start: {machine(s['machine_before'])}.")
     out.append("")
     out.append("| check | result | detail |")
@@ -31,6 +31,8 @@ def scenario(s):
         out.append(f"- {n}")
     if s["notes"]:
         out.append("")
+    if not commands:
+        return "\n".join(out)
     out.append("Commands (from the repository root; ports as in the run):")
     out.append("")
     out.append("```sh")
@@ -45,17 +47,18 @@ def scenario(s):
     return "\n".join(out)
 
 
-def main(paths):
-    for path in paths:
+def main(args):
+    commands = "--no-commands" not in args
+    for path in [a for a in args if a != "--no-commands"]:
         run = json.load(open(path))
-        print(f"### Run {run['stamp']} (`tests/faults/run {' '.join(run['argv'])}`)")
+        print(f"#### Run {run['stamp']} (`tests/faults/run {' '.join(run['argv'])}`)")
         print()
         print(f"{run['cores']} cores, open-files limit {run['fd_limit']}; machine at the start: "
               f"{machine(run['machine_at_start'])}"
               + ("" if run.get("machine_quiet") is None else f" (quiet: {run['machine_quiet']})") + ".")
         print()
         for s in run["scenarios"]:
-            print(scenario(s))
+            print(scenario(s, commands))
 
 
 if __name__ == "__main__":

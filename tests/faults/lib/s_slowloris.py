@@ -123,9 +123,10 @@ def run(scn, args):
         heads, head_times, head_answers = summarize(a.records, "head")
         bodies, body_times, body_answers = summarize(a.records, "body")
         head_lo, head_hi = head_timeout - 1.2, head_timeout + 2.5
-        # The rule: no cut before the grace period has passed (0.25 s allowed for the client's
-        # and the server's clocks starting apart), and a cut within about two beats after it.
-        body_lo, body_hi = grace - 0.25, grace + 3.0
+        # The rule: no cut before the grace period has passed, and a cut within about two beats
+        # after it. The client starts its clock before the server can start its own (the head
+        # must arrive first), so a cut seen before `grace` was a cut before the grace ended.
+        body_lo, body_hi = grace - 0.05, grace + 3.0
         head_bad = [r for r in heads if not (r[3] != "not cut" and head_lo <= r[1] <= head_hi)]
         body_early = [r for r in bodies if r[3] != "not cut" and r[1] < body_lo]
         body_late = [r for r in bodies if not (r[3] != "not cut" and r[1] <= body_hi)]
