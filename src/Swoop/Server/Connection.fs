@@ -154,6 +154,8 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
             head.Reset()
             transport.Deadline <- Heartbeat.NowMs + settings.KeepAliveMs
             Volatile.Write(&transport.State, ConnectionState.Idle)
+            // A reused connection starts its data-rate clock afresh (K2 in docs/reliability.md).
+            lastTickMs <- 0L
             slot <- settings.Heartbeat.Register c
             let mutable go = true
             let mutable linger = false
