@@ -104,14 +104,13 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
         with e ->
             ValueTask.FromException e
 
-    /// Answers 503 and closes when a handler runs past ServerOptions.RequestTimeout before
-    /// its response started. The context stays this handler's until it ends: the connection
-    /// is not reused before (the caller waits for it).
-    let answerTimeout () =
+    /// Sends an error answer if it can go at once (never blocking: from the heartbeat, or
+    /// beside a handler still running), then closes.
+    let answerAndClose (status: int) =
         try
             let s = transport.Socket
             s.Blocking <- false
-            s.Send(errorResponse 503) |> ignore
+            s.Send(errorResponse status) |> ignore
         with _ ->
             ()
 
@@ -135,7 +134,9 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                         if settings.MayLog() then
                             eprintfn "swoop: %s %s ran past the request timeout: answered 503" context.MethodName context.Target
 
-                        answerTimeout ()
+                        // 503; the context stays this handler's until it ends: the caller
+                        // waits for it before the connection is reused.
+                        answerAndClose 503
 
                         try
                             do! running
@@ -375,16 +376,7 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
             elif now > transport.Deadline then
                 match state with
                 | ConnectionState.ReadingHead ->
-                    if tryState ConnectionState.TimedOut state then
-                        // Never block the heartbeat: a send that cannot go at once is dropped.
-                        try
-                            let s = transport.Socket
-                            s.Blocking <- false
-                            s.Send(errorResponse 408) |> ignore
-                        with _ ->
-                            ()
-
-                        closeSocket ()
+                    if tryState ConnectionState.TimedOut state then answerAndClose 408
                 | ConnectionState.Idle
                 | ConnectionState.ReadingBody
                 | ConnectionState.Lingering -> if tryState ConnectionState.TimedOut state then closeSocket ()
