@@ -18,7 +18,7 @@ type Message =
 
 [<MemoryDiagnoser>]
 type ResponseBenchmarks() =
-    let pool = SlabPool(4096, 64)
+    let pool = BufferPool(SlabPool(4096, 64), SlabPool(65536, 4))
     let transport = Transport(pool)
     let head = RequestHead(Parser.defaultLimits.MaxHeaderCount)
     let context = HttpContext(transport, head, pool, 1L <<< 20, 30_000L)

@@ -88,7 +88,7 @@ let oneRoute (sink: Sink) : HttpHandler = choose [ GET >=> route "/r/57" >=> hit
 
 /// A context over a connection whose input buffer holds `request`, parsed.
 let contextFor (request: string) =
-    let pool = SlabPool(4096, 4)
+    let pool = BufferPool(SlabPool(4096, 4), SlabPool(65536, 2))
     let transport = Transport(pool)
     let bytes = Encoding.ASCII.GetBytes request
     transport.EnsureInput()

@@ -48,3 +48,48 @@ let ``past MaxConnections a new connection is closed at once and counted`` () =
         let answer, _ = readAll a 2000
         Assert.StartsWith("HTTP/1.1 200", text answer)
     }
+
+[<Fact>]
+let ``a large buffered response arrives whole, with its length, beside a pipelined neighbour`` () =
+    task {
+        let handler =
+            sync (fun ctx ->
+                if ctx.Path = "/big" then
+                    let piece = Array.init 1000 (fun i -> byte (i % 251))
+
+                    for _ in 1..3000 do
+                        ctx.Write(ReadOnlySpan piece)
+                else
+                    ctx.WriteString "small")
+
+        use server = serve testOptions handler
+        use s = connect server
+        s.Send(ascii "GET /big HTTP/1.1\r\nHost: a\r\n\r\nGET /s HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n") |> ignore
+        let answer, closed = readAll s 3000
+        Assert.True(closed)
+        let all = text answer
+        let headEnd = all.IndexOf("\r\n\r\n", StringComparison.Ordinal)
+        Assert.True(all.Substring(0, headEnd).Contains("\r\nContent-Length: 3000000", StringComparison.Ordinal), all.Substring(0, headEnd))
+        let body = answer[headEnd + 4 .. headEnd + 4 + 3_000_000 - 1]
+        Assert.True(body |> Array.mapi (fun i b -> b = byte ((i % 1000) % 251)) |> Array.forall id)
+        Assert.True(all.EndsWith("\r\n\r\nsmall", StringComparison.Ordinal))
+    }
+
+[<Fact>]
+let ``the buffer pool gives back both tiers after a quiet period, keeping one small slab`` () =
+    let pool = BufferPool(SlabPool(4096, 2), SlabPool(65536, 2))
+    let small = [ for _ in 1..4 -> pool.Rent 100 ]
+    let large = [ for _ in 1..4 -> pool.Rent 10_000 ]
+    // Beyond a large segment: an array of its own, never pooled.
+    let huge = pool.Rent 1_000_000
+    Assert.True(huge.Length >= 1_000_000)
+    Assert.Equal(2, pool.Small.SlabCount)
+    Assert.Equal(2, pool.Large.SlabCount)
+    Assert.Equal(0L, pool.Trim 0L)
+
+    for s in small @ large @ [ huge ] do
+        pool.Return s
+
+    Assert.Equal(int64 (4096 * 2 + 2 * 65536 * 2), pool.Trim 0L)
+    Assert.Equal(1, pool.Small.SlabCount)
+    Assert.Equal(0, pool.Large.SlabCount)

@@ -112,7 +112,7 @@ type internal BodyReader(transport: Transport, head: RequestHead, bodyTimeoutMs:
                 transport.InEnd <- transport.InPos
 
             // Answers to earlier pipelined requests go out before we wait on the client.
-            if transport.OutLength > 0 then
+            if transport.OutLength > 0L then
                 do! transport.FlushAsync()
 
             transport.MakeRoom 2048

@@ -166,7 +166,7 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                     while go do
                         if transport.InStart = transport.InEnd then
                             // Nothing buffered: send what is pending, give the buffer back, wait.
-                            if transport.OutLength > 0 then
+                            if transport.OutLength > 0L then
                                 do! transport.FlushAsync()
 
                             // Nothing unread: the next request starts at the buffer's start.
@@ -258,7 +258,7 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                                         // The client may still be sending (an unread body, pipelined
                                         // requests): linger, so the answer is not lost to a reset.
                                         linger <- not drained || context.Reader.FramingBroken || transport.InStart < transport.InEnd
-                                    elif transport.OutLength > 65536 then
+                                    elif transport.OutLength > 65536L then
                                         do! transport.FlushAsync()
 
                                     if go && transport.InStart < transport.InEnd then
@@ -268,7 +268,7 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                                 // A partial head: answer what came before it, then read on. While
                                 // answers go out the state is Processing, so that a head timeout's
                                 // 408 never lands inside them; a timeout already decided stands.
-                                if transport.OutLength > 0 then
+                                if transport.OutLength > 0L then
                                     if tryState ConnectionState.Processing ConnectionState.ReadingHead
                                        || Volatile.Read(&transport.State) = ConnectionState.Processing then
                                         do! transport.FlushAsync()

@@ -18,7 +18,7 @@ type internal ConnectionSettings
         releaseBufferWhenIdle: bool,
         inlineCompletions: bool,
         handler: RequestHandler,
-        pool: SlabPool,
+        pool: BufferPool,
         heartbeat: Heartbeat
     ) =
     member _.Limits = limits

@@ -10,7 +10,7 @@ open Swoop.Ascii
 
 [<Sealed; AllowNullLiteral>]
 type HttpContext
-    internal (transport: Transport, head: RequestHead, pool: SlabPool, maxBodySize: int64, bodyTimeoutMs: int64)
+    internal (transport: Transport, head: RequestHead, pool: BufferPool, maxBodySize: int64, bodyTimeoutMs: int64)
     =
     let reader = BodyReader(transport, head, bodyTimeoutMs)
     let latin1 = Encoding.Latin1
@@ -22,8 +22,8 @@ type HttpContext
     let mutable explicitLength = -1L
     let mutable userDate = false
     let mutable closeRequested = false
-    let mutable body = Unchecked.defaultof<Segment>
-    let mutable bodyLength = 0
+    /// The body written so far and not yet moved to the output.
+    let body = BufferChain(pool)
     let mutable started = false
     let mutable chunkedOut = false
     let mutable closeDelimited = false
@@ -54,21 +54,7 @@ type HttpContext
 
             i = bytes.Length
 
-    let ensureBody (size: int) =
-        if body.IsEmpty then
-            body <- pool.Rent(max size 1)
-        elif body.Length - bodyLength < size then
-            let bigger = pool.Rent(max (body.Length * 2) (bodyLength + size))
-            Buffer.BlockCopy(body.Array, body.Offset, bigger.Array, bigger.Offset, bodyLength)
-            pool.Return body
-            body <- bigger
-
-    let releaseBody () =
-        if not body.IsEmpty then
-            pool.Return body
-            body <- Unchecked.defaultof<Segment>
-
-        bodyLength <- 0
+    let releaseBody () = body.Release()
 
     let sendsBody () =
         head.Method <> HttpMethod.Head && Response.statusHasBody status
@@ -109,29 +95,24 @@ type HttpContext
             p <- Response.putHeader headerNames[i] headerValues[i] span p
 
         p <- Response.put Response.crlf span p
-        transport.OutLength <- transport.OutLength + p
+        transport.Advance p
 
     /// The Content-Length a complete, non-streamed response gets (-1: none).
     let finalLength () =
         if status < 200 || status = 204 then -1L
         elif status = 304 then explicitLength
         elif head.Method = HttpMethod.Head && explicitLength >= 0L then explicitLength
-        else int64 bodyLength
+        else body.Length
 
-    let writeChunk (data: ReadOnlySpan<byte>) =
-        if data.Length > 0 then
-            let span = transport.OutputSpan(data.Length + 20)
-            let mutable p = writeHex (int64 data.Length) span
+    /// Moves the body written so far to the output as one chunk.
+    let writeChunk () =
+        if body.Length > 0L then
+            let span = transport.OutputSpan 20
+            let mutable p = writeHex body.Length span
             p <- Response.put Response.crlf span p
-            p <- Response.putSpan data span p
-            p <- Response.put Response.crlf span p
-            transport.OutLength <- transport.OutLength + p
-
-    let bodySpan () =
-        if body.IsEmpty then
-            ReadOnlySpan<byte>.Empty
-        else
-            ReadOnlySpan<byte>(body.Array, body.Offset, bodyLength)
+            transport.Advance p
+            transport.Output.TakeFrom body
+            transport.Append(Response.crlf)
 
     /// Status and headers are sent with the first flush: changing them later is a mistake.
     let notStarted (what: string) =
@@ -146,15 +127,15 @@ type HttpContext
     /// Moves what the handler wrote so far into the output buffer, framed as started.
     let moveBodyToOutput () =
         if sendsBody () then
-            if explicitLength >= 0L && streamed + int64 bodyLength > explicitLength then
+            if explicitLength >= 0L && streamed + body.Length > explicitLength then
                 invalidOp (
-                    sprintf "the handler wrote %d bytes, more than the Content-Length it set (%d)" (streamed + int64 bodyLength) explicitLength
+                    sprintf "the handler wrote %d bytes, more than the Content-Length it set (%d)" (streamed + body.Length) explicitLength
                 )
 
-            streamed <- streamed + int64 bodyLength
-            if chunkedOut then writeChunk (bodySpan ()) else transport.Append(bodySpan ())
+            streamed <- streamed + body.Length
+            if chunkedOut then writeChunk () else transport.Output.TakeFrom body
 
-        bodyLength <- 0
+        releaseBody ()
 
     let keepAliveNow (allowed: bool) =
         allowed && head.KeepAlive && not closeRequested && not reader.FramingBroken && not closeDelimited
@@ -335,15 +316,27 @@ type HttpContext
 
     member _.Write(bytes: ReadOnlySpan<byte>) =
         checkBodyAllowed ()
-        ensureBody bytes.Length
-        bytes.CopyTo(Span<byte>(body.Array, body.Offset + bodyLength, bytes.Length))
-        bodyLength <- bodyLength + bytes.Length
+        body.Append bytes
 
     member _.WriteString(text: string) =
         checkBodyAllowed ()
         let max = Encoding.UTF8.GetMaxByteCount text.Length
-        ensureBody max
-        bodyLength <- bodyLength + Encoding.UTF8.GetBytes(text.AsSpan(), Span<byte>(body.Array, body.Offset + bodyLength, max))
+
+        if max <= 16384 then
+            body.Advance(Encoding.UTF8.GetBytes(text.AsSpan(), body.GetSpan max))
+        else
+            // A long text goes in segment by segment, not into one huge buffer.
+            let encoder = Encoding.UTF8.GetEncoder()
+            let mutable rest = text.AsSpan()
+            let mutable finished = false
+
+            while not finished do
+                let span = body.GetSpan 16
+                let mutable chars = 0
+                let mutable bytes = 0
+                encoder.Convert(rest, span, true, &chars, &bytes, &finished)
+                body.Advance bytes
+                rest <- rest.Slice chars
 
     member this.BodyWriter = this :> IBufferWriter<byte>
 
@@ -359,20 +352,18 @@ type HttpContext
 
     interface IBufferWriter<byte> with
         member _.Advance(count: int) =
-            if count < 0 || bodyLength + count > body.Length then
-                raise (ArgumentOutOfRangeException("count", sprintf "Advance(%d) goes past the %d bytes GetSpan/GetMemory gave" count (body.Length - bodyLength)))
+            if count < 0 || count > body.Free then
+                raise (ArgumentOutOfRangeException("count", sprintf "Advance(%d) goes past the %d bytes GetSpan/GetMemory gave" count body.Free))
 
-            bodyLength <- bodyLength + count
+            body.Advance count
 
         member _.GetMemory(sizeHint: int) =
             checkBodyAllowed ()
-            ensureBody (max sizeHint 256)
-            Memory<byte>(body.Array, body.Offset + bodyLength, body.Length - bodyLength)
+            body.GetMemory(max sizeHint 256)
 
         member _.GetSpan(sizeHint: int) =
             checkBodyAllowed ()
-            ensureBody (max sizeHint 256)
-            Span<byte>(body.Array, body.Offset + bodyLength, body.Length - bodyLength)
+            body.GetSpan(max sizeHint 256)
 
     // ---- for the connection ----
 
@@ -420,8 +411,8 @@ type HttpContext
     /// What is wrong with a finished, unstarted response (null: nothing): a body whose length
     /// is not the Content-Length the handler set.
     member internal _.LengthMismatch: string =
-        if not started && explicitLength >= 0L && sendsBody () && status <> 304 && int64 bodyLength <> explicitLength then
-            sprintf "the handler set Content-Length: %d but wrote %d bytes" explicitLength bodyLength
+        if not started && explicitLength >= 0L && sendsBody () && status <> 304 && body.Length <> explicitLength then
+            sprintf "the handler set Content-Length: %d but wrote %d bytes" explicitLength body.Length
         else
             null
 
@@ -434,7 +425,7 @@ type HttpContext
             writeHead (finalLength ()) keepAlive
 
             if sendsBody () then
-                transport.Append(bodySpan ())
+                transport.Output.TakeFrom body
         else
             moveBodyToOutput ()
 

@@ -13,7 +13,7 @@ open System.Threading.Tasks
 [<Sealed; AllowNullLiteral>]
 type HttpContext =
     internal new:
-        transport: Transport * head: RequestHead * pool: SlabPool * maxBodySize: int64 * bodyTimeoutMs: int64 ->
+        transport: Transport * head: RequestHead * pool: BufferPool * maxBodySize: int64 * bodyTimeoutMs: int64 ->
             HttpContext
 
     // ---- request ----

@@ -206,7 +206,7 @@ type RunningServer internal (listener: Socket, settings: ConnectionSettings, shu
             member _.Tick(now: int64) =
                 if now - lastTrim >= 10_000L then
                     lastTrim <- now
-                    SlabPool.Shared.Trim(10_000L, 1) |> ignore
+                    BufferPool.Shared.Trim 10_000L |> ignore
                     let keep = max 16 (Volatile.Read(&open'))
                     let mutable extra = idle.Count - keep
 
@@ -305,7 +305,7 @@ module Server =
                 options.ReleaseBufferWhenIdle,
                 inline',
                 handler,
-                SlabPool.Shared,
+                BufferPool.Shared,
                 new Heartbeat(TimeSpan.FromSeconds 1.0)
             )
 

@@ -1,6 +1,6 @@
-/// A connection's socket and its two buffers. The input buffer holds received bytes from the
-/// start of the current request; the output buffer collects responses until they are sent in
-/// one go. Both are leased from the slab pool only while the connection is busy.
+/// A connection's socket and its buffers. The input buffer holds received bytes from the
+/// start of the current request; the output chain collects responses until they are sent.
+/// Both are leased from the buffer pool only while the connection is busy.
 namespace Swoop
 
 open System
@@ -39,9 +39,9 @@ module internal ConnectionState =
     let Lingering = 6
 
 [<Sealed; AllowNullLiteral>]
-type internal Transport(pool: SlabPool) =
+type internal Transport(pool: BufferPool) =
     let mutable input = Unchecked.defaultof<Segment>
-    let mutable output = Unchecked.defaultof<Segment>
+    let output = BufferChain(pool)
 
     member val Socket: Socket = null with get, set
 
@@ -81,7 +81,12 @@ type internal Transport(pool: SlabPool) =
     member val InPos = 0 with get, set
     /// End of the received bytes.
     member val InEnd = 0 with get, set
-    member val OutLength = 0 with get, set
+
+    /// Bytes waiting in the output to be sent.
+    member _.OutLength = output.Length
+
+    /// Responses waiting to be sent, in order.
+    member _.Output = output
 
     /// Received bytes from the start of the current request.
     member t.Request: ReadOnlySpan<byte> =
@@ -97,7 +102,7 @@ type internal Transport(pool: SlabPool) =
     /// Leases an input segment if there is none.
     member _.EnsureInput() =
         if input.IsEmpty then
-            input <- pool.Rent()
+            input <- pool.Small.Rent()
 
     /// Gives the input segment back when it holds nothing unread.
     member t.ReleaseInput() =
@@ -149,21 +154,13 @@ type internal Transport(pool: SlabPool) =
     member t.WaitForDataAsync() : ValueTask<int> =
         t.Socket.ReceiveAsync(Memory<byte>.Empty, SocketFlags.None)
 
-    /// Room to write at least `size` bytes at the end of the output buffer.
-    member t.OutputSpan(size: int) : Span<byte> =
-        if output.IsEmpty then
-            output <- pool.Rent(size)
-        elif output.Length - t.OutLength < size then
-            let bigger = pool.Rent(max (output.Length * 2) (t.OutLength + size))
-            Buffer.BlockCopy(output.Array, output.Offset, bigger.Array, bigger.Offset, t.OutLength)
-            pool.Return output
-            output <- bigger
+    /// Room to write at least `size` bytes at the end of the output; then call Advance.
+    member _.OutputSpan(size: int) : Span<byte> = output.GetSpan size
 
-        Span<byte>(output.Array, output.Offset + t.OutLength, output.Length - t.OutLength)
+    /// Marks `count` bytes written into OutputSpan as output.
+    member _.Advance(count: int) = output.Advance count
 
-    member t.Append(bytes: ReadOnlySpan<byte>) =
-        bytes.CopyTo(t.OutputSpan(bytes.Length))
-        t.OutLength <- t.OutLength + bytes.Length
+    member _.Append(bytes: ReadOnlySpan<byte>) = output.Append bytes
 
     /// The most bytes one send hands to the socket.
     static member SendStep = 65536
@@ -171,63 +168,57 @@ type internal Transport(pool: SlabPool) =
     /// A send is in flight (its deadline is set until it completes).
     member t.Sending = Threading.Volatile.Read(&t.SendDeadline) > 0L
 
-    /// Sends everything in the output buffer, then gives the buffer back.
+    /// Sends everything in the output, giving each segment back once it is sent.
     member t.FlushAsync() : ValueTask =
-        if t.OutLength = 0 then
+        if output.IsEmpty then
             ValueTask.CompletedTask
         else
             t.SentBytes <- 0L
             t.SendWaitMs <- 0L
-            // At most SendStep bytes a send: a slow reader's progress shows (data rates, timeouts).
-            let vt =
-                t.Socket.SendAsync(ReadOnlyMemory<byte>(output.Array, output.Offset, min t.OutLength Transport.SendStep), SocketFlags.None)
+            let mutable pending = ValueTask<int>()
+            let mutable waiting = false
 
-            if vt.IsCompletedSuccessfully then
-                // Read a ValueTask once only: its source is pooled by the socket.
-                let sent = vt.Result
+            // Sends that complete at once (the usual case) need no state machine; at most
+            // SendStep bytes a send, so a slow reader's progress shows (data rates, timeouts).
+            while not waiting && not output.IsEmpty do
+                let vt = t.Socket.SendAsync(output.Next Transport.SendStep, SocketFlags.None)
 
-                if sent = t.OutLength then
-                    t.OutLength <- 0
-                    pool.Return output
-                    output <- Unchecked.defaultof<Segment>
-                    ValueTask.CompletedTask
+                if vt.IsCompletedSuccessfully then
+                    // Read a ValueTask once only: its source is pooled by the socket.
+                    let sent = vt.Result
+
+                    if sent <= 0 then
+                        raise (SocketException(int SocketError.ConnectionReset))
+
+                    output.Consume sent
+                    t.SentBytes <- t.SentBytes + int64 sent
                 else
-                    t.SentBytes <- int64 sent
-                    ValueTask(t.FlushRestAsync sent)
-            else
-                ValueTask(t.FlushPendingAsync vt)
+                    pending <- vt
+                    waiting <- true
 
+            if waiting then ValueTask(t.FlushPendingAsync pending) else ValueTask.CompletedTask
+
+    /// Waits for a send in flight, then sends the rest; each send has SendTimeoutMs to progress.
     member private t.FlushPendingAsync(first: ValueTask<int>) : Task =
         task {
-            t.SendDeadline <- Heartbeat.NowMs + t.SendTimeoutMs
-            let! sent = first
-            t.SentBytes <- t.SentBytes + int64 sent
-            do! t.FlushRestAsync sent
-        }
+            let mutable vt = first
+            let mutable more = true
 
-    /// Sends the rest once `sent` bytes are out; each send has SendTimeoutMs to progress.
-    member private t.FlushRestAsync(sent: int) : Task =
-        task {
-            let mutable offset = sent
-
-            while offset < t.OutLength do
+            while more do
                 t.SendDeadline <- Heartbeat.NowMs + t.SendTimeoutMs
-                let! n =
-                    t.Socket.SendAsync(
-                        ReadOnlyMemory<byte>(output.Array, output.Offset + offset, min (t.OutLength - offset) Transport.SendStep),
-                        SocketFlags.None
-                    )
+                let! n = vt
 
                 if n <= 0 then
                     raise (SocketException(int SocketError.ConnectionReset))
 
-                offset <- offset + n
+                output.Consume n
                 t.SentBytes <- t.SentBytes + int64 n
+                more <- not output.IsEmpty
+
+                if more then
+                    vt <- t.Socket.SendAsync(output.Next Transport.SendStep, SocketFlags.None)
 
             t.SendDeadline <- 0L
-            t.OutLength <- 0
-            pool.Return output
-            output <- Unchecked.defaultof<Segment>
         }
 
     /// Gives every buffer back (connection closed).
@@ -236,12 +227,8 @@ type internal Transport(pool: SlabPool) =
             pool.Return input
             input <- Unchecked.defaultof<Segment>
 
-        if not output.IsEmpty then
-            pool.Return output
-            output <- Unchecked.defaultof<Segment>
-
+        output.Release()
         t.InStart <- 0
         t.InPos <- 0
         t.InEnd <- 0
-        t.OutLength <- 0
         t.SendDeadline <- 0L

@@ -4,7 +4,6 @@
 namespace Swoop
 
 open System
-open System.Buffers
 open System.Threading
 
 /// A leased piece of memory: an array and the window inside it that belongs to the lessee.
@@ -19,7 +18,7 @@ type internal Segment =
 
 /// Leases fixed-size segments cut from pinned slabs. A new slab is cut only when every
 /// segment is out, so memory grows with the peak number of busy connections, not with
-/// requests. Leases larger than a segment come from the shared ArrayPool.
+/// requests.
 [<Sealed>]
 type internal SlabPool(segmentSize: int, segmentsPerSlab: int) =
     let mutable free = System.Collections.Generic.Stack<Segment>(segmentsPerSlab)
@@ -39,6 +38,7 @@ type internal SlabPool(segmentSize: int, segmentsPerSlab: int) =
                   Length = segmentSize }
 
     member _.SegmentSize = segmentSize
+    member _.SlabBytes = segmentSize * segmentsPerSlab
 
     /// A segment of exactly SegmentSize bytes.
     member _.Rent() : Segment =
@@ -48,23 +48,13 @@ type internal SlabPool(segmentSize: int, segmentsPerSlab: int) =
 
             free.Pop())
 
-    /// A segment of at least `size` bytes: a slab segment when it fits, else a pooled array.
-    member this.Rent(size: int) : Segment =
-        if size <= segmentSize then
-            this.Rent()
-        else
-            let a = ArrayPool<byte>.Shared.Rent size
-
-            { Array = a
-              Offset = 0
-              Length = a.Length }
+    /// Whether `s` was cut from a slab of this pool's shape.
+    member _.Owns(s: Segment) =
+        s.Length = segmentSize && s.Array.Length = segmentSize * segmentsPerSlab
 
     member _.Return(s: Segment) =
         if not s.IsEmpty then
-            if s.Length = segmentSize && s.Array.Length = segmentSize * segmentsPerSlab then
-                lock gate (fun () -> free.Push s)
-            else
-                ArrayPool<byte>.Shared.Return s.Array
+            lock gate (fun () -> free.Push s)
 
     /// Slabs cut and still held.
     member _.SlabCount = slabs
@@ -96,9 +86,49 @@ type internal SlabPool(segmentSize: int, segmentsPerSlab: int) =
             else
                 0)
 
-    /// The process-wide pool: 4 KiB segments, 256 to a 1 MiB slab.
-    static member val Shared = SlabPool(4096, 256)
-
     /// Where bytes nobody reads are received (unread bodies, lingering closes); shared by
     /// every connection, since its content never matters.
     static member val Discard: byte[] = Array.zeroCreate 16384
+
+/// Memory for buffers of any size, in two tiers of slab segments: small ones for a request
+/// head or a short response, large ones that long bodies and deep pipelines are built from
+/// (see BufferChain). A lease larger than a large segment is a plain array of its own, never
+/// pooled: keeping odd sizes after a burst is how memory stops coming back.
+[<Sealed>]
+type internal BufferPool(small: SlabPool, large: SlabPool) =
+    member _.Small = small
+    member _.Large = large
+
+    /// A segment of at least `size` bytes.
+    member _.Rent(size: int) : Segment =
+        if size <= small.SegmentSize then
+            small.Rent()
+        elif size <= large.SegmentSize then
+            large.Rent()
+        else
+            let a = GC.AllocateUninitializedArray<byte> size
+
+            { Array = a
+              Offset = 0
+              Length = a.Length }
+
+    member _.Return(s: Segment) =
+        if not s.IsEmpty then
+            if small.Owns s then small.Return s
+            elif large.Owns s then large.Return s
+
+    /// Gives back to the GC the slabs of both tiers with no segment out, once neither tier
+    /// grew for `quietMs` (keeping one small slab); when that was much, collects at once,
+    /// since an idle server runs no GC of its own to return the memory. Returns the bytes.
+    member _.Trim(quietMs: int64) : int64 =
+        let smallBytes = int64 (small.Trim(quietMs, 1)) * int64 small.SlabBytes
+        let largeBytes = int64 (large.Trim(quietMs, 0)) * int64 large.SlabBytes
+        let dropped = smallBytes + largeBytes
+
+        if dropped >= 8L * 1024L * 1024L then
+            GC.Collect(2, GCCollectionMode.Aggressive, true, true)
+
+        dropped
+
+    /// The process-wide pool: 4 KiB segments, 256 to a 1 MiB slab; 64 KiB segments, 16 to a slab.
+    static member val Shared = BufferPool(SlabPool(4096, 256), SlabPool(65536, 16))
