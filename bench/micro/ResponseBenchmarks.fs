@@ -40,7 +40,7 @@ type ResponseBenchmarks() =
 
     [<Benchmark>]
     member _.Plaintext() =
-        transport.OutLength <- 0
+        transport.Output.Release()
         context.Begin()
         context.ContentType <- "text/plain"
         context.Write(ReadOnlySpan<byte>(helloWorld))
@@ -49,7 +49,7 @@ type ResponseBenchmarks() =
 
     [<Benchmark>]
     member _.Json() =
-        transport.OutLength <- 0
+        transport.Output.Release()
         context.Begin()
         writer.Reset(context.BodyWriter)
         JsonSerializer.Serialize(writer, { Message = "Hello, World!" }, jsonOptions)
