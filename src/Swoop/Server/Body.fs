@@ -129,8 +129,13 @@ type internal BodyReader(transport: Transport, head: RequestHead, bodyTimeoutMs:
             try
                 let! n = transport.ReceiveAsync()
                 got <- n
-            with _ when Volatile.Read(&transport.State) = ConnectionState.TimedOut ->
+            with
+            | _ when Volatile.Read(&transport.State) = ConnectionState.TimedOut ->
                 this.Fail(408, "timed out reading the request body")
+            | :? Net.Sockets.SocketException
+            | :? ObjectDisposedException as e ->
+                this.FramingBroken <- true
+                raise (ClientDisconnectedException("the client closed the connection while the request body was being read", e))
 
             if
                 Interlocked.CompareExchange(&transport.State, ConnectionState.Processing, ConnectionState.ReadingBody)

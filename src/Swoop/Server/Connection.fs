@@ -77,25 +77,38 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                 ()
         }
 
+    /// Whether a failure is, or wraps, the connection's own socket failing.
+    let rec clientGone (e: exn) =
+        match e with
+        | null -> false
+        | :? ClientDisconnectedException -> true
+        | :? AggregateException as a -> a.InnerExceptions |> Seq.exists clientGone
+        | e -> clientGone e.InnerException
+
     /// Turns a handler's failure into an answer; false if the connection must be cut
     /// (the response had already started).
     let recover (failure: exn) =
-        let status =
-            match failure with
-            | :? BadRequestException as bad ->
-                context.Reader.FramingBroken <- true
-                bad.StatusCode
-            | e ->
-                if settings.MayLog() then
-                    eprintfn "swoop: handler failed on %s %s: %O" context.MethodName context.Target e
-
-                500
-
-        if context.HasStarted then
+        if clientGone failure then
+            // The client left; nothing can be answered, and it is not the handler's fault.
+            context.Reader.FramingBroken <- true
             false
         else
-            context.ResetResponse status
-            true
+            let status =
+                match failure with
+                | :? BadRequestException as bad ->
+                    context.Reader.FramingBroken <- true
+                    bad.StatusCode
+                | e ->
+                    if settings.MayLog() then
+                        eprintfn "swoop: handler failed on %s %s: %O" context.MethodName context.Target e
+
+                    500
+
+            if context.HasStarted then
+                false
+            else
+                context.ResetResponse status
+                true
 
     /// Calls the handler; a synchronous throw becomes a faulted ValueTask.
     let invokeHandler () =
@@ -305,6 +318,7 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                 with
                 | :? SocketException
                 | :? ObjectDisposedException
+                | :? ClientDisconnectedException
                 | :? OperationCanceledException -> ()
                 | e -> if settings.MayLog() then eprintfn "swoop: connection failed: %O" e
             finally

@@ -67,7 +67,9 @@ type HttpContext =
 
     /// Reads body bytes into `destination`; 0 at the end of the body. Sends
     /// "100 Continue" first when the client asked for it. Raises BadRequestException on bad
-    /// framing, a body over `MaxRequestBodySize`, or a connection closed mid-body.
+    /// framing, a body over `MaxRequestBodySize`, or a connection closed mid-body;
+    /// ClientDisconnectedException when the client resets the connection (the server then
+    /// closes it quietly: let it propagate).
     member ReadAsync: destination: Memory<byte> -> ValueTask<int>
 
     /// Reads the whole body (up to `MaxRequestBodySize`).

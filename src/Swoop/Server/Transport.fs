@@ -38,6 +38,12 @@ module internal ConnectionState =
     [<Literal>]
     let Lingering = 6
 
+/// Raised when the connection's own socket fails under a read or a send: the client reset or
+/// closed it, or stopped reading until a timeout cut it. Nothing can be answered any more; the
+/// server closes the connection quietly (it is not the handler's failure, and is not logged).
+type ClientDisconnectedException(message: string, inner: exn) =
+    inherit IO.IOException(message, inner)
+
 [<Sealed; AllowNullLiteral>]
 type internal Transport(pool: BufferPool) =
     let mutable input = Unchecked.defaultof<Segment>
@@ -162,6 +168,9 @@ type internal Transport(pool: BufferPool) =
 
     member _.Append(bytes: ReadOnlySpan<byte>) = output.Append bytes
 
+    static member Disconnected(inner: exn) : unit =
+        raise (ClientDisconnectedException("the response could not be sent: the client closed the connection or stopped reading", inner))
+
     /// The most bytes one send hands to the socket.
     static member SendStep = 65536
 
@@ -188,7 +197,7 @@ type internal Transport(pool: BufferPool) =
                     let sent = vt.Result
 
                     if sent <= 0 then
-                        raise (SocketException(int SocketError.ConnectionReset))
+                        Transport.Disconnected null
 
                     output.Consume sent
                     t.SentBytes <- t.SentBytes + int64 sent
@@ -206,10 +215,17 @@ type internal Transport(pool: BufferPool) =
 
             while more do
                 t.SendDeadline <- Heartbeat.NowMs + t.SendTimeoutMs
-                let! n = vt
+                let mutable n = 0
+
+                try
+                    let! sent = vt
+                    n <- sent
+                with
+                | :? SocketException
+                | :? ObjectDisposedException as e -> Transport.Disconnected e
 
                 if n <= 0 then
-                    raise (SocketException(int SocketError.ConnectionReset))
+                    Transport.Disconnected null
 
                 output.Consume n
                 t.SentBytes <- t.SentBytes + int64 n
