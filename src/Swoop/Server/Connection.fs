@@ -396,10 +396,15 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                 | ConnectionState.Lingering -> if tryState ConnectionState.TimedOut state then closeSocket ()
                 | _ -> ()
 
-    /// Starts serving `socket` on the thread pool.
+    /// Starts serving `socket`: on a socket engine thread, right there (the request that came
+    /// with the connection is answered before the next accept, with no thread-pool hop, whose
+    /// waking workers spin on the cores the engine needs); otherwise on the thread pool.
     member c.Start(socket: Socket) =
-        pending <- socket
-        ThreadPool.UnsafeQueueUserWorkItem(c, preferLocal = false) |> ignore
+        if settings.Inline && not settings.OffloadHandlers && EngineThread.IsCurrent then
+            c.RunAsync socket |> ignore
+        else
+            pending <- socket
+            ThreadPool.UnsafeQueueUserWorkItem(c, preferLocal = false) |> ignore
 
     interface IThreadPoolWorkItem with
         member c.Execute() =
