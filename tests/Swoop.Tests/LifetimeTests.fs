@@ -34,6 +34,28 @@ let ``a slow request head gets 408 and is closed; an idle keep-alive connection 
     Assert.InRange(watch2.Elapsed.TotalSeconds, 1.5, 5.5)
 
 [<Fact>]
+let ``a head still dripping when it times out gets its 408 whole, not a reset`` () =
+    let options = { testOptions with RequestHeadTimeout = TimeSpan.FromSeconds 1.0 }
+    use server = serve options echoHandler
+    use slow = connect server
+    slow.Send(ascii "GET / HTTP/1.1\r\nHost: a\r\nX-Drip: ") |> ignore
+    let watch = Stopwatch.StartNew()
+    let mutable sendFailed = false
+
+    // Keep dripping past the timeout, as a slowloris client does, then read only afterwards.
+    while watch.Elapsed.TotalSeconds < 3.0 && not sendFailed do
+        try
+            slow.Send(ascii "a") |> ignore
+        with :? SocketException ->
+            sendFailed <- true
+
+        Threading.Thread.Sleep 50
+
+    let r, closed = readAll slow 3000
+    Assert.StartsWith("HTTP/1.1 408", text r)
+    Assert.True(closed)
+
+[<Fact>]
 let ``shutdown lets an in-flight request finish, closes idle connections, and completes`` () =
     task {
         let started = TaskCompletionSource()

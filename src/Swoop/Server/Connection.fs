@@ -129,6 +129,20 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
 
         closeSocket ()
 
+    /// From the heartbeat, for a head that timed out: sends the 408 if it can go at once, then
+    /// half-closes and lets the connection loop linger (reading and discarding), so that bytes
+    /// the client is still sending do not reset the connection before it reads the 408.
+    let answerAndLinger (status: int) =
+        try
+            let s = transport.Socket
+            s.Blocking <- false
+            s.Send(errorResponse status) |> ignore
+            s.Shutdown(SocketShutdown.Send)
+            transport.Deadline <- Heartbeat.NowMs + 2000L
+            Volatile.Write(&transport.State, ConnectionState.Lingering)
+        with _ ->
+            closeSocket ()
+
     /// The handler did not finish synchronously (or failed): wait for it and recover.
     let awaitHandlerAsync (pending: ValueTask) : Task<bool> =
         task {
@@ -301,6 +315,8 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
 
                                     if n = 0 || Volatile.Read(&transport.State) <> ConnectionState.ReadingHead then
                                         go <- false
+                                        // Answered 408 by the heartbeat meanwhile: linger on.
+                                        linger <- n > 0 && Volatile.Read(&transport.State) = ConnectionState.Lingering
                                     else
                                         transport.InEnd <- transport.InEnd + n
                             | _ ->
@@ -390,7 +406,7 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
             elif now > transport.Deadline then
                 match state with
                 | ConnectionState.ReadingHead ->
-                    if tryState ConnectionState.TimedOut state then answerAndClose 408
+                    if tryState ConnectionState.TimedOut state then answerAndLinger 408
                 | ConnectionState.Idle
                 | ConnectionState.ReadingBody
                 | ConnectionState.Lingering -> if tryState ConnectionState.TimedOut state then closeSocket ()
