@@ -247,8 +247,8 @@ def method_section(res):
         "- **Context switches.** `voluntary_ctxt_switches` and `nonvoluntary_ctxt_switches` of every thread of "
         "every process of the server's session (`/proc/<pid>/task/<tid>/status`: nginx's master and worker, every "
         "thread of a .NET or Node.js process), read before and after the run; the differences summed and divided "
-        "by the responses. Voluntary: a thread blocked (waited for a socket, a lock, a timer); involuntary: the "
-        "scheduler took the core from it. A thread that exited during the run takes its switches with it (the "
+        "by the responses. Voluntary: a thread blocked (waited for a socket, a lock, a timer); involuntary: it left "
+        "the core while still runnable (preempted, or a `sched_yield` that let another thread run). A thread that exited during the run takes its switches with it (the "
         "count of such threads is kept in results.json).",
         "- **System calls.** " + ("Counted in a separate short run per subject and scenario (first repetition, "
                                   "after the measurements) with `perf stat` attached to the server; see the section "

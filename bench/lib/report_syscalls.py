@@ -51,8 +51,9 @@ def _switches(res, servers, scenarios):
         "Voluntary + involuntary context switches per response, summed over every thread of every process of the "
         "server (`/proc/<pid>/task/<tid>/status` before and after each measured run; nginx: master and worker "
         "processes; .NET and Node.js: every thread of the process), median over repetitions. Voluntary: a thread "
-        "gave up the core to wait (for a socket, a lock, a timer); involuntary: the scheduler took the core from a "
-        "thread that could have run on. These come from the measured runs, untraced; the same figures are in the "
+        "gave up the core to wait (for a socket, a lock, a timer); involuntary: a thread left the core while still "
+        "runnable: preempted (time slice up, another thread woke up, other processes on the core), or it called "
+        "`sched_yield` and another thread was ready (Linux counts such a yield as involuntary). These come from the measured runs, untraced; the same figures are in the "
         "scenario tables." + (f" {exited} thread(s) exited during measured runs; their switches since the start "
                               "of the run are missing from these sums." if exited else ""),
         "",
