@@ -7,6 +7,7 @@ server's system calls; their req/s is shown only to say how much the counting sl
 the server down.
 """
 import aggregate
+import measure
 from fmt import n0, per_req, ratio, table
 
 TOP = 5  # system calls shown by name per subject and scenario
@@ -76,7 +77,9 @@ def _explain(info):
         f"`{info.get('total_event')}` (every system call); by name: {names}; the rest is \"other\". perf counts in "
         f"the kernel, without stopping the server per call as strace does, but the server runs somewhat slower "
         f"meanwhile, which can change how many events one `epoll_wait` returns and so the calls per request; the "
-        f"traced run's req/s and its ratio to the measured median are shown for that reason. Calls made by the "
+        f"traced run's req/s and its ratio to the measured median are shown for that reason (⚐: other processes "
+        f"used {measure.OTHER_LOAD:.0%} of a core or more during the probe or a measured run, so the ratio says more "
+        f"about them than about tracing). Calls made by the "
         f"kernel on the server's behalf (softirq network work) are not system calls and are not counted; on "
         f"loopback a `sendto` also does the receiving side's work.",
     ]
@@ -108,8 +111,9 @@ def _scenario(res, sc, servers):
         req = p["requests"]
         top = " · ".join(f"{name} {per_req(n / req)}" for name, n in list(p["calls"].items())[:TOP])
         measured = aggregate.row(res, s, sc)
-        rows.append([title, per_req(p["per_request"]), top or "–", per_req(p["other"] / req),
-                     n0(req), f"{n0(p['rps'])} ({ratio(p['rps'], measured['rps'] if measured else None)})",
+        busy = (p.get("other_busy") or 0) >= measure.OTHER_LOAD or (measured and measured["flags"].get("other-load"))
+        rows.append([title, per_req(p["per_request"]), top or "–", per_req(p["other"] / req), n0(req),
+                     f"{n0(p['rps'])} ({ratio(p['rps'], measured['rps'] if measured else None)})" + (" ⚐" if busy else ""),
                      f"{p.get('processes')} / {p.get('threads')}"])
     if not rows:
         return ""

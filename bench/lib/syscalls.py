@@ -89,6 +89,9 @@ def probe(scenario, port, mode, sid, names, log_path, timeout):
     cmd = scenario.command(port, pm)
     rec = {"scenario": scenario.name, "ok": False, "error": None, "command": cmd}
     pids = procs.session_pids(sid)
+    if not pids:
+        rec["error"] = "no process of the server was left to count"
+        return rec
     rec["processes"] = len(pids)
     rec["threads"] = sum(len(os.listdir(f"/proc/{p}/task")) for p in pids if os.path.isdir(f"/proc/{p}/task"))
     with tempfile.TemporaryDirectory(prefix="bench-perf-") as tmp:
@@ -108,7 +111,9 @@ def probe(scenario, port, mode, sid, names, log_path, timeout):
         text = None
         try:
             _control(perf, ctl_fd, ack_fd, "enable")
+            snap0 = procs.cpu_snapshot_all()
             text, lg_cpu, wall, rc, timed_out = measure.run_tool(cmd, timeout)
+            snap1 = procs.cpu_snapshot_all()
             _control(perf, ctl_fd, ack_fd, "disable")
         except RuntimeError as e:
             rec["error"] = str(e)
@@ -137,6 +142,8 @@ def probe(scenario, port, mode, sid, names, log_path, timeout):
         return rec
     req = result.get("requests") or 0
     total = counts.pop(TOTAL)
+    exclude = set(procs.session_pids(sid)) | {os.getpid(), perf.pid}
+    other, _ = procs.other_cpu(snap0, snap1, exclude)
     calls = {k.removeprefix("syscalls:sys_enter_"): v for k, v in counts.items() if v}
     rec.update({
         "ok": bool(req),
@@ -146,6 +153,7 @@ def probe(scenario, port, mode, sid, names, log_path, timeout):
         "errors_total": result.get("errors_total"),
         "wall_s": wall,
         "loadgen_busy": lg_cpu / wall if wall else None,
+        "other_busy": other / wall if wall else None,
         "exit_code": rc,
         "total": total,
         "calls": dict(sorted(calls.items(), key=lambda kv: -kv[1])),
