@@ -53,6 +53,9 @@ def row(results, subject, scenario):
         "loadgen_cpu_ms_per_1k": med([m.get("loadgen_cpu_ms_per_1k") for m in ok]),
         "server_busy": med([m.get("server_busy") for m in ok]),
         "loadgen_busy": med([m.get("loadgen_busy") for m in ms]),
+        "switches_vol": med([(m.get("switches_per_request") or {}).get("voluntary") for m in ok]),
+        "switches_invol": med([(m.get("switches_per_request") or {}).get("involuntary") for m in ok]),
+        "threads_exited": sum((m.get("switches") or {}).get("threads_exited", 0) for m in ok),
         "peak_rss_kb": max([m.get("peak_rss_kb") or 0 for m in ms], default=None) or None,
         "bytes_per_request": med([m.get("bytes_per_request") for m in ok]),
         "alloc_per_request": med([g["alloc_bytes_per_request"] for g in gc]),
@@ -73,6 +76,16 @@ def _sum_dicts(ds):
             if isinstance(v, (int, float)):
                 out[k] = out.get(k, 0) + v
     return out
+
+
+def syscall_probe(results, subject, scenario):
+    """The system-call probe of (subject, scenario): the first one recorded (they run
+    in the first repetition only), or None."""
+    for s in sessions_of(results, subject):
+        for p in s.get("syscall_probes") or []:
+            if p["scenario"] == scenario:
+                return p
+    return None
 
 
 def sessions_of(results, subject):

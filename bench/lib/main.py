@@ -2,7 +2,7 @@
 interleaved repetitions (A B C A B C), and write the report.
 
 Usage: bench/run [--quick | --full] [--only NAMES] [--reps N] [--port P]
-                 [--no-build] [--no-micro] [--no-publish] [--list]
+                 [--no-build] [--no-micro] [--no-syscalls] [--no-publish] [--list]
 NAMES is a comma-separated list of subject and/or scenario names (shell-style
 wildcards allowed) and groups (`routing`); names that match subjects pick
 subjects, names that match scenarios pick scenarios. A subject runs the chosen
@@ -22,6 +22,7 @@ import procs
 import scenarios as scen_mod
 import session
 import subjects as subj
+import syscalls
 
 BENCH = subj.BENCH
 REPO = subj.REPO
@@ -37,6 +38,8 @@ def parse_args(argv):
     p.add_argument("--port", type=int, default=18080)
     p.add_argument("--no-build", action="store_true", help="use what .work/bin already has")
     p.add_argument("--no-micro", action="store_true", help="skip the BenchmarkDotNet micro-benchmarks")
+    p.add_argument("--no-syscalls", action="store_true",
+                   help="skip the system-call probes (a short perf-traced run per subject and scenario)")
     p.add_argument("--no-publish", action="store_true",
                    help="do not update docs/benchmarks.md and bench/results/latest even after a complete full run")
     p.add_argument("--list", action="store_true", help="list subjects and scenarios, then exit")
@@ -74,19 +77,26 @@ class Progress:
     """Prints where the run is and an ETA that learns from finished measurements."""
 
     SESSION_OVERHEAD = 4.0  # start, idle sample, endpoint checks, stop
+    PROBE_OVERHEAD = 1.5    # perf attaching to the server and detaching, per system-call probe
 
-    def __init__(self, plan, scenario_lists, mode):
+    def __init__(self, plan, scenario_lists, mode, probes=False):
         self.plan = plan
         self.lists = scenario_lists
         self.mode = mode
+        self.probes = probes  # system-call probes in the first repetition
         self.t0 = time.monotonic()
         self.seen = {}        # (subject, scenario) -> wall seconds of the last run
+        self.probe_seen = {}  # (subject, scenario) -> wall seconds of its system-call probe
         self.session_extra = {}
 
     def estimate(self, subject, scenario):
         return self.seen.get((subject, scenario.name), scenario.estimate_seconds(self.mode))
 
-    def remaining(self, from_index, skip_in_first=0):
+    def probe_estimate(self, subject, scenario):
+        return self.probe_seen.get((subject, scenario.name),
+                                   scenario.estimate_seconds(syscalls.probe_mode(self.mode)) + self.PROBE_OVERHEAD)
+
+    def remaining(self, from_index, skip_in_first=0, probes_done=0):
         total = 0.0
         for k, (rep, s) in enumerate(self.plan[from_index:]):
             if not s.build.get("ok"):
@@ -94,6 +104,8 @@ class Progress:
             lst = self.lists[s.name]
             start = skip_in_first if k == 0 else 0
             total += sum(self.estimate(s.name, sc) for sc in lst[start:])
+            if self.probes and rep == 1 and s.kind != "none":
+                total += sum(self.probe_estimate(s.name, sc) for sc in lst[probes_done if k == 0 else 0:])
             if k > 0 or skip_in_first == 0:
                 total += self.SESSION_OVERHEAD + (2 * self.mode["session_warmup"] if s.kind != "none" else 0)
         return total
@@ -102,8 +114,8 @@ class Progress:
         elapsed = time.monotonic() - self.t0
         print(f"[{fmt_time(elapsed)}] {text}", flush=True)
 
-    def eta_text(self, plan_index, done_in_session):
-        return f"ETA {fmt_time(self.remaining(plan_index, done_in_session))}"
+    def eta_text(self, plan_index, done_in_session, probes_done=0):
+        return f"ETA {fmt_time(self.remaining(plan_index, done_in_session, probes_done))}"
 
 
 QUIET_THRESHOLD = 0.25   # cores used by other processes
@@ -151,9 +163,20 @@ def summary_line(m):
     if m.get("server_busy") is not None:
         bits.append(f"server {m['server_busy'] * 100:.0f}% cpu")
     bits.append(f"load tool {m['loadgen_busy'] * 100:.0f}% cpu")
+    sw = m.get("switches_per_request")
+    if sw:
+        bits.append(f"ctx switches/req {sw['voluntary']:.2f} vol + {sw['involuntary']:.2f} invol")
     if m.get("flags"):
         bits.append("[" + ", ".join(m["flags"]) + "]")
     return ", ".join(bits)
+
+
+def probe_line(p):
+    if not p.get("ok"):
+        return f"system calls: ERROR: {p.get('error')}"
+    top = ", ".join(f"{name} {n / p['requests']:.2f}" for name, n in list(p["calls"].items())[:4])
+    return (f"system calls {p['per_request']:.2f}/req ({top}); traced run {p['rps']:,.0f} req/s, "
+            f"{p['requests']:,} requests")
 
 
 def main(argv):
@@ -215,10 +238,23 @@ def main(argv):
     # Everything from here on (this process, the load tools) runs on the load core.
     os.sched_setaffinity(0, {int(session.measure.LOADGEN_CORE)})
 
+    syscall_names, syscall_error = None, "`--no-syscalls` was given"
+    if not args.no_syscalls and not any(s.kind != "none" for s in chosen_subjects):
+        syscall_error = "no server among the chosen subjects"
+    elif not args.no_syscalls:
+        syscall_names, syscall_error = syscalls.check()
+        if syscall_error:
+            syscall_names = None
+            print(f"system-call probes: not possible here: {syscall_error}", flush=True)
+
     plan = [(rep, s) for rep in range(1, mode["reps"] + 1) for s in chosen_subjects]
-    progress = Progress(plan, lists, mode)
+    progress = Progress(plan, lists, mode, probes=syscall_names is not None)
     print(f"plan: {len(chosen_subjects)} subjects x {len(chosen_scenarios)} scenarios x {mode['reps']} "
           f"repetition(s), interleaved; estimated {fmt_time(progress.remaining(0))} (mm:ss)", flush=True)
+    if syscall_names is not None:
+        print(f"system-call probes: perf stat, {mode['syscall_seconds']} s per scenario (ab: "
+              f"{mode['syscall_ab_requests']:,} requests), repetition 1 only, after each session's "
+              f"measurements; {len(syscall_names)} syscalls by name plus the total", flush=True)
     for s in chosen_subjects:
         if not s.build.get("ok"):
             print(f"  {s.name}: will be reported as failed to build ({s.build.get('error')})", flush=True)
@@ -241,6 +277,10 @@ def main(argv):
                                 "connections": sc.connections,
                                 "command": " ".join(sc.command(args.port, mode)).replace(BENCH + "/", "bench/")}
                       for sc in chosen_scenarios},
+        "syscalls": {"enabled": syscall_names is not None, "error": syscall_error if syscall_names is None else None,
+                     "tool": syscalls.version() if syscall_names is not None else None,
+                     "names": syscall_names or [], "total_event": syscalls.TOTAL, "reps": [1],
+                     "seconds": mode["syscall_seconds"], "ab_requests": mode["syscall_ab_requests"]},
         "sessions": [],
     }
     raw_path = os.path.join(log_dir, "results.json")
@@ -261,6 +301,11 @@ def main(argv):
                     mode["wrk_warmup"] if scenario.tool == "wrk" else 0)
                 progress.line(f"{head} | {scenario.name}: {summary_line(m)}")
 
+        def report_probe(scenario, i, count, p, head=head, k=k, s=s):
+            progress.probe_seen[(s.name, scenario.name)] = p.get("probe_wall_s", 0)
+            progress.line(f"{head} | {scenario.name} ({i + 1}/{count}): {probe_line(p)}; "
+                          f"{progress.eta_text(k, len(lists[s.name]), i + 1)}")
+
         if not s.build.get("ok"):
             progress.line(f"{head} | failed to build, skipped")
             results["sessions"].append({"subject": s.name, "rep": rep, "ok": False,
@@ -269,7 +314,8 @@ def main(argv):
             continue
         quiet_load, waited = wait_for_quiet(progress.line)
         progress.line(f"{head} | starting")
-        rec = session.run(s, rep, lists[s.name], mode, args.port, log_dir, report_progress)
+        rec = session.run(s, rep, lists[s.name], mode, args.port, log_dir, report_progress,
+                          syscall_names=syscall_names if rep == 1 else None, probe_progress=report_probe)
         rec["other_load_before"] = round(quiet_load, 2)
         rec["waited_for_quiet_s"] = round(waited, 1)
         if rec.get("error"):

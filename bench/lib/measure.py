@@ -63,6 +63,7 @@ def measure(scenario, port, mode, sid, dotnet, log_path, timeout):
 
     gc0 = probe.debug_gc(port) if dotnet else None
     srv0 = procs.tree_cpu(sid) if sid else 0.0
+    sw0 = procs.thread_switches(sid) if sid else None
     snap0 = procs.cpu_snapshot_all()
     cores0 = procs.core_busy()
 
@@ -78,6 +79,7 @@ def measure(scenario, port, mode, sid, dotnet, log_path, timeout):
     cores1 = procs.core_busy()
     snap1 = procs.cpu_snapshot_all()
     srv1 = procs.tree_cpu(sid) if sid else 0.0
+    sw1 = procs.thread_switches(sid) if sid else None
     gc1 = probe.debug_gc(port) if dotnet else None
 
     with open(log_path, "w") as f:
@@ -100,6 +102,7 @@ def measure(scenario, port, mode, sid, dotnet, log_path, timeout):
         "other_top": other_top,
         "core_busy": busy,
         "peak_rss_kb": sampler.peak_kb if sampler else None,
+        "switches": procs.switches_between(sw0, sw1) if sid else None,
     })
     if timed_out:
         rec["error"] = f"timed out after {timeout:.0f} s"
@@ -113,6 +116,9 @@ def measure(scenario, port, mode, sid, dotnet, log_path, timeout):
     if sid and req:
         # CPU milliseconds per 1000 requests = CPU seconds * 1e6 / requests.
         rec["server_cpu_ms_per_1k"] = rec["server_cpu_s"] * 1e6 / req
+    if sid and req:
+        rec["switches_per_request"] = {"voluntary": rec["switches"]["voluntary"] / req,
+                                       "involuntary": rec["switches"]["involuntary"] / req}
     if req:
         rec["loadgen_cpu_ms_per_1k"] = lg_cpu * 1e6 / req
     if gc0 and gc1 and req:

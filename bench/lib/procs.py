@@ -68,6 +68,44 @@ def tree_rss_kb(sid):
     return sum(rss_kb(p) for p in session_pids(sid))
 
 
+def thread_switches(sid):
+    """{(pid, tid): (voluntary, involuntary)} context switches of every thread of every
+    process of the session, from /proc/<pid>/task/<tid>/status. A thread's counters
+    start at zero when it is created and are lost from /proc when it exits."""
+    out = {}
+    for pid in session_pids(sid):
+        try:
+            tids = os.listdir(f"/proc/{pid}/task")
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+        for tid in tids:
+            text = _read(f"/proc/{pid}/task/{tid}/status")
+            if text is None:
+                continue
+            vol = invol = 0
+            for line in text.splitlines():
+                if line.startswith("voluntary_ctxt_switches:"):
+                    vol = int(line.split()[1])
+                elif line.startswith("nonvoluntary_ctxt_switches:"):
+                    invol = int(line.split()[1])
+            out[(pid, int(tid))] = (vol, invol)
+    return out
+
+
+def switches_between(before, after):
+    """Context switches between two thread_switches() readings: voluntary and involuntary
+    summed over the threads alive at the end (those born in between count from zero),
+    how many threads that was, and how many threads of the first reading had exited
+    (their switches since the first reading are not counted)."""
+    vol = invol = 0
+    for key, (v, n) in after.items():
+        v0, n0 = before.get(key, (0, 0))
+        vol += v - v0
+        invol += n - n0
+    return {"voluntary": vol, "involuntary": invol, "threads": len(after),
+            "threads_exited": sum(1 for key in before if key not in after)}
+
+
 def cpu_snapshot_all():
     """pid -> cpu seconds for every process on the machine."""
     snap = {}

@@ -12,6 +12,8 @@ import sys
 import aggregate
 import charts
 import probe
+import report_syscalls
+from fmt import code, mib, ms, n0, pct, per_req, ratio, table
 
 BENCH = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REPO = os.path.dirname(BENCH)
@@ -27,49 +29,6 @@ BASELINES = (BASELINE, "minimal-routes", "minimal-api")
 ROUTED_VS_RAW = (("swoop-api", "swoop"), ("swoop-api-threadpool", "swoop-threadpool"))
 ROUTED_VS_RAW_SCENARIOS = ("plaintext-c32", "plaintext-c256", "json-c32", "json-c256")
 ROUTING_SUBJECTS = ("swoop-api", "swoop-api-threadpool", "minimal-routes", "node-routes")
-
-
-# ---------------------------------------------------------------- formatting
-
-def n0(v):
-    return "–" if v is None else f"{v:,.0f}"
-
-
-def ms(v):
-    if v is None:
-        return "–"
-    if v >= 100:
-        return f"{v:,.0f}"
-    if v >= 10:
-        return f"{v:.1f}"
-    return f"{v:.2f}" if v >= 0.1 else f"{v:.3f}"
-
-
-def mib(kb):
-    return "–" if not kb else f"{kb / 1024:.1f}"
-
-
-def pct(v):
-    return "–" if v is None else f"{v * 100:.0f}%"
-
-
-def ratio(v, base):
-    if v is None or not base:
-        return "–"
-    return f"{v / base:.2f}×"
-
-
-def table(headers, rows, align=None):
-    align = align or ["l"] + ["r"] * (len(headers) - 1)
-    sep = ["---:" if a == "r" else "---" for a in align]
-    out = ["| " + " | ".join(headers) + " |", "| " + " | ".join(sep) + " |"]
-    for r in rows:
-        out.append("| " + " | ".join(str(c).replace("|", "\\|") for c in r) + " |")
-    return "\n".join(out)
-
-
-def code(s):
-    return "`" + s.replace("`", "'") + "`"
 
 
 def baseline(res, sc):
@@ -285,6 +244,18 @@ def method_section(res):
         "as CPU milliseconds per 1000 requests and as the share of its core. Load tool: its rusage (wait4). A run is "
         "flagged **load-generator-bound** when the load tool kept ≥ 90% of its core busy: its number is then a floor "
         "for the server, not its capacity.",
+        "- **Context switches.** `voluntary_ctxt_switches` and `nonvoluntary_ctxt_switches` of every thread of "
+        "every process of the server's session (`/proc/<pid>/task/<tid>/status`: nginx's master and worker, every "
+        "thread of a .NET or Node.js process), read before and after the run; the differences summed and divided "
+        "by the responses. Voluntary: a thread blocked (waited for a socket, a lock, a timer); involuntary: it left "
+        "the core while still runnable (preempted, or a `sched_yield` that let another thread run). A thread that exited during the run takes its switches with it (the "
+        "count of such threads is kept in results.json).",
+        "- **System calls.** " + ("Counted in a separate short run per subject and scenario (first repetition, "
+                                  "after the measurements) with `perf stat` attached to the server; see the section "
+                                  "on system calls and context switches per request."
+                                  if (res.get("syscalls") or {}).get("enabled") else
+                                  "Not counted in this run" + (f" ({res['syscalls']['error']})"
+                                                               if res.get("syscalls") else "") + "."),
         "- **Memory.** RSS summed over the server's process tree: idle = 1 s after the first response; peak = the "
         "highest 100 ms sample during any measurement.",
         "- **Start-up.** From spawning the process to the first `200` on /plaintext (polled every 5 ms on fresh "
@@ -347,7 +318,7 @@ def scenario_table(res, sc, subjects):
         title = res["subjects"][s]["title"]
         if not r["ok_runs"]:
             err = "; ".join(sorted(set(e for e in r["errors_runs"] if e)))[:200]
-            rows.append([title, f"failed: {err}"] + [""] * 11)
+            rows.append([title, f"failed: {err}"] + [""] * 13)
             continue
         flags = ", ".join(f"{k} ({v}/{r['runs']})" for k, v in r["flags"].items())
         if r["ok_runs"] < r["runs"]:
@@ -360,10 +331,11 @@ def scenario_table(res, sc, subjects):
         rows.append([title, n0(r["rps"]), f"{n0(r['rps_min'])}–{n0(r['rps_max'])}", ratio(r["rps"], base),
                      *lat_cells, n0(r["errors_total"]),
                      "–" if r["server_cpu_ms_per_1k"] is None else f"{r['server_cpu_ms_per_1k']:.1f}",
-                     pct(r["server_busy"]), pct(r["loadgen_busy"]), mib(r["peak_rss_kb"]), flags or ""])
+                     pct(r["server_busy"]), per_req(r["switches_vol"]), per_req(r["switches_invol"]),
+                     pct(r["loadgen_busy"]), mib(r["peak_rss_kb"]), flags or ""])
     lat_names = ["mean ms", "min ms", "–", "max ms"] if tool == "hammer" else ["p50 ms", "p90 ms", "p99 ms", "max ms"]
     head = ["Subject", "req/s", "min–max", f"vs {title_of(res, base_name)}", *lat_names, "errors", "server CPU ms/1k req",
-            "server core", "load-tool core", "peak RSS MiB", "flags"]
+            "server core", "ctx switches/req vol.", "invol.", "load-tool core", "peak RSS MiB", "flags"]
     lines = [f"### {sc}: {info['title']}", "", code(f"taskset -c {res['cores']['loadgen']} " + info["command"]), ""]
     if rows:
         lines.append(table(head, rows))
@@ -644,6 +616,7 @@ def build(res, chart_rel, made):
              machine_section(res), subjects_section(res, subjects), method_section(res),
              results_section(res, subjects, scenarios), time_section(res, subjects), hammer_detail(res, subjects),
              startup_section(res, subjects), allocation_section(res, subjects, scenarios),
+             report_syscalls.section(res, subjects, scenarios),
              bytes_section(res, subjects), micro_section(res), failures_section(res, subjects)]
     return "\n\n".join(p for p in parts if p) + "\n"
 

@@ -9,16 +9,20 @@ MODES = {
     # A smoke run: every subject and scenario once, short.
     "quick": {"reps": 1, "wrk_warmup": 0, "wrk_seconds": 2, "session_warmup": 2,
               "ab_requests": 20000, "autocannon_seconds": 3, "hammer_seconds": 2,
-              "time_requests": 1000, "time_runs": 5},
+              "time_requests": 1000, "time_runs": 5, "syscall_seconds": 1, "syscall_ab_requests": 10000},
     # The full run: 3 interleaved repetitions, sized for about 30 minutes on 2 cores
     # (7 servers x 3 repetitions x about 85 s: a 20 s warm-up, the 11 wrk
-    # scenarios, the two fixed-size ab runs, hammer and autocannon).
+    # scenarios, the two fixed-size ab runs, hammer and autocannon), plus about
+    # 7 minutes of system-call probes (7 servers x 16 scenarios x about 3.5 s).
     # The warm-up is long because a .NET server's thread pool (hill climbing)
     # takes about 20 s of load on one core to settle; measured before choosing.
     "full": {"reps": 3, "wrk_warmup": 0, "wrk_seconds": 3, "session_warmup": 10,
              "ab_requests": 100000, "autocannon_seconds": 4, "hammer_seconds": 3,
-             "time_requests": 1000, "time_runs": 5},
+             "time_requests": 1000, "time_runs": 5, "syscall_seconds": 2, "syscall_ab_requests": 20000},
 }
+# syscall_*: the system-call probes (syscalls.py), one per subject and scenario in the
+# first repetition, after that session's measurements: wrk, autocannon and hammer run
+# syscall_seconds, ab syscall_ab_requests requests, time-seq one run.
 
 
 class Scenario:

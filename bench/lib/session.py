@@ -14,6 +14,7 @@ import probe
 import procs
 import scenarios as scen_mod
 import subjects as subj
+import syscalls
 
 SERVER_CORE = "0"
 RESTARTS = 1
@@ -86,8 +87,30 @@ def _exit_text(code):
     return f"exited with code {code}"
 
 
-def run(subject, rep, scenario_list, mode, port, log_dir, progress):
-    """progress(scenario, index, count, record_or_None) is called around each measurement."""
+def _syscall_probes(subject, rep, ordered, mode, port, log_dir, proc, names, progress):
+    """After the measurements, one short run per scenario with the server's system calls
+    counted (syscalls.py); stops at the first probe the server does not survive."""
+    probes = []
+    for i, scen in enumerate(ordered):
+        log_path = os.path.join(log_dir, f"{subject.name}-rep{rep}-{scen.name}-syscalls.log")
+        timeout = scen.estimate_seconds(syscalls.probe_mode(mode)) * 3 + 60
+        t0 = time.monotonic()
+        p = syscalls.probe(scen, port, mode, proc.pid, names, log_path, timeout)
+        p["probe_wall_s"] = time.monotonic() - t0
+        if proc.poll() is not None:
+            p["ok"] = False
+            p["error"] = f"the server {_exit_text(proc.returncode)} during this probe; the remaining probes were skipped"
+        probes.append(p)
+        progress(scen, i, len(ordered), p)
+        if proc.poll() is not None:
+            break
+    return probes
+
+
+def run(subject, rep, scenario_list, mode, port, log_dir, progress, syscall_names=None, probe_progress=None):
+    """progress(scenario, index, count, record_or_None) is called around each measurement,
+    probe_progress(scenario, index, count, probe) after each system-call probe; the probes
+    run when syscall_names (the names perf counts) is given."""
     rec = {"subject": subject.name, "rep": rep, "ok": False, "error": None, "measurements": [],
            "incidents": []}
     if not subject.build.get("ok"):
@@ -155,6 +178,9 @@ def run(subject, rep, scenario_list, mode, port, log_dir, progress):
         progress(scen, i, len(ordered), m)
     if sid and "checks" not in rec and proc.poll() is None:
         rec["checks"] = probe.check_endpoints(port, subject.routing)
+    if syscall_names is not None and sid and not rec.get("error") and proc.poll() is None:
+        rec["syscall_probes"] = _syscall_probes(subject, rep, ordered, mode, port, log_dir, proc,
+                                                syscall_names, probe_progress or (lambda *a: None))
 
     if proc is not None:
         rec["clean_stop"] = _stop(proc, port)
