@@ -3,6 +3,7 @@
 module Hello.Program
 
 open System
+open System.Threading
 open System.Text.Json
 open System.Text.Json.Serialization
 open System.Threading.Tasks
@@ -51,11 +52,13 @@ let debugGc (ctx: HttpContext) =
 
     ctx.WriteString(
         sprintf
-            "{\"allocatedBytes\":%d,\"gen0\":%d,\"gen1\":%d,\"gen2\":%d}"
+            "{\"allocatedBytes\":%d,\"gen0\":%d,\"gen1\":%d,\"gen2\":%d,\"threadPoolWorkItems\":%d,\"threadPoolThreads\":%d}"
             (GC.GetTotalAllocatedBytes true)
             (GC.CollectionCount 0)
             (GC.CollectionCount 1)
             (GC.CollectionCount 2)
+            ThreadPool.CompletedWorkItemCount
+            ThreadPool.ThreadCount
     )
 
 let app (ctx: HttpContext) : ValueTask =

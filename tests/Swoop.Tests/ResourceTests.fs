@@ -93,3 +93,30 @@ let ``the buffer pool gives back both tiers after a quiet period, keeping one sm
     Assert.Equal(int64 (4096 * 2 + 2 * 65536 * 2), pool.Trim 0L)
     Assert.Equal(1, pool.Small.SlabCount)
     Assert.Equal(0, pool.Large.SlabCount)
+
+[<Fact>]
+let ``Nagle is turned off from a connection's second send on, not for one answer and close`` () =
+    task {
+        use listener = new Net.Sockets.Socket(Net.Sockets.AddressFamily.InterNetwork, Net.Sockets.SocketType.Stream, Net.Sockets.ProtocolType.Tcp)
+        listener.Bind(Net.IPEndPoint(Net.IPAddress.Loopback, 0))
+        listener.Listen 1
+        use client = new Net.Sockets.Socket(Net.Sockets.AddressFamily.InterNetwork, Net.Sockets.SocketType.Stream, Net.Sockets.ProtocolType.Tcp)
+        client.Connect(listener.LocalEndPoint)
+        use! server = listener.AcceptAsync()
+        let transport = Transport(BufferPool(SlabPool(4096, 2), SlabPool(65536, 2)))
+        transport.Attach server
+        transport.Append(ReadOnlySpan "one"B)
+        do! transport.FlushAsync()
+        Assert.False(server.NoDelay)
+        transport.Append(ReadOnlySpan "two"B)
+        do! transport.FlushAsync()
+        Assert.True(server.NoDelay)
+        // A new socket starts over; a send in several steps turns it off at once.
+        transport.Attach client
+        transport.Append(ReadOnlySpan(Array.zeroCreate<byte> 100_000))
+        let reader = task { let buffer = Array.zeroCreate<byte> 200_000 in let mutable got = 0 in while got < 100_000 do let! n = server.ReceiveAsync(Memory buffer) in got <- got + n }
+        do! transport.FlushAsync()
+        do! reader
+        Assert.True(client.NoDelay)
+        transport.ReleaseAll()
+    }

@@ -178,7 +178,7 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
     /// The connection loop, until the connection closes.
     member c.RunAsync(socket: Socket) : Task =
         task {
-            transport.Socket <- socket
+            transport.Attach socket
             head.Reset()
             transport.Deadline <- Heartbeat.NowMs + settings.KeepAliveMs
             Volatile.Write(&transport.State, ConnectionState.Idle)
@@ -187,6 +187,9 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
             slot <- settings.Heartbeat.Register c
             let mutable go = true
             let mutable linger = false
+            // The first request usually came with the connection: receive it at once, without
+            // first waiting for data with a zero-byte receive (one system call fewer).
+            let mutable fresh = true
 
             try
                 try
@@ -212,12 +215,13 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                                 // zero-byte receive and leases a segment only when they arrive.
                                 // (A receive with a cancellation token, to take the buffer back
                                 // later, costs an allocation now and then: not on this path.)
-                                if settings.ReleaseBufferWhenIdle then
+                                if settings.ReleaseBufferWhenIdle && not fresh then
                                     transport.ReleaseInput()
                                     let! _ = transport.WaitForDataAsync()
                                     ()
 
                                 transport.EnsureInput()
+                                fresh <- false
                                 let! n = transport.ReceiveAsync()
                                 received <- n
 

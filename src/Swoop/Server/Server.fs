@@ -155,11 +155,6 @@ type RunningServer internal (listener: Socket, settings: ConnectionSettings, shu
                 try
                     let! socket = listener.AcceptAsync()
 
-                    try
-                        socket.NoDelay <- true
-                    with _ ->
-                        () // the peer may already be gone; the connection loop will see it
-
                     if maxConnections > 0 && Volatile.Read(&open') >= maxConnections then
                         // Over the limit: closed at once (a reset, no lingering), and counted.
                         Interlocked.Increment(&rejected) |> ignore

@@ -49,7 +49,19 @@ type internal Transport(pool: BufferPool) =
     let mutable input = Unchecked.defaultof<Segment>
     let output = BufferChain(pool)
 
+    let mutable flushedBefore = false
+    let mutable noDelay = false
+
     member val Socket: Socket = null with get, set
+
+    /// Takes a new socket. Nagle's algorithm is left on until the connection sends a second
+    /// time (a second response, a streamed part, a send in several steps): a connection that
+    /// answers once and closes needs no setsockopt, and from the second send on nothing small
+    /// waits for an ACK.
+    member t.Attach(socket: Socket) =
+        t.Socket <- socket
+        flushedBefore <- false
+        noDelay <- false
 
     /// What the connection is doing (see ConnectionState); changed with Interlocked where
     /// the heartbeat may race.
@@ -184,6 +196,16 @@ type internal Transport(pool: BufferPool) =
         else
             t.SentBytes <- 0L
             t.SendWaitMs <- 0L
+
+            if not noDelay && (flushedBefore || output.Length > int64 Transport.SendStep) then
+                noDelay <- true
+
+                try
+                    t.Socket.NoDelay <- true
+                with _ ->
+                    () // the peer may be gone; the send will say so
+
+            flushedBefore <- true
             let mutable pending = ValueTask<int>()
             let mutable waiting = false
 
