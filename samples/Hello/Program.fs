@@ -6,6 +6,7 @@ open System
 open System.Threading
 open System.Text.Json
 open System.Text.Json.Serialization
+open System.Text.Json.Serialization.Metadata
 open System.Threading.Tasks
 open Swoop
 
@@ -25,7 +26,63 @@ let timePath = "/time"B
 let debugGcPath = "/debug/gc"B
 let helloWorld = "Hello, World!"B
 let debugEnabled = Environment.GetEnvironmentVariable "SWOOP_DEBUG" = "1"
-let jsonOptions = JsonSerializerOptions(JsonSerializerDefaults.Web)
+/// The payloads' serialisation contracts, made once at start-up as System.Text.Json's source
+/// generator would make them for C# (F# has no source generator): a serialize handler per
+/// type, so JsonSerializer needs no reflection. This keeps the sample a native AOT app.
+let private contract<'T, 'P> (name: string) (getter: 'T -> 'P) (write: Action<Utf8JsonWriter, 'T>) (options: JsonSerializerOptions) =
+    let values =
+        JsonObjectInfoValues<'T>(
+            ObjectCreator = null,
+            PropertyMetadataInitializer =
+                (fun _ ->
+                    [| JsonMetadataServices.CreatePropertyInfo<'P>(
+                           options,
+                           JsonPropertyInfoValues<'P>(
+                               IsProperty = true,
+                               IsPublic = true,
+                               DeclaringType = typeof<'T>,
+                               PropertyName = name,
+                               JsonPropertyName = name.ToLowerInvariant(),
+                               Getter = Func<obj, 'P>(fun o -> getter (o :?> 'T))
+                           )
+                       ) |]),
+            SerializeHandler = write
+        )
+
+    JsonMetadataServices.CreateObjectInfo<'T>(options, values)
+
+let private messageName = JsonEncodedText.Encode "message"
+let private timeName = JsonEncodedText.Encode "time"
+
+let private messageContract =
+    contract<Message, string> "Message" (fun m -> m.Message) (Action<_, _>(fun w m ->
+        w.WriteStartObject()
+        w.WriteString(messageName, m.Message)
+        w.WriteEndObject()))
+
+let private nowContract =
+    contract<Now, DateTimeOffset> "Time" (fun n -> n.Time) (Action<_, _>(fun w n ->
+        w.WriteStartObject()
+        w.WriteString(timeName, n.Time)
+        w.WriteEndObject()))
+
+let jsonOptions =
+    JsonSerializerOptions(
+        JsonSerializerDefaults.Web,
+        TypeInfoResolver =
+            { new IJsonTypeInfoResolver with
+                member _.GetTypeInfo(t, options) =
+                    if t = typeof<Message> then messageContract options :> JsonTypeInfo
+                    elif t = typeof<Now> then nowContract options :> JsonTypeInfo
+                    elif t = typeof<string> then
+                        JsonMetadataServices.CreateValueInfo<string>(options, JsonMetadataServices.StringConverter)
+                    elif t = typeof<DateTimeOffset> then
+                        JsonMetadataServices.CreateValueInfo<DateTimeOffset>(options, JsonMetadataServices.DateTimeOffsetConverter)
+                    else null }
+    )
+
+let messageInfo = jsonOptions.GetTypeInfo typeof<Message> :?> JsonTypeInfo<Message>
+let nowInfo = jsonOptions.GetTypeInfo typeof<Now> :?> JsonTypeInfo<Now>
 
 /// One JSON writer per thread, pointed at each response body in turn.
 type JsonWriters =
@@ -40,10 +97,10 @@ type JsonWriters =
 
         JsonWriters.writer
 
-let writeJson<'T> (ctx: HttpContext) (value: 'T) =
+let writeJson<'T> (ctx: HttpContext) (contract: JsonTypeInfo<'T>) (value: 'T) =
     let writer = JsonWriters.For ctx
 
-    JsonSerializer.Serialize(writer, value, jsonOptions)
+    JsonSerializer.Serialize(writer, value, contract)
     writer.Flush()
     ctx.ContentType <- "application/json"
 
@@ -51,14 +108,15 @@ let debugGc (ctx: HttpContext) =
     ctx.ContentType <- "application/json"
 
     ctx.WriteString(
-        sprintf
-            "{\"allocatedBytes\":%d,\"gen0\":%d,\"gen1\":%d,\"gen2\":%d,\"threadPoolWorkItems\":%d,\"threadPoolThreads\":%d}"
-            (GC.GetTotalAllocatedBytes true)
-            (GC.CollectionCount 0)
-            (GC.CollectionCount 1)
-            (GC.CollectionCount 2)
-            ThreadPool.CompletedWorkItemCount
+        String.Format(
+            "{{\"allocatedBytes\":{0},\"gen0\":{1},\"gen1\":{2},\"gen2\":{3},\"threadPoolWorkItems\":{4},\"threadPoolThreads\":{5}}}",
+            GC.GetTotalAllocatedBytes true,
+            GC.CollectionCount 0,
+            GC.CollectionCount 1,
+            GC.CollectionCount 2,
+            ThreadPool.CompletedWorkItemCount,
             ThreadPool.ThreadCount
+        )
     )
 
 let app (ctx: HttpContext) : ValueTask =
@@ -70,9 +128,9 @@ let app (ctx: HttpContext) : ValueTask =
         ctx.ContentType <- "text/plain"
         ctx.Write helloWorld
     elif path.SequenceEqual jsonPath then
-        writeJson ctx { Message = "Hello, World!" }
+        writeJson ctx messageInfo { Message = "Hello, World!" }
     elif path.SequenceEqual timePath then
-        writeJson ctx { Time = DateTimeOffset.UtcNow }
+        writeJson ctx nowInfo { Time = DateTimeOffset.UtcNow }
     elif debugEnabled && path.SequenceEqual debugGcPath then
         debugGc ctx
     else

@@ -16,7 +16,7 @@ type BadRequestException(status: int, message: string) =
 
     do
         if status < 400 || status > 599 then
-            invalidArg "status" (sprintf "BadRequestException needs a 4xx or 5xx status, not %d" status)
+            invalidArg "status" ("BadRequestException needs a 4xx or 5xx status, not " + string status)
 
     /// The status code to answer with (400, 408, 413, 431).
     member _.StatusCode = status

@@ -41,7 +41,7 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
             [ Response.statusLine status
               date
               Encoding.ASCII.GetBytes(
-                  sprintf "Content-Type: text/plain\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s" reason.Length reason
+                  "Content-Type: text/plain\r\nContent-Length: " + string reason.Length + "\r\nConnection: close\r\n\r\n" + reason
               ) ]
 
     let closeSocket () =
@@ -100,7 +100,7 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                     bad.StatusCode
                 | e ->
                     if settings.MayLog() then
-                        eprintfn "swoop: handler failed on %s %s: %O" context.MethodName context.Target e
+                        Log.error ("swoop: handler failed on " + context.MethodName + " " + context.Target + ": " + string e)
 
                     500
 
@@ -159,7 +159,7 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                         return true
                     else
                         if settings.MayLog() then
-                            eprintfn "swoop: %s %s ran past the request timeout: answered 503" context.MethodName context.Target
+                            Log.error ("swoop: " + context.MethodName + " " + context.Target + " ran past the request timeout: answered 503")
 
                         // 503; the context stays this handler's until it ends: the caller
                         // waits for it before the connection is reused.
@@ -340,7 +340,7 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                 | :? ObjectDisposedException
                 | :? ClientDisconnectedException
                 | :? OperationCanceledException -> ()
-                | e -> if settings.MayLog() then eprintfn "swoop: connection failed: %O" e
+                | e -> if settings.MayLog() then Log.error ("swoop: connection failed: " + string e)
             finally
                 Volatile.Write(&transport.State, ConnectionState.Closed)
                 settings.Heartbeat.Unregister slot

@@ -76,7 +76,7 @@ type internal ConnectionSettings
             let held = Interlocked.Exchange(&s.LogsSuppressed, 0)
 
             if held > 0 then
-                eprintfn "swoop: %d more errors were not shown" held
+                Log.error ("swoop: " + string held + " more errors were not shown")
 
             true
         else
@@ -111,12 +111,12 @@ module internal BlockingWatch =
         let seen = Interlocked.Increment(&settings.BlockedCalls)
 
         if seen = 1 then
-            eprintfn
-                "swoop: warning: a handler (%s) has held a socket I/O thread for %d ms without returning; every connection served by that thread waits meanwhile. Use asynchronous I/O in handlers (task { let! ... }), move blocking work to Task.Run, or turn InlineCompletions off (--no-inline). If another call blocks, handlers will start on the thread pool."
-                request
-                elapsedMs
+            Log.error (
+                "swoop: warning: a handler (" + request + ") has held a socket I/O thread for " + string elapsedMs
+                + " ms without returning; every connection served by that thread waits meanwhile. Use asynchronous I/O in handlers (task { let! ... }), move blocking work to Task.Run, or turn InlineCompletions off (--no-inline). If another call blocks, handlers will start on the thread pool."
+            )
         elif seen = 2 then
-            eprintfn
-                "swoop: warning: a second handler call (%s) has held a socket I/O thread for %d ms; from now on handlers start on the thread pool (slower). Fix the blocking call, or turn InlineCompletions off (--no-inline)."
-                request
-                elapsedMs
+            Log.error (
+                "swoop: warning: a second handler call (" + request + ") has held a socket I/O thread for " + string elapsedMs
+                + " ms; from now on handlers start on the thread pool (slower). Fix the blocking call, or turn InlineCompletions off (--no-inline)."
+            )

@@ -117,19 +117,19 @@ type HttpContext
     /// Status and headers are sent with the first flush: changing them later is a mistake.
     let notStarted (what: string) =
         if started then
-            invalidOp (sprintf "%s after the response started (FlushAsync sent the status and headers)" what)
+            invalidOp (what + " after the response started (FlushAsync sent the status and headers)")
 
     /// A body needs room to go: a streamed 204/304 has none.
     let checkBodyAllowed () =
         if started && not (sendsBody ()) && head.Method <> HttpMethod.Head then
-            invalidOp (sprintf "a %d response has no body: nothing may be written to it" status)
+            invalidOp ("a " + string status + " response has no body: nothing may be written to it")
 
     /// Moves what the handler wrote so far into the output buffer, framed as started.
     let moveBodyToOutput () =
         if sendsBody () then
             if explicitLength >= 0L && streamed + body.Length > explicitLength then
                 invalidOp (
-                    sprintf "the handler wrote %d bytes, more than the Content-Length it set (%d)" (streamed + body.Length) explicitLength
+                    "the handler wrote " + string (streamed + body.Length) + " bytes, more than the Content-Length it set (" + string explicitLength + ")"
                 )
 
             streamed <- streamed + body.Length
@@ -267,7 +267,7 @@ type HttpContext
             status <- v
 
     member this.AddHeader(name: string, value: string) =
-        notStarted (sprintf "header %s cannot be added" name)
+        notStarted ("header " + name + " cannot be added")
         Response.checkHeader name value
 
         if String.Equals(name, "Content-Length", StringComparison.OrdinalIgnoreCase) then
@@ -292,7 +292,7 @@ type HttpContext
             headerCount <- headerCount + 1
 
     member this.SetHeader(name: string, value: string) =
-        notStarted (sprintf "header %s cannot be set" name)
+        notStarted ("header " + name + " cannot be set")
         Response.checkHeader name value
         let mutable w = 0
 
@@ -353,7 +353,7 @@ type HttpContext
     interface IBufferWriter<byte> with
         member _.Advance(count: int) =
             if count < 0 || count > body.Free then
-                raise (ArgumentOutOfRangeException("count", sprintf "Advance(%d) goes past the %d bytes GetSpan/GetMemory gave" count body.Free))
+                raise (ArgumentOutOfRangeException("count", "Advance(" + string count + ") goes past the " + string body.Free + " bytes GetSpan/GetMemory gave"))
 
             body.Advance count
 
@@ -412,7 +412,7 @@ type HttpContext
     /// is not the Content-Length the handler set.
     member internal _.LengthMismatch: string =
         if not started && explicitLength >= 0L && sendsBody () && status <> 304 && body.Length <> explicitLength then
-            sprintf "the handler set Content-Length: %d but wrote %d bytes" explicitLength body.Length
+            "the handler set Content-Length: " + string explicitLength + " but wrote " + string body.Length + " bytes"
         else
             null
 

@@ -76,7 +76,7 @@ type internal Heartbeat(interval: TimeSpan) as this =
         try
             this.BeatOnce()
         with e ->
-            eprintfn "swoop: heartbeat failed: %O" e
+            Log.error ("swoop: heartbeat failed: " + string e)
 
     member private _.BeatOnce() =
         let now = Environment.TickCount64
@@ -99,7 +99,7 @@ type internal Heartbeat(interval: TimeSpan) as this =
                     try
                         m.Tick now
                     with e ->
-                        eprintfn "swoop: heartbeat: %s" e.Message
+                        Log.error ("swoop: heartbeat: " + e.Message)
             finally
                 Monitor.Exit gate
 

@@ -60,7 +60,7 @@ let private statusLines: byte[][] =
         if status < 100 then
             null
         else
-            Encoding.ASCII.GetBytes(sprintf "HTTP/1.1 %d %s\r\n" status (reasonPhrase status)))
+            Encoding.ASCII.GetBytes("HTTP/1.1 " + string status + " " + reasonPhrase status + "\r\n"))
 
 let statusLine (status: int) =
     if status >= 100 && status <= 999 then

@@ -56,10 +56,10 @@ module ServerOptions =
     let validate (options: ServerOptions) =
         let o = options
         let positive (name: string) (ok: bool) =
-            if not ok then invalidArg name (sprintf "ServerOptions.%s must be positive" name)
+            if not ok then invalidArg name ("ServerOptions." + name + " must be positive")
 
         if String.IsNullOrWhiteSpace o.Host then invalidArg "Host" "ServerOptions.Host is empty"
-        if o.Port < 0 || o.Port > 65535 then invalidArg "Port" (sprintf "ServerOptions.Port %d is not a TCP port" o.Port)
+        if o.Port < 0 || o.Port > 65535 then invalidArg "Port" ("ServerOptions.Port " + string o.Port + " is not a TCP port")
         positive "Backlog" (o.Backlog > 0)
         positive "MaxRequestLineSize" (o.MaxRequestLineSize > 0)
         positive "MaxHeaderSectionSize" (o.MaxHeaderSectionSize > 0)
@@ -84,7 +84,7 @@ module ServerOptions =
     let private parsePort (text: string) =
         match Int32.TryParse text with
         | true, p when p >= 0 && p <= 65535 -> p
-        | _ -> invalidArg "port" (sprintf "not a TCP port: %s" text)
+        | _ -> invalidArg "port" ("not a TCP port: " + text)
 
     let fromArgs (argv: string[]) (options: ServerOptions) =
         let mutable o = options
@@ -139,7 +139,7 @@ type RunningServer internal (listener: Socket, settings: ConnectionSettings, shu
 
         if now - lastAcceptError >= 1000L then
             lastAcceptError <- now
-            eprintfn "swoop: accept failed: %s" e.Message
+            Log.error ("swoop: accept failed: " + e.Message)
 
     let onClosed (c: Connection) =
         idle.Add c
@@ -255,7 +255,7 @@ module Server =
         | _ when String.Equals(host, "localhost", StringComparison.OrdinalIgnoreCase) -> IPAddress.Loopback
         | _ ->
             match Dns.GetHostAddresses host with
-            | [||] -> invalidArg "host" (sprintf "cannot resolve %s" host)
+            | [||] -> invalidArg "host" ("cannot resolve " + host)
             | addresses -> addresses[0]
 
     let start (options: ServerOptions) (handler: RequestHandler) =
@@ -317,12 +317,12 @@ module Server =
                 Ok(start options handler)
             with
             | :? SocketException as e ->
-                Error(sprintf "swoop: cannot listen on %s:%d: %s" options.Host options.Port e.Message)
-            | :? ArgumentException as e -> Error(sprintf "swoop: %s" e.Message)
+                Error("swoop: cannot listen on " + options.Host + ":" + string options.Port + ": " + e.Message)
+            | :? ArgumentException as e -> Error("swoop: " + e.Message)
 
         match server with
         | Error message ->
-            eprintfn "%s" message
+            Log.error message
             2
         | Ok server ->
             let stop = new ManualResetEventSlim(false)
@@ -337,20 +337,20 @@ module Server =
 
             let shown =
                 if ep.AddressFamily = AddressFamily.InterNetworkV6 then
-                    sprintf "[%O]:%d" ep.Address ep.Port
+                    "[" + string ep.Address + "]:" + string ep.Port
                 else
-                    sprintf "%O:%d" ep.Address ep.Port
+                    string ep.Address + ":" + string ep.Port
 
-            printfn "Swoop listening on http://%s (Ctrl-C to stop)" shown
+            Console.Out.WriteLine("Swoop listening on http://" + shown + " (Ctrl-C to stop)")
             server.AcceptFailed.ContinueWith(fun (_: Task<exn>) -> stop.Set()) |> ignore
             stop.Wait()
 
             if server.AcceptFailed.IsCompleted then
-                eprintfn "swoop: cannot accept connections any more (%s): stopping" server.AcceptFailed.Result.Message
+                Log.error ("swoop: cannot accept connections any more (" + server.AcceptFailed.Result.Message + "): stopping")
                 server.StopAsync().Wait()
                 1
             else
-                printfn "Swoop shutting down"
+                Console.Out.WriteLine "Swoop shutting down"
                 server.StopAsync().Wait()
                 0
 
@@ -358,5 +358,5 @@ module Server =
         match (try Ok(ServerOptions.fromArgs argv ServerOptions.defaults) with :? ArgumentException as e -> Error e.Message) with
         | Ok options -> run options handler
         | Error message ->
-            eprintfn "swoop: %s" message
+            Log.error ("swoop: " + message)
             2
