@@ -26,7 +26,7 @@ BASELINES = (BASELINE, "minimal-routes", "minimal-api")
 
 # The comparisons for the routing tier: samples/Api's routed handler against
 # samples/Hello's raw one, mode for mode.
-ROUTED_VS_RAW = (("swoop-api", "swoop"), ("swoop-api-threadpool", "swoop-threadpool"))
+ROUTED_VS_RAW = (("swoop-api", "swoop-jit"), ("swoop-api-threadpool", "swoop-threadpool"))
 ROUTED_VS_RAW_SCENARIOS = ("plaintext-c32", "plaintext-c256", "json-c32", "json-c256")
 ROUTING_SUBJECTS = ("swoop-api", "swoop-api-threadpool", "minimal-routes", "node-routes")
 
@@ -285,7 +285,9 @@ def subjects_section(res, subjects):
         info = res["subjects"][s]
         st = info.get("settings") or {}
         rt = []
-        if st.get("gc"):
+        if st.get("native_aot"):
+            rt.append("native AOT (no JIT), GC workstation non-concurrent, invariant globalization")
+        elif st.get("gc"):
             rt.append(f"GC {st['gc']}")
             rt.append("TieredPGO " + ("on" if st.get("tiered_pgo") else "off"))
             rt.append("ReadyToRun code " + ("used" if st.get("ready_to_run") else "off (DOTNET_ReadyToRun=0)"))

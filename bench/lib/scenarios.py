@@ -125,7 +125,7 @@ ALL = [
 GROUPS = {
     # The routing tier beside samples/Hello's raw handler: routed /plaintext and /json
     # (samples/Api) against the same paths in Hello, and the routes against their peers.
-    "routing": ["swoop", "swoop-api", "swoop-api-threadpool", "minimal-routes", "node-routes",
+    "routing": ["swoop", "swoop-jit", "swoop-api", "swoop-api-threadpool", "minimal-routes", "node-routes",
                 "plaintext-c32", "plaintext-c256", "json-c32", "json-c256", "route-*"],
 }
 

@@ -41,8 +41,10 @@ TECHEMPOWER_ENV = {
 
 class Subject:
     def __init__(self, name, short, title, kind, summary, project=None, args=(), env=None,
-                 scenarios=None, note=None, optional=False, tiers=("basic",), script=None):
+                 scenarios=None, note=None, optional=False, tiers=("basic",), script=None, publish_props=()):
         self.name = name
+        # Extra `dotnet publish` properties (e.g. -p:PublishAot=false): a separate build.
+        self.publish_props = tuple(publish_props)
         # Which scenario tiers it serves: "basic" (/plaintext, /json, /time as samples/Hello)
         # and/or "routing" (samples/Api's routes, with /time answering {"now": ...}).
         self.tiers = tuple(tiers)
@@ -72,7 +74,9 @@ class Subject:
 
     @property
     def out_dir(self):
-        return os.path.join(BIN, self.name if self.project is None else _slug(self.project))
+        if self.project is None:
+            return os.path.join(BIN, self.name)
+        return os.path.join(BIN, _slug(" ".join((self.project,) + self.publish_props)))
 
 
 def _slug(path):
@@ -93,9 +97,14 @@ ROUTING = ("basic", "routing")
 def all_subjects():
     return [
         Subject("swoop", "Swoop", "Swoop", "dotnet",
-                "samples/Hello from this repository, Release, run as `dotnet Hello.dll` with the project's own runtime settings; "
+                "samples/Hello from this repository as `dotnet publish` makes it: a native AOT executable (the project's "
+                "PublishAot=true), with the project's own runtime settings; "
                 "Swoop's defaults: handlers inline on the socket engine's threads, idle connections without a buffer",
                 project=swoop_project(), env=DEBUG_ENV),
+        Subject("swoop-jit", "Swoop JIT", "Swoop, JIT", "dotnet",
+                "samples/Hello published with -p:PublishAot=false, run as `dotnet Hello.dll` (JIT, tiered PGO): "
+                "the same code as `swoop`, for the cost of the JIT beside native AOT",
+                project=swoop_project(), env=DEBUG_ENV, publish_props=("-p:PublishAot=false",)),
         Subject("swoop-threadpool", "Swoop thread pool", "Swoop, thread-pool mode", "dotnet",
                 "samples/Hello with `--no-inline`: socket completions and handlers on the thread pool, "
                 "the same threading model as Kestrel's defaults",
@@ -164,13 +173,13 @@ def _clean_env():
     return env
 
 
-def publish(project, out_dir, log_path):
+def publish(project, out_dir, log_path, props=()):
     """dotnet publish in Release into out_dir. Returns (ok, seconds, error)."""
     proj = os.path.join(REPO, project)
     if not os.path.exists(proj):
         return False, 0.0, f"{project} does not exist on this branch"
     cmd = ["dotnet", "publish", proj, "-c", "Release", "-o", out_dir,
-           "-nodeReuse:false", "-p:UseSharedCompilation=false"]
+           "-nodeReuse:false", "-p:UseSharedCompilation=false", *props]
     t0 = time.monotonic()
     with open(log_path, "w") as log:
         log.write(" ".join(cmd) + "\n")
@@ -191,6 +200,15 @@ def publish(project, out_dir, log_path):
     return False, seconds, "; ".join(uniq[:3]) or f"dotnet publish exited with {rc}"
 
 
+def native_entry(out_dir, project):
+    """The executable of a native AOT publish folder (named after the project), or None."""
+    name = os.path.splitext(os.path.basename(project or ""))[0]
+    path = os.path.join(out_dir, name)
+    if name and os.path.isfile(path) and os.access(path, os.X_OK) and not glob.glob(os.path.join(out_dir, "*.runtimeconfig.json")):
+        return path
+    return None
+
+
 def dotnet_entry(out_dir):
     """The app dll of a publish folder: the one with a runtimeconfig.json."""
     configs = glob.glob(os.path.join(out_dir, "*.runtimeconfig.json"))
@@ -207,16 +225,19 @@ def build_all(subjects, log=print):
     done = {}
     for s in subjects:
         if s.kind == "dotnet":
-            key = s.project
+            key = s.out_dir
             if key not in done:
-                log(f"  build {s.project} ...")
-                ok, secs, err = publish(s.project, s.out_dir, os.path.join(LOGS, f"build-{_slug(s.project)}.log"))
+                log(f"  build {s.project} {' '.join(s.publish_props)}...")
+                ok, secs, err = publish(s.project, s.out_dir, os.path.join(LOGS, f"build-{os.path.basename(key)}.log"),
+                                        s.publish_props)
                 done[key] = (ok, secs, err)
                 log(f"    {'ok' if ok else 'FAILED'} in {secs:.0f} s" + (f": {err}" if err else ""))
             ok, secs, err = done[key]
             if ok:
                 dll, props = dotnet_entry(s.out_dir)
-                if dll is None:
+                if native_entry(s.out_dir, s.project):
+                    s.settings = {"native_aot": True, "gc": "workstation (native AOT)", "env": dict(s.env)}
+                elif dll is None:
                     ok, err = False, "no single *.runtimeconfig.json in the publish folder"
                 else:
                     s.settings = runtime_settings(props, s.env)
@@ -258,6 +279,9 @@ def launch_spec(s, port):
     env.update(s.env)
     env["PORT"] = str(port)
     if s.kind == "dotnet":
+        native = native_entry(s.out_dir, s.project)
+        if native:
+            return [native, "--port", str(port), "--host", "127.0.0.1", *s.args], env
         dll, _ = dotnet_entry(s.out_dir)
         return ["dotnet", dll, "--port", str(port), "--host", "127.0.0.1", *s.args], env
     if s.kind == "node":
