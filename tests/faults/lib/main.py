@@ -17,6 +17,7 @@ from common import (
 import s_bursts
 import s_connections
 import s_handlers
+import s_heads
 import s_resets
 import s_sigterm
 import s_slowloris
@@ -30,6 +31,7 @@ SCENARIOS = {
     "sigterm": s_sigterm,
     "handlers": s_handlers,
     "bursts": s_bursts,
+    "heads": s_heads,
 }
 
 
