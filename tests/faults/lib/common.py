@@ -54,6 +54,24 @@ def client_pin():
     return ["taskset", "-c", "1"] if CORES >= 2 else []
 
 
+def yield_to_load_tool():
+    """Runs the calling thread (and threads it starts) under SCHED_IDLE: a Python client that
+    shares the load generator's core then runs only when wrk is waiting, so that wrk's
+    latencies are the server's, not time wrk spent queued behind our own client."""
+    try:
+        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+        return True
+    except (AttributeError, OSError):
+        return False
+
+
+def normal_priority():
+    try:
+        os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
+    except (AttributeError, OSError):
+        pass
+
+
 def pin_self_to_client_core():
     if CORES >= 2:
         os.sched_setaffinity(0, {1})
@@ -333,7 +351,8 @@ def wrk(scn, port, path, conns, seconds, what, pipeline=1):
     argv = client_pin() + ["wrk", "-t1", f"-c{conns}", f"-d{seconds}s", "-s", rel(WRK_SCRIPT)]
     argv.append(f"http://{HOST}:{port}{path}")
     scn.command(argv, what)
-    done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=seconds + 60)
+    done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=seconds + 60,
+                          preexec_fn=normal_priority)
     with open(scn.log_dir / f"{scn.name}-wrk.log", "a") as f:
         f.write(f"$ {' '.join(argv)}\n{done.stdout}{done.stderr}\n")
     for line in done.stdout.splitlines():

@@ -9,7 +9,7 @@ import random
 import resource
 import time
 
-from common import Server, mib, open_conn, percentile, quiet_close, wrk, wrk_text
+from common import Server, mib, open_conn, percentile, quiet_close, wrk, wrk_text, yield_to_load_tool, normal_priority
 
 TITLE = "1,000 slowloris connections beside wrk"
 
@@ -93,6 +93,11 @@ def run(scn, args):
         scn.log(f"undisturbed wrk: {wrk_text(base)}")
 
         async def attack():
+            # The slow clients share wrk's core: they yield it to wrk (SCHED_IDLE), so that
+            # wrk's latencies measure the server beside them, not wrk waiting behind them.
+            idle = yield_to_load_tool()
+            scn.note("the slowloris client runs under SCHED_IDLE on wrk's core" if idle else
+                     "SCHED_IDLE not available: the slowloris client competes with wrk for its core")
             a = Attack(args.port, count, head_timeout + 10)
             tasks = [asyncio.create_task(a.drip("head" if i % 2 == 0 else "body", i / count))
                      for i in range(count)]
@@ -113,6 +118,7 @@ def run(scn, args):
             return a, during, peak_rss, fds_during
 
         a, during, peak_rss, fds_during = asyncio.run(attack())
+        normal_priority()
         rss1, fd1 = server.settle(2)
         # Undisturbed again, now that every slow connection is gone: the reference is the
         # better (lower p99) of the two undisturbed runs.
