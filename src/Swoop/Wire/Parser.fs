@@ -90,8 +90,39 @@ let private addConnectionOptions (value: ReadOnlySpan<byte>) (head: RequestHead)
 
         if comma < 0 then go <- false else rest <- rest.Slice(comma + 1)
 
-/// Parses one header line at `offset`; returns 0 or a status code.
-let private parseHeaderLine (line: ReadOnlySpan<byte>) (offset: int) (head: RequestHead) =
+/// Interprets the value of a field the parser knows (header `index`); returns 0 or a status code.
+let private interpretField (field: KnownField) (value: ReadOnlySpan<byte>) (index: int) (head: RequestHead) =
+    match field with
+    | KnownField.Host ->
+        if head.Host >= 0 || value.IndexOfAnyExcept(HostChar) >= 0 then
+            400
+        else
+            head.Host <- index
+            0
+    | KnownField.ContentLength ->
+        let n = parseDecimal value
+
+        if head.ContentLength >= 0L || n < 0L then
+            400
+        else
+            head.ContentLength <- n
+            0
+    | KnownField.TransferEncoding ->
+        addTransferCodings value head
+        0
+    | KnownField.Connection ->
+        addConnectionOptions value head
+        0
+    | KnownField.Expect ->
+        if equalsLower value continue100 then
+            head.ExpectContinue <- true
+
+        0
+    | _ -> 0
+
+/// Parses one header line at `offset`; returns 0 or a status code. Inline, so that the loop
+/// over header lines makes no call for a field the parser does not interpret.
+let inline private parseHeaderLine (line: ReadOnlySpan<byte>) (offset: int) (head: RequestHead) =
     let mutable nameLength = 0
     let mutable valueStart = 0
     let mutable valueLength = 0
@@ -109,36 +140,12 @@ let private parseHeaderLine (line: ReadOnlySpan<byte>) (offset: int) (head: Requ
               ValueLength = valueLength }
 
         head.HeaderCount <- index + 1
-        let name = line.Slice(0, nameLength)
-        let value = line.Slice(valueStart, valueLength)
+        let field = classify (line.Slice(0, nameLength))
 
-        match KnownFields.classify name with
-        | KnownField.Host ->
-            if head.Host >= 0 || value.IndexOfAnyExcept(HostChar) >= 0 then
-                400
-            else
-                head.Host <- index
-                0
-        | KnownField.ContentLength ->
-            let n = parseDecimal value
-
-            if head.ContentLength >= 0L || n < 0L then
-                400
-            else
-                head.ContentLength <- n
-                0
-        | KnownField.TransferEncoding ->
-            addTransferCodings value head
+        if field = KnownField.Other then
             0
-        | KnownField.Connection ->
-            addConnectionOptions value head
-            0
-        | KnownField.Expect ->
-            if equalsLower value continue100 then
-                head.ExpectContinue <- true
-
-            0
-        | _ -> 0
+        else
+            interpretField field (line.Slice(valueStart, valueLength)) index head
 
 /// Checks what can only be checked once every header is known; returns 0 or a status code.
 let private finishHead (head: RequestHead) =
