@@ -230,7 +230,7 @@ let private methodBroken (input: ReadOnlySpan<byte>) (head: RequestHead) (limits
 /// bare CR or LF, a forbidden byte, the limit reached) and answers NeedMore, leaving that line
 /// for the general step to judge; Done or Error when the head ends or a line is refused.
 let private headerLines (input: ReadOnlySpan<byte>) (limits: ParserLimits) (head: RequestHead) =
-    let sectionEnd = head.HeaderSectionStart + limits.MaxHeaderSectionSize
+    let sectionStart = head.HeaderSectionStart
     let mutable lineStart = head.LineStart
     let mutable scan = head.ScanPos
     let mutable result = ParseResult.NeedMore
@@ -241,7 +241,13 @@ let private headerLines (input: ReadOnlySpan<byte>) (limits: ParserLimits) (head
 
         // The general step's limit checks come to this one for a line that ends in CR LF: the
         // section, CR LF included, must fit.
-        if stop >= 0 && stop + 2 <= sectionEnd && stop + 1 < input.Length && input[stop] = CR && input[stop + 1] = LF then
+        if
+            stop >= 0
+            && stop + 2 - sectionStart <= limits.MaxHeaderSectionSize
+            && stop + 1 < input.Length
+            && input[stop] = CR
+            && input[stop + 1] = LF
+        then
             let line = input.Slice(lineStart, stop - lineStart)
 
             if line.Length = 0 then
