@@ -228,8 +228,9 @@ let private methodBroken (input: ReadOnlySpan<byte>) (head: RequestHead) (limits
 /// position stays in locals: one complete line after another, each ending in CR LF within the
 /// header-section limit. Stops at the first line that is anything else (not complete yet, a
 /// bare CR or LF, a forbidden byte, the limit reached) and answers NeedMore, leaving that line
-/// for the general step to judge; Done or Error when the head ends or a line is refused.
-let private headerLines (input: ReadOnlySpan<byte>) (limits: ParserLimits) (head: RequestHead) =
+/// for the general step to judge, with the stop found in it in `leftStop` (so that it is not
+/// searched for again); Done or Error when the head ends or a line is refused.
+let private headerLines (input: ReadOnlySpan<byte>) (limits: ParserLimits) (head: RequestHead) (leftStop: byref<int>) =
     let sectionStart = head.HeaderSectionStart
     let mutable lineStart = head.LineStart
     let mutable scan = head.ScanPos
@@ -273,6 +274,7 @@ let private headerLines (input: ReadOnlySpan<byte>) (limits: ParserLimits) (head
             scan <- lineStart
         else
             go <- false
+            leftStop <- stop
 
     head.LineStart <- lineStart
     head.ScanPos <- scan
@@ -281,18 +283,27 @@ let private headerLines (input: ReadOnlySpan<byte>) (limits: ParserLimits) (head
 let parse (input: ReadOnlySpan<byte>) (limits: ParserLimits) (head: RequestHead) =
     let mutable result = ParseResult.NeedMore
     let mutable go = true
+    let mutable leftStop = 0
+    let mutable left = false
 
     while go do
         if head.RequestLineDone then
-            let fast = headerLines input limits head
+            let fast = headerLines input limits head &leftStop
 
             if fast <> ParseResult.NeedMore then
                 go <- false
                 result <- fast
+            else
+                left <- true
 
         // The general step: the request line, and a header line the fast path left.
         if go then
-            let stop = nextStop input head.ScanPos
+            let stop =
+                if left then
+                    left <- false
+                    leftStop
+                else
+                    nextStop input head.ScanPos
 
             // A line is complete at CR LF; a CR at the very end may still get its LF.
             let waiting = stop < 0 || (input[stop] = CR && stop + 1 = input.Length)
