@@ -5,6 +5,7 @@ module internal Swoop.KnownFields
 
 open System
 open System.Buffers.Binary
+open System.Runtime.CompilerServices
 
 /// The fields the parser interprets; every other name is Other.
 type KnownField =
@@ -63,7 +64,8 @@ let inline private word64 (name: ReadOnlySpan<byte>) (at: int) =
 
 /// Which known field a name is, in any case. `name` must be a token (RFC 9110 5.6.2).
 /// Example: `classify "Content-Length"B` = `KnownField.ContentLength`.
-let inline classify (name: ReadOnlySpan<byte>) =
+[<MethodImpl(MethodImplOptions.AggressiveInlining)>]
+let classify (name: ReadOnlySpan<byte>) =
     match name.Length with
     | 4 when word32 name 0 = Host -> KnownField.Host
     | 6 when word32 name 0 = Expe && word32 name 2 = Pect -> KnownField.Expect
