@@ -5,7 +5,7 @@ open Xunit
 open Swoop
 open Swoop.KnownFields
 
-let private classifyText (name: string) = classify (ReadOnlySpan(Support.ascii name))
+let private classifyText (name: string) = classifyName (ReadOnlySpan(Support.ascii name))
 
 let private known =
     [ "host", KnownField.Host

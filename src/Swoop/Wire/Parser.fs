@@ -231,7 +231,12 @@ let private methodBroken (input: ReadOnlySpan<byte>) (head: RequestHead) (limits
 /// for the general step to judge, with the stop found in it in `leftStop` (so that it is not
 /// searched for again); Done or Error when the head ends or a line is refused.
 let private headerLines (input: ReadOnlySpan<byte>) (limits: ParserLimits) (head: RequestHead) (leftStop: byref<int>) =
-    let sectionStart = head.HeaderSectionStart
+    // Where the header section must end, CR LF included (saturated: a huge limit never wraps).
+    let sectionEnd =
+        if limits.MaxHeaderSectionSize > Int32.MaxValue - head.HeaderSectionStart then
+            Int32.MaxValue
+        else
+            head.HeaderSectionStart + limits.MaxHeaderSectionSize
     let mutable lineStart = head.LineStart
     let mutable scan = head.ScanPos
     let mutable result = ParseResult.NeedMore
@@ -244,7 +249,7 @@ let private headerLines (input: ReadOnlySpan<byte>) (limits: ParserLimits) (head
         // section, CR LF included, must fit.
         if
             stop >= 0
-            && stop + 2 - sectionStart <= limits.MaxHeaderSectionSize
+            && stop + 2 <= sectionEnd
             && stop + 1 < input.Length
             && input[stop] = CR
             && input[stop + 1] = LF
