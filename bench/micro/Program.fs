@@ -3,6 +3,8 @@
 /// usage: Swoop.Benchmarks [--quick] [--artifacts DIR] [--filter PATTERN]
 module Swoop.Benchmarks.Program
 
+open System
+
 open BenchmarkDotNet.Configs
 open BenchmarkDotNet.Diagnosers
 open BenchmarkDotNet.Exporters
@@ -15,6 +17,9 @@ open BenchmarkDotNet.Toolchains.InProcess.Emit
 
 [<EntryPoint>]
 let main argv =
+    // See bench/README.md: on one core, tier 1 would arrive in the middle of the measurements.
+    if Environment.ProcessorCount = 1 && Environment.GetEnvironmentVariable "DOTNET_TC_DelaySingleProcMultiplier" <> "1" then
+        eprintfn "warning: one processor and DOTNET_TC_DelaySingleProcMultiplier is not 1: tiered compilation waits 10x longer, so JIT-compiled code may be measured at tier 0 (see bench/README.md)"
     let quick = Array.contains "--quick" argv
     let option name =
         match Array.tryFindIndex ((=) name) argv with

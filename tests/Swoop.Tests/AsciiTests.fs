@@ -34,3 +34,22 @@ let ``token class matches RFC 9110 tchar`` () =
         let c = char b
         let expected = Char.IsAsciiLetterOrDigit c || "!#$%&'*+-.^_`|~".Contains c
         Assert.Equal(expected, Ascii.Token.Contains(byte b))
+
+[<Fact>]
+let ``indexOfNonVisible finds what IndexOfAnyExceptInRange finds, at every length and start`` () =
+    // One byte outside SP..'~' planted at each place in lines of every length up to past two
+    // vectors, found (or not) from each start: the vector steps, the re-read last vector and
+    // the byte loop must all agree with the library's search.
+    for stop in [ 13uy; 10uy; 9uy; 0uy; 31uy; 127uy; 128uy; 255uy ] do
+        for length in 0..70 do
+            for at in -1 .. length - 1 do
+                let bytes = Array.init length (fun i -> byte (32 + (i * 7) % 95))
+
+                if at >= 0 then
+                    bytes[at] <- stop
+
+                for from in 0..length do
+                    let span = ReadOnlySpan bytes
+                    let i = span.Slice(from).IndexOfAnyExceptInRange(32uy, 126uy)
+                    let expected = if i < 0 then -1 else from + i
+                    Assert.Equal(expected, Ascii.indexOfNonVisible span from)

@@ -2,6 +2,7 @@ module internal Swoop.Parser
 
 open System
 open Swoop.Ascii
+open Swoop.KnownFields
 
 type ParseResult =
     | Done = 0
@@ -19,11 +20,6 @@ let defaultLimits =
       MaxHeaderSectionSize = 32768
       MaxHeaderCount = 100 }
 
-let private host = "host"B
-let private contentLength = "content-length"B
-let private transferEncoding = "transfer-encoding"B
-let private connection = "connection"B
-let private expect = "expect"B
 let private chunked = "chunked"B
 let private close = "close"B
 let private keepAlive = "keep-alive"B
@@ -94,8 +90,39 @@ let private addConnectionOptions (value: ReadOnlySpan<byte>) (head: RequestHead)
 
         if comma < 0 then go <- false else rest <- rest.Slice(comma + 1)
 
-/// Parses one header line at `offset`; returns 0 or a status code.
-let private parseHeaderLine (line: ReadOnlySpan<byte>) (offset: int) (head: RequestHead) =
+/// Interprets the value of a field the parser knows (header `index`); returns 0 or a status code.
+let private interpretField (field: KnownField) (value: ReadOnlySpan<byte>) (index: int) (head: RequestHead) =
+    match field with
+    | KnownField.Host ->
+        if head.Host >= 0 || value.IndexOfAnyExcept(HostChar) >= 0 then
+            400
+        else
+            head.Host <- index
+            0
+    | KnownField.ContentLength ->
+        let n = parseDecimal value
+
+        if head.ContentLength >= 0L || n < 0L then
+            400
+        else
+            head.ContentLength <- n
+            0
+    | KnownField.TransferEncoding ->
+        addTransferCodings value head
+        0
+    | KnownField.Connection ->
+        addConnectionOptions value head
+        0
+    | KnownField.Expect ->
+        if equalsLower value continue100 then
+            head.ExpectContinue <- true
+
+        0
+    | _ -> 0
+
+/// Parses one header line at `offset`; returns 0 or a status code. Inline, so that the loop
+/// over header lines makes no call for a field the parser does not interpret.
+let inline private parseHeaderLine (line: ReadOnlySpan<byte>) (offset: int) (head: RequestHead) =
     let mutable nameLength = 0
     let mutable valueStart = 0
     let mutable valueLength = 0
@@ -113,36 +140,12 @@ let private parseHeaderLine (line: ReadOnlySpan<byte>) (offset: int) (head: Requ
               ValueLength = valueLength }
 
         head.HeaderCount <- index + 1
-        let name = line.Slice(0, nameLength)
-        let value = line.Slice(valueStart, valueLength)
+        let field = classify (line.Slice(0, nameLength))
 
-        match nameLength with
-        | 4 when equalsLower name host ->
-            if head.Host >= 0 || value.IndexOfAnyExcept(HostChar) >= 0 then
-                400
-            else
-                head.Host <- index
-                0
-        | 14 when equalsLower name contentLength ->
-            let n = parseDecimal value
-
-            if head.ContentLength >= 0L || n < 0L then
-                400
-            else
-                head.ContentLength <- n
-                0
-        | 17 when equalsLower name transferEncoding ->
-            addTransferCodings value head
+        if field = KnownField.Other then
             0
-        | 10 when equalsLower name connection ->
-            addConnectionOptions value head
-            0
-        | 6 when equalsLower name expect ->
-            if equalsLower value continue100 then
-                head.ExpectContinue <- true
-
-            0
-        | _ -> 0
+        else
+            interpretField field (line.Slice(valueStart, valueLength)) index head
 
 /// Checks what can only be checked once every header is known; returns 0 or a status code.
 let private finishHead (head: RequestHead) =
@@ -180,12 +183,11 @@ let inline private fail (head: RequestHead) status =
 /// stand in field values: past the first of them, the rest of the line is searched for its
 /// LF and for forbidden bytes in two passes, so that a line full of them costs no more.
 let private nextStop (input: ReadOnlySpan<byte>) (from: int) =
-    let i = input.Slice(from).IndexOfAnyExceptInRange(SP, 126uy)
+    let at = indexOfNonVisible input from
 
-    if i < 0 then
+    if at < 0 then
         -1
     else
-        let at = from + i
         let b = input[at]
 
         if b <> HTAB && b < 128uy then
@@ -222,92 +224,171 @@ let private methodBroken (input: ReadOnlySpan<byte>) (head: RequestHead) (limits
             head.MethodChecked <- (if sp >= 0 then Int32.MaxValue else stop)
             false
 
-let parse (input: ReadOnlySpan<byte>) (limits: ParserLimits) (head: RequestHead) =
+/// The common case of the header section, apart from `parse`'s general step so that the
+/// position stays in locals: one complete line after another, each ending in CR LF within the
+/// header-section limit. Stops at the first line that is anything else (not complete yet, a
+/// bare CR or LF, a forbidden byte, the limit reached) and answers NeedMore, leaving that line
+/// for the general step to judge, with the stop found in it in `leftStop` (so that it is not
+/// searched for again); Done or Error when the head ends or a line is refused.
+let private headerLines (input: ReadOnlySpan<byte>) (limits: ParserLimits) (head: RequestHead) (leftStop: byref<int>) =
+    // Where the header section must end, CR LF included (saturated: a huge limit never wraps).
+    let sectionEnd =
+        if limits.MaxHeaderSectionSize > Int32.MaxValue - head.HeaderSectionStart then
+            Int32.MaxValue
+        else
+            head.HeaderSectionStart + limits.MaxHeaderSectionSize
+    let mutable lineStart = head.LineStart
+    let mutable scan = head.ScanPos
     let mutable result = ParseResult.NeedMore
     let mutable go = true
 
     while go do
-        let stop = nextStop input head.ScanPos
+        let stop = nextStop input scan
 
-        // A line is complete at CR LF; a CR at the very end may still get its LF.
-        let waiting = stop < 0 || (input[stop] = CR && stop + 1 = input.Length)
-
-        // Every byte before `stop` is a line byte. A limit is passed as soon as one byte too
-        // many is here, so the answer depends on the bytes, never on how they were split
-        // across calls: past the request-line limit it is 414 (400 if the method is already
-        // broken), past the header-section limit 431 (a CR there is a line byte too).
-        let clean = if stop < 0 then input.Length else stop
-
-        if not head.RequestLineDone && clean - head.LineStart > limits.MaxRequestLineSize then
-            go <- false
-            result <- fail head (if methodBroken input head limits then 400 else 414)
-        elif
-            head.RequestLineDone
-            && not waiting
-            && (clean - head.HeaderSectionStart > limits.MaxHeaderSectionSize
-                || (clean - head.HeaderSectionStart = limits.MaxHeaderSectionSize && input[stop] = CR))
+        // The general step's limit checks come to this one for a line that ends in CR LF: the
+        // section, CR LF included, must fit.
+        if
+            stop >= 0
+            && stop + 2 <= sectionEnd
+            && stop + 1 < input.Length
+            && input[stop] = CR
+            && input[stop + 1] = LF
         then
-            go <- false
-            result <- fail head 431
-        elif not waiting && not (input[stop] = CR && input[stop + 1] = LF) then
-            // A bare CR, a bare LF, or a control byte or DEL inside a line.
-            go <- false
-            result <- fail head 400
-        elif waiting then
-            head.ScanPos <- (if stop < 0 then input.Length else stop)
-            go <- false
+            let line = input.Slice(lineStart, stop - lineStart)
 
-            if not head.RequestLineDone then
-                // Garbage (TLS, HTTP/2 binary frames) is refused before a line end arrives.
-                // A lone CR may be the first half of a leading empty line.
-                if methodBroken input head limits && not (input.Length - head.LineStart = 1 && input[head.LineStart] = CR) then
-                    result <- fail head 400
-            elif input.Length - head.HeaderSectionStart > limits.MaxHeaderSectionSize then
-                result <- fail head 431
-        else
-            let lf = stop + 1
-
-            let line = input.Slice(head.LineStart, lf - 1 - head.LineStart)
-
-            if not head.RequestLineDone then
-                if line.Length = 0 then
-                    // An empty line before the request line (RFC 9112 2.2): skip it,
-                    // but not without end.
-                    if lf + 1 > limits.MaxRequestLineSize then
-                        go <- false
-                        result <- fail head 400
-                else
-                    let status = RequestLine.parseRequestLine line head.LineStart head
-
-                    if status <> 0 then
-                        go <- false
-                        result <- fail head status
-                    else
-                        head.RequestLineDone <- true
-                        head.HeaderSectionStart <- lf + 1
-            elif lf + 1 - head.HeaderSectionStart > limits.MaxHeaderSectionSize then
-                go <- false
-                result <- fail head 431
-            elif line.Length = 0 then
+            if line.Length = 0 then
                 go <- false
                 let status = finishHead head
 
                 if status <> 0 then
                     result <- fail head status
                 else
-                    head.HeadLength <- lf + 1
+                    head.HeadLength <- stop + 2
                     result <- ParseResult.Done
             elif head.HeaderCount >= limits.MaxHeaderCount then
                 go <- false
                 result <- fail head 431
             else
-                let status = parseHeaderLine line head.LineStart head
+                let status = parseHeaderLine line lineStart head
 
                 if status <> 0 then
                     go <- false
                     result <- fail head status
 
-            head.LineStart <- lf + 1
-            head.ScanPos <- lf + 1
+            lineStart <- stop + 2
+            scan <- lineStart
+        else
+            go <- false
+            leftStop <- stop
+
+    head.LineStart <- lineStart
+    head.ScanPos <- scan
+    result
+
+let parse (input: ReadOnlySpan<byte>) (limits: ParserLimits) (head: RequestHead) =
+    let mutable result = ParseResult.NeedMore
+    let mutable go = true
+    let mutable leftStop = 0
+    let mutable left = false
+
+    while go do
+        if head.RequestLineDone then
+            let fast = headerLines input limits head &leftStop
+
+            if fast <> ParseResult.NeedMore then
+                go <- false
+                result <- fast
+            else
+                left <- true
+
+        // The general step: the request line, and a header line the fast path left.
+        if go then
+            let stop =
+                if left then
+                    left <- false
+                    leftStop
+                else
+                    nextStop input head.ScanPos
+
+            // A line is complete at CR LF; a CR at the very end may still get its LF.
+            let waiting = stop < 0 || (input[stop] = CR && stop + 1 = input.Length)
+
+            // Every byte before `stop` is a line byte. A limit is passed as soon as one byte too
+            // many is here, so the answer depends on the bytes, never on how they were split
+            // across calls: past the request-line limit it is 414 (400 if the method is already
+            // broken), past the header-section limit 431 (a CR there is a line byte too).
+            let clean = if stop < 0 then input.Length else stop
+
+            if not head.RequestLineDone && clean - head.LineStart > limits.MaxRequestLineSize then
+                go <- false
+                result <- fail head (if methodBroken input head limits then 400 else 414)
+            elif
+                head.RequestLineDone
+                && not waiting
+                && (clean - head.HeaderSectionStart > limits.MaxHeaderSectionSize
+                    || (clean - head.HeaderSectionStart = limits.MaxHeaderSectionSize && input[stop] = CR))
+            then
+                go <- false
+                result <- fail head 431
+            elif not waiting && not (input[stop] = CR && input[stop + 1] = LF) then
+                // A bare CR, a bare LF, or a control byte or DEL inside a line.
+                go <- false
+                result <- fail head 400
+            elif waiting then
+                head.ScanPos <- (if stop < 0 then input.Length else stop)
+                go <- false
+
+                if not head.RequestLineDone then
+                    // Garbage (TLS, HTTP/2 binary frames) is refused before a line end arrives.
+                    // A lone CR may be the first half of a leading empty line.
+                    if methodBroken input head limits && not (input.Length - head.LineStart = 1 && input[head.LineStart] = CR) then
+                        result <- fail head 400
+                elif input.Length - head.HeaderSectionStart > limits.MaxHeaderSectionSize then
+                    result <- fail head 431
+            else
+                let lf = stop + 1
+
+                let line = input.Slice(head.LineStart, lf - 1 - head.LineStart)
+
+                if not head.RequestLineDone then
+                    if line.Length = 0 then
+                        // An empty line before the request line (RFC 9112 2.2): skip it,
+                        // but not without end.
+                        if lf + 1 > limits.MaxRequestLineSize then
+                            go <- false
+                            result <- fail head 400
+                    else
+                        let status = RequestLine.parseRequestLine line head.LineStart head
+
+                        if status <> 0 then
+                            go <- false
+                            result <- fail head status
+                        else
+                            head.RequestLineDone <- true
+                            head.HeaderSectionStart <- lf + 1
+                elif lf + 1 - head.HeaderSectionStart > limits.MaxHeaderSectionSize then
+                    go <- false
+                    result <- fail head 431
+                elif line.Length = 0 then
+                    go <- false
+                    let status = finishHead head
+
+                    if status <> 0 then
+                        result <- fail head status
+                    else
+                        head.HeadLength <- lf + 1
+                        result <- ParseResult.Done
+                elif head.HeaderCount >= limits.MaxHeaderCount then
+                    go <- false
+                    result <- fail head 431
+                else
+                    let status = parseHeaderLine line head.LineStart head
+
+                    if status <> 0 then
+                        go <- false
+                        result <- fail head status
+
+                head.LineStart <- lf + 1
+                head.ScanPos <- lf + 1
 
     result

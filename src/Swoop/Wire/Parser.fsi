@@ -6,7 +6,8 @@
 /// once) or `Error` (`head.ErrorStatus` says which status to answer with; the connection must
 /// close). One vectorised range search per line finds its CRLF and refuses control bytes in
 /// it; names and targets are checked against byte classes as whole spans (the request line
-/// itself is in RequestLine.fs); nothing is allocated.
+/// itself is in RequestLine.fs); the fields that frame the request are recognised by length and
+/// word reads (KnownFields.fs); nothing is allocated.
 module internal Swoop.Parser
 
 open System
