@@ -192,22 +192,29 @@ type RunningServer internal (listener: Socket, settings: ConnectionSettings, shu
     let endPoint = listener.LocalEndPoint :?> IPEndPoint
     do acceptLoop () |> ignore
 
-    // After a burst, memory goes back: every 10 s, slabs unused for 10 s return to the GC
+    // After a burst, memory goes back: every 5 s, slabs unused for 5 s return to the GC
     // (one is kept) and pooled connection objects beyond what is open are let go.
     let mutable lastTrim = Environment.TickCount64
 
     let trimmer =
         { new ITimed with
             member _.Tick(now: int64) =
-                if now - lastTrim >= 10_000L then
+                if now - lastTrim >= 5_000L then
                     lastTrim <- now
-                    BufferPool.Shared.Trim 10_000L |> ignore
+                    let slabBytes = BufferPool.Shared.Trim 5_000L
                     let keep = max 16 (Volatile.Read(&open'))
                     let mutable extra = idle.Count - keep
+                    let dropped = max 0 extra
 
                     while extra > 0 do
                         idle.TryTake() |> ignore
-                        extra <- extra - 1 }
+                        extra <- extra - 1
+
+                    // An idle server runs no GC of its own: after letting go of much (8 MiB or
+                    // more; a pooled connection is about 5 KB), one collection that returns
+                    // the memory to the system, rather than RSS staying at the peak.
+                    if slabBytes + int64 dropped * 5000L >= 8L * 1024L * 1024L then
+                        GC.Collect(2, GCCollectionMode.Aggressive, true, true) }
 
     do settings.Heartbeat.Register trimmer |> ignore
 

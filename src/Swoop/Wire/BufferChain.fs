@@ -87,11 +87,12 @@ type internal BufferChain(pool: BufferPool) =
             used <- used + n
             rest <- rest.Slice n
 
-    /// Moves everything in `other` to the end of this chain and empties `other`: short
-    /// content is copied into the free room, long content moves segment by segment.
+    /// Moves everything in `other` to the end of this chain and empties `other`: content
+    /// shorter than a large segment is copied (so that pipelined answers share segments
+    /// rather than each holding one of its own), longer content moves segment by segment.
     member this.TakeFrom(other: BufferChain) =
         if other.Length > 0L then
-            if other.Length <= int64 this.Free || other.Length <= 2048L then
+            if other.Length < int64 pool.Large.SegmentSize || other.Length <= int64 this.Free then
                 other.CopyTo this
                 other.Release()
             else

@@ -118,17 +118,11 @@ type internal BufferPool(small: SlabPool, large: SlabPool) =
             elif large.Owns s then large.Return s
 
     /// Gives back to the GC the slabs of both tiers with no segment out, once neither tier
-    /// grew for `quietMs` (keeping one small slab); when that was much, collects at once,
-    /// since an idle server runs no GC of its own to return the memory. Returns the bytes.
+    /// grew for `quietMs` (keeping one small slab). Returns the bytes let go.
     member _.Trim(quietMs: int64) : int64 =
         let smallBytes = int64 (small.Trim(quietMs, 1)) * int64 small.SlabBytes
         let largeBytes = int64 (large.Trim(quietMs, 0)) * int64 large.SlabBytes
-        let dropped = smallBytes + largeBytes
-
-        if dropped >= 8L * 1024L * 1024L then
-            GC.Collect(2, GCCollectionMode.Aggressive, true, true)
-
-        dropped
+        smallBytes + largeBytes
 
     /// The process-wide pool: 4 KiB segments, 256 to a 1 MiB slab; 64 KiB segments, 16 to a slab.
     static member val Shared = BufferPool(SlabPool(4096, 256), SlabPool(65536, 16))

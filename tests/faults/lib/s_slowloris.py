@@ -93,11 +93,11 @@ def run(scn, args):
         scn.log(f"undisturbed wrk: {wrk_text(base)}")
 
         async def attack():
-            # The slow clients share wrk's core: they yield it to wrk (SCHED_IDLE), so that
-            # wrk's latencies measure the server beside them, not wrk waiting behind them.
-            idle = yield_to_load_tool()
-            scn.note("the slowloris client runs under SCHED_IDLE on wrk's core" if idle else
-                     "SCHED_IDLE not available: the slowloris client competes with wrk for its core")
+            # The slow clients share wrk's core: they give way to wrk (nice 10), so that wrk's
+            # latencies measure the server beside them, not wrk waiting behind them.
+            lowered = yield_to_load_tool()
+            scn.note("the slowloris client runs at nice 10 on wrk's core" if lowered else
+                     "could not lower the slowloris client's priority: it competes with wrk for its core")
             a = Attack(args.port, count, head_timeout + 10)
             tasks = [asyncio.create_task(a.drip("head" if i % 2 == 0 else "body", i / count))
                      for i in range(count)]
