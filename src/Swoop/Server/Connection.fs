@@ -416,11 +416,12 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                 | ConnectionState.Lingering -> if tryState ConnectionState.TimedOut state then closeSocket ()
                 | _ -> ()
 
-    /// Starts serving `socket`: on a socket engine thread, right there (the request that came
-    /// with the connection is answered before the next accept, with no thread-pool hop, whose
-    /// waking workers spin on the cores the engine needs); otherwise on the thread pool.
-    member c.Start(socket: Socket) =
-        if settings.Inline && not settings.OffloadHandlers && EngineThread.IsCurrent then
+    /// Starts serving `socket`: when `here` and on a socket engine thread, right there (the
+    /// request that came with the connection is answered before the next accept, with no
+    /// thread-pool hop, whose waking workers spin on the cores the engine needs); otherwise on
+    /// the thread pool.
+    member c.Start(socket: Socket, here: bool) =
+        if here && settings.Inline && not settings.OffloadHandlers && EngineThread.IsCurrent then
             c.RunAsync socket |> ignore
         else
             pending <- socket

@@ -150,10 +150,20 @@ type RunningServer internal (listener: Socket, settings: ConnectionSettings, shu
     let acceptLoop () : Task =
         task {
             let mutable go = true
+            // Connections started on this thread since the accept last had to wait. While the
+            // backlog holds more, accepts complete at once and this loop keeps the engine
+            // thread: past a few, connections go to the thread pool, so that a stream of new
+            // connections cannot starve the ones already open.
+            let mutable startedHere = 0
 
             while go do
                 try
-                    let! socket = listener.AcceptAsync()
+                    let accepting = listener.AcceptAsync()
+
+                    if not accepting.IsCompleted then
+                        startedHere <- 0
+
+                    let! socket = accepting
 
                     if maxConnections > 0 && Volatile.Read(&open') >= maxConnections then
                         // Over the limit: closed at once (a reset, no lingering), and counted.
@@ -173,7 +183,8 @@ type RunningServer internal (listener: Socket, settings: ConnectionSettings, shu
                             | true, c -> c
                             | _ -> Connection(settings, onClosed)
 
-                        connection.Start socket
+                        startedHere <- startedHere + 1
+                        connection.Start(socket, startedHere <= 4)
                 with
                 | :? ObjectDisposedException
                 | :? SocketException when settings.Stopping -> go <- false
