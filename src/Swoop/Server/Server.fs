@@ -206,6 +206,7 @@ type RunningServer internal (listener: Socket, settings: ConnectionSettings, shu
     // After a burst, memory goes back: every 5 s, slabs unused for 5 s return to the GC
     // (one is kept) and pooled connection objects beyond what is open are let go.
     let mutable lastTrim = Environment.TickCount64
+    let mutable uncollected = 0L
 
     let trimmer =
         { new ITimed with
@@ -221,10 +222,14 @@ type RunningServer internal (listener: Socket, settings: ConnectionSettings, shu
                         idle.TryTake() |> ignore
                         extra <- extra - 1
 
-                    // An idle server runs no GC of its own: after letting go of much (8 MiB or
-                    // more; a pooled connection is about 5 KB), one collection that returns
-                    // the memory to the system, rather than RSS staying at the peak.
-                    if slabBytes + int64 dropped * 5000L >= 8L * 1024L * 1024L then
+                    // An idle server runs no GC of its own: once it has let go of much since the
+                    // last collection (8 MiB or more; a pooled connection is about 5 KB), one
+                    // collection that returns the memory to the system, rather than RSS staying
+                    // at the peak.
+                    uncollected <- uncollected + slabBytes + int64 dropped * 5000L
+
+                    if uncollected >= 8L * 1024L * 1024L then
+                        uncollected <- 0L
                         GC.Collect(2, GCCollectionMode.Aggressive, true, true) }
 
     do settings.Heartbeat.Register trimmer |> ignore
