@@ -152,7 +152,7 @@ type RunningServer internal (listener: Socket, settings: ConnectionSettings, shu
             let mutable go = true
             // Connections started on this thread since the accept last had to wait. While the
             // backlog holds more, accepts complete at once and this loop keeps the engine
-            // thread: past a few, connections go to the thread pool, so that a stream of new
+            // thread: past 16, connections go to the thread pool, so that a stream of new
             // connections cannot starve the ones already open.
             let mutable startedHere = 0
 
@@ -184,7 +184,7 @@ type RunningServer internal (listener: Socket, settings: ConnectionSettings, shu
                             | _ -> Connection(settings, onClosed)
 
                         startedHere <- startedHere + 1
-                        connection.Start(socket, startedHere <= 4)
+                        connection.Start(socket, startedHere <= 16)
                 with
                 | :? ObjectDisposedException
                 | :? SocketException when settings.Stopping -> go <- false
