@@ -129,7 +129,7 @@ def all_subjects():
                 "Giraffe HttpHandlers on WebApplication/Kestrel, logging cleared, AddServerHeader=false",
                 project="bench/subjects/giraffe/Giraffe.fsproj", env=DEBUG_ENV),
         Subject("suave", "Suave", "Suave", "dotnet",
-                "Suave's own server with defaultConfig, logging at Warn",
+                "Suave's own server with defaultConfig (Suave 3.4's config has no logger setting)",
                 project="bench/subjects/suave/Suave.fsproj", env=DEBUG_ENV),
         Subject("httplistener", "HttpListener", "System.Net.HttpListener", "dotnet",
                 "Managed HttpListener, one async accept loop; it always sends `Server: Microsoft-NetCore/2.0` (not configurable)",
@@ -173,6 +173,9 @@ def _clean_env():
     return env
 
 
+LOCAL_FEED = os.path.normpath(os.path.join(REPO, "..", "shared", "nuget-local"))
+
+
 def publish(project, out_dir, log_path, props=()):
     """dotnet publish in Release into out_dir. Returns (ok, seconds, error)."""
     proj = os.path.join(REPO, project)
@@ -180,6 +183,10 @@ def publish(project, out_dir, log_path, props=()):
         return False, 0.0, f"{project} does not exist on this branch"
     cmd = ["dotnet", "publish", proj, "-c", "Release", "-o", out_dir,
            "-nodeReuse:false", "-p:UseSharedCompilation=false", *props]
+    # Where the package feed does not serve Giraffe or Suave, the checkout's ../shared/nuget-local
+    # may hold them, built from their own sources (see its README): an extra source, when it exists.
+    if os.path.isdir(LOCAL_FEED):
+        cmd.append(f"-p:RestoreAdditionalProjectSources={LOCAL_FEED}")
     t0 = time.monotonic()
     with open(log_path, "w") as log:
         log.write(" ".join(cmd) + "\n")

@@ -40,7 +40,6 @@ let main argv =
     let port = int (option argv "--port" "PORT" "8080")
     let config =
         { defaultConfig with
-            bindings = [ HttpBinding.createSimple HTTP host port ]
-            logger = Logging.Targets.create Logging.Warn [||] }
+            bindings = [ HttpBinding.createSimple HTTP host port ] }
     startWebServer config app
     0
