@@ -292,6 +292,15 @@ class Server:
         except (OSError, ValueError, IndexError):
             return None
 
+    def idle_rss(self, seconds=25, every=5):
+        """RSS every `every` seconds while the server idles for `seconds` (its trimmer's turns)."""
+        samples = []
+        t0 = time.time()
+        while time.time() - t0 < seconds:
+            time.sleep(every)
+            samples.append(self.rss())
+        return samples
+
     def settle(self, seconds):
         """Waits, then returns (RSS KiB, open fds)."""
         time.sleep(seconds)
