@@ -277,52 +277,6 @@ let ``the Date header is an IMF-fixdate of now`` () =
     Assert.InRange((DateTime.UtcNow - date).TotalSeconds, -1.0, 3.0)
 
 [<Fact>]
-let ``a client that resets mid-request does not disturb others`` () =
-    use server = serve testOptions echoHandler
-
-    for _ in 1..20 do
-        use s = connect server
-        s.Send(ascii "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 100\r\n\r\npartial") |> ignore
-        s.LingerState <- Sockets.LingerOption(true, 0) // close with RST
-
-    let r, _ = exchange server (ascii "GET /fine HTTP/1.1\r\nHost: a\r\n\r\n") 1000
-    Assert.Contains("GET /fine|", r)
-
-[<Fact>]
-let ``a reset under a body read is a ClientDisconnectedException, not a handler failure`` () =
-    task {
-        let seen = TaskCompletionSource<exn>(TaskCreationOptions.RunContinuationsAsynchronously)
-
-        let handler: RequestHandler =
-            fun ctx ->
-                ValueTask(
-                    task {
-                        try
-                            let! _ = ctx.ReadBodyAsync()
-                            seen.TrySetResult null |> ignore
-                        with e ->
-                            seen.TrySetResult e |> ignore
-                            raise e
-                    }
-                    :> Task
-                )
-
-        use server = serve testOptions handler
-
-        do
-            use s = connect server
-            s.Send(ascii "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 100000\r\n\r\npartial") |> ignore
-            Threading.Thread.Sleep 200
-            s.LingerState <- Sockets.LingerOption(true, 0) // close with RST
-
-        let! failure = seen.Task.WaitAsync(TimeSpan.FromSeconds 10.0)
-        Assert.IsType<ClientDisconnectedException>(failure) |> ignore
-        Assert.IsAssignableFrom<IO.IOException>(failure) |> ignore
-        let r, _ = exchange server (ascii "POST /fine HTTP/1.1\r\nHost: a\r\nContent-Length: 2\r\n\r\nok") 1000
-        Assert.StartsWith("HTTP/1.1 200", r)
-    }
-
-[<Fact>]
 let ``many keep-alive requests on one connection reuse the buffer without running out of room`` () =
     use server = serve { testOptions with ReleaseBufferWhenIdle = false } hello
     use s = connect server

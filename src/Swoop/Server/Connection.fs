@@ -33,17 +33,6 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
     // When the heartbeat last looked at this connection (for the data rates).
     let mutable lastTickMs = 0L
 
-    static let errorResponse (status: int) =
-        let reason = Response.reasonPhrase status
-        let date = Heartbeat.DateHeader
-
-        Array.concat
-            [ Response.statusLine status
-              date
-              Encoding.ASCII.GetBytes(
-                  "Content-Type: text/plain\r\nContent-Length: " + string reason.Length + "\r\nConnection: close\r\n\r\n" + reason
-              ) ]
-
     let closeSocket () =
         let s = transport.Socket
 
@@ -53,42 +42,17 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
             with _ ->
                 ()
 
+    /// Past the grace period, fewer bytes than `rate` a second over the time spent waiting.
+    let belowRate (bytes: int64) (waitedMs: int64) (rate: int) =
+        waitedMs > settings.DataRateGraceMs && bytes * 1000L < int64 rate * waitedMs
+
     let tryState (next: int) (expected: int) =
         Interlocked.CompareExchange(&transport.State, next, expected) = expected
-
-    /// Half-closes, then reads what the client still sends (bounded in bytes and time) so
-    /// that the close does not reset the connection before the client has read the answer.
-    let lingerAsync () : Task =
-        task {
-            try
-                transport.Socket.Shutdown(SocketShutdown.Send)
-                transport.Deadline <- Heartbeat.NowMs + 2000L
-                Volatile.Write(&transport.State, ConnectionState.Lingering)
-                let mutable total = 0
-                let mutable go = true
-
-                while go do
-                    let! n = transport.Socket.ReceiveAsync(Memory<byte>(SlabPool.Discard), SocketFlags.None)
-                    total <- total + n
-
-                    if n = 0 || total > 1_048_576 then
-                        go <- false
-            with _ ->
-                ()
-        }
-
-    /// Whether a failure is, or wraps, the connection's own socket failing.
-    let rec clientGone (e: exn) =
-        match e with
-        | null -> false
-        | :? ClientDisconnectedException -> true
-        | :? AggregateException as a -> a.InnerExceptions |> Seq.exists clientGone
-        | e -> clientGone e.InnerException
 
     /// Turns a handler's failure into an answer; false if the connection must be cut
     /// (the response had already started).
     let recover (failure: exn) =
-        if clientGone failure then
+        if ClientDisconnectedException.IsIn failure then
             // The client left; nothing can be answered, and it is not the handler's fault.
             context.Reader.FramingBroken <- true
             false
@@ -117,13 +81,17 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
         with e ->
             ValueTask.FromException e
 
-    /// Sends an error answer if it can go at once (never blocking: from the heartbeat, or
-    /// beside a handler still running), then closes.
+    /// Sends an error answer if it can go at once: never blocking, since it comes from the
+    /// heartbeat or beside a handler still running.
+    let answerNow (status: int) =
+        let s = transport.Socket
+        s.Blocking <- false
+        s.Send(Response.errorAnswer status) |> ignore
+
+    /// Answers (if it can go at once), then closes.
     let answerAndClose (status: int) =
         try
-            let s = transport.Socket
-            s.Blocking <- false
-            s.Send(errorResponse status) |> ignore
+            answerNow status
         with _ ->
             ()
 
@@ -134,10 +102,8 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
     /// the client is still sending do not reset the connection before it reads the 408.
     let answerAndLinger (status: int) =
         try
-            let s = transport.Socket
-            s.Blocking <- false
-            s.Send(errorResponse status) |> ignore
-            s.Shutdown(SocketShutdown.Send)
+            answerNow status
+            transport.Socket.Shutdown(SocketShutdown.Send)
             transport.Deadline <- Heartbeat.NowMs + 2000L
             Volatile.Write(&transport.State, ConnectionState.Lingering)
         with _ ->
@@ -327,14 +293,14 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                                 // A parse error never overwrites a timeout the heartbeat decided.
                                 if tryState ConnectionState.Processing ConnectionState.ReadingHead
                                    || Volatile.Read(&transport.State) = ConnectionState.Processing then
-                                    transport.Append(ReadOnlySpan<byte>(errorResponse head.ErrorStatus))
+                                    transport.Append(ReadOnlySpan<byte>(Response.errorAnswer head.ErrorStatus))
                                     do! transport.FlushAsync()
                                     linger <- true
 
                                 go <- false
 
                     if linger then
-                        do! lingerAsync ()
+                        do! transport.LingerAsync()
                 with
                 | :? SocketException
                 | :? ObjectDisposedException
@@ -386,12 +352,10 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
             let tooSlow =
                 if state = ConnectionState.ReadingBody && settings.MinRequestBodyDataRate > 0 then
                     transport.BodyWaitMs <- transport.BodyWaitMs + elapsed
-                    transport.BodyWaitMs > settings.DataRateGraceMs
-                    && transport.BodyBytes * 1000L < int64 settings.MinRequestBodyDataRate * transport.BodyWaitMs
+                    belowRate transport.BodyBytes transport.BodyWaitMs settings.MinRequestBodyDataRate
                 elif sendDeadline > 0L && settings.MinResponseDataRate > 0 then
                     transport.SendWaitMs <- transport.SendWaitMs + elapsed
-                    transport.SendWaitMs > settings.DataRateGraceMs
-                    && transport.SentBytes * 1000L < int64 settings.MinResponseDataRate * transport.SendWaitMs
+                    belowRate transport.SentBytes transport.SendWaitMs settings.MinResponseDataRate
                 else
                     false
 

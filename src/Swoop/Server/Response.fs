@@ -124,3 +124,15 @@ let checkHeader (name: string) (value: string) =
 
     if isNull value || hasControlChar value then
         invalidArg "value" "a header value must not contain CR, LF or other control characters"
+
+/// A whole error answer that closes the connection: the status, the Date, and the reason
+/// phrase as a text/plain body.
+let errorAnswer (status: int) =
+    let reason = reasonPhrase status
+
+    Array.concat
+        [ statusLine status
+          Heartbeat.DateHeader
+          Encoding.ASCII.GetBytes(
+              "Content-Type: text/plain\r\nContent-Length: " + string reason.Length + "\r\nConnection: close\r\n\r\n" + reason
+          ) ]

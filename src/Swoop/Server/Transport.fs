@@ -44,6 +44,14 @@ module internal ConnectionState =
 type ClientDisconnectedException(message: string, inner: exn) =
     inherit IO.IOException(message, inner)
 
+    /// Whether a failure is, or wraps, such an exception.
+    static member IsIn(e: exn) : bool =
+        match e with
+        | null -> false
+        | :? ClientDisconnectedException -> true
+        | :? AggregateException as a -> a.InnerExceptions |> Seq.exists ClientDisconnectedException.IsIn
+        | e -> ClientDisconnectedException.IsIn e.InnerException
+
 [<Sealed; AllowNullLiteral>]
 type internal Transport(pool: BufferPool) =
     let mutable input = Unchecked.defaultof<Segment>
@@ -257,6 +265,28 @@ type internal Transport(pool: BufferPool) =
                     vt <- t.Socket.SendAsync(output.Next Transport.SendStep, SocketFlags.None)
 
             t.SendDeadline <- 0L
+        }
+
+    /// Half-closes, then reads and discards what the client still sends (up to 1 MiB, until it
+    /// closes or the heartbeat's 2 s deadline cuts it), so that closing does not reset the
+    /// connection before the client has read the last answer.
+    member t.LingerAsync() : Task =
+        task {
+            try
+                t.Socket.Shutdown(SocketShutdown.Send)
+                t.Deadline <- Heartbeat.NowMs + 2000L
+                Threading.Volatile.Write(&t.State, ConnectionState.Lingering)
+                let mutable total = 0
+                let mutable go = true
+
+                while go do
+                    let! n = t.Socket.ReceiveAsync(Memory<byte>(SlabPool.Discard), SocketFlags.None)
+                    total <- total + n
+
+                    if n = 0 || total > 1_048_576 then
+                        go <- false
+            with _ ->
+                ()
         }
 
     /// Gives every buffer back (connection closed).

@@ -157,14 +157,6 @@ type internal BufferChain(pool: BufferPool) =
             used <- 0
             consumed <- 0
 
-    /// The content as one span when it is in one segment (the usual short response).
-    member _.TryGetSingle(span: byref<ReadOnlySpan<byte>>) =
-        if sealedSegments.Count = 0 then
-            span <- if open'.IsEmpty then ReadOnlySpan<byte>.Empty else ReadOnlySpan<byte>(open'.Array, open'.Offset + consumed, used - consumed)
-            true
-        else
-            false
-
     /// Gives every segment back and forgets the content.
     member _.Release() =
         while sealedSegments.Count > 0 do
