@@ -109,6 +109,16 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
         with _ ->
             closeSocket ()
 
+    /// From the heartbeat, for a body that came too slowly or not at all: a 408 if the handler
+    /// has not started its response (and nothing else waits to go out), else a plain close. The
+    /// handler's pending read then fails with a 408 BadRequestException; what it answers after
+    /// that is not sent (see the check after the handler in RunAsync).
+    let bodyTimedOut () =
+        if not context.HasStarted && transport.OutLength = 0L && not transport.Sending then
+            answerAndLinger 408
+        else
+            closeSocket ()
+
     /// The handler did not finish synchronously (or failed): wait for it and recover.
     let awaitHandlerAsync (pending: ValueTask) : Task<bool> =
         task {
@@ -235,6 +245,14 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                                     if not pending.IsCompletedSuccessfully then
                                         let! finished = awaitHandlerAsync pending
                                         handlerOk <- finished
+
+                                // The heartbeat timed the body out (and may have answered 408):
+                                // nothing of this handler's goes out; read what still comes.
+                                let timedOut = Volatile.Read(&transport.State)
+
+                                if handlerOk && (timedOut = ConnectionState.TimedOut || timedOut = ConnectionState.Lingering) then
+                                    handlerOk <- false
+                                    linger <- true
 
                                 // A body that is not the length the handler declared: its mistake, a 500.
                                 if handlerOk && not (isNull context.LengthMismatch) then
@@ -363,9 +381,9 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                 closeSocket ()
             elif tooSlow then
                 if state = ConnectionState.ReadingBody then
-                    tryState ConnectionState.TimedOut state |> ignore
-
-                closeSocket ()
+                    if tryState ConnectionState.TimedOut state then bodyTimedOut ()
+                else
+                    closeSocket ()
             elif sendDeadline > 0L && now > sendDeadline then
                 // The client stopped reading our answers.
                 closeSocket ()
@@ -375,8 +393,8 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                 match state with
                 | ConnectionState.ReadingHead ->
                     if tryState ConnectionState.TimedOut state then answerAndLinger 408
+                | ConnectionState.ReadingBody -> if tryState ConnectionState.TimedOut state then bodyTimedOut ()
                 | ConnectionState.Idle
-                | ConnectionState.ReadingBody
                 | ConnectionState.Lingering -> if tryState ConnectionState.TimedOut state then closeSocket ()
                 | _ -> ()
 
