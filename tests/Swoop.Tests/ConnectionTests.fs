@@ -208,6 +208,28 @@ let ``a body over the limit gets 413 and the connection closes`` () =
     Assert.True(closed2)
 
 [<Fact>]
+let ``ReadBodyAsync returns the whole body at every size around its buffer's growth steps`` () =
+    use server = serve { testOptions with MaxRequestBodySize = 20_000L } echoHandler
+
+    for size in [ 0; 1; 4095; 4096; 4097; 8192; 12_345; 20_000 ] do
+        let body = String(Array.init size (fun i -> char (97 + i % 26)))
+        let sized, _ =
+            exchange server (ascii (sprintf "POST /s HTTP/1.1\r\nHost: a\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s" size body)) 3000
+
+        Assert.EndsWith("POST /s|" + body, sized)
+        // Chunked, in 1000-byte chunks: the length is not known in advance.
+        let chunks =
+            [ for start in 0..1000 .. size - 1 do
+                  let piece = body.Substring(start, min 1000 (size - start))
+                  sprintf "%x\r\n%s\r\n" piece.Length piece ]
+            |> String.concat ""
+
+        let chunked, _ =
+            exchange server (ascii ("POST /c HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n" + chunks + "0\r\n\r\n")) 3000
+
+        Assert.EndsWith("POST /c|" + body, chunked)
+
+[<Fact>]
 let ``streamed responses are chunked, or close-delimited for HTTP/1.0`` () =
     let streaming =
         fun (ctx: HttpContext) ->

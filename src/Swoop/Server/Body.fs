@@ -190,23 +190,42 @@ type internal BodyReader(transport: Transport, head: RequestHead, bodyTimeoutMs:
             else
                 ValueTask<int>(this.ReadSlowAsync destination)
 
-    /// Reads the whole body (up to MaxSize) into one array.
+    /// Reads the whole body (up to MaxSize) into one array. The array grows as bytes arrive
+    /// (from 4 KiB, doubling; never past the declared length): a client that declares a large
+    /// body and sends it slowly holds little memory, and nothing is rented from a shared pool
+    /// for the whole wait.
     member this.ReadAllAsync() : Task<byte[]> =
+        if isDone then
+            Task.FromResult(Array.Empty<byte>())
+        else
+            this.ReadAllSlowAsync()
+
+    member private this.ReadAllSlowAsync() : Task<byte[]> =
         task {
-            use collected = new MemoryStream()
-            let chunk = System.Buffers.ArrayPool<byte>.Shared.Rent 16384
+            let sized = head.Body = BodyKind.Sized
+            // One byte past the limit for a chunked body, so that ReadAsync sees the excess and refuses it.
+            let cap =
+                int (min (int64 Array.MaxLength) (if sized then head.ContentLength else this.MaxSize + 1L))
 
-            try
-                let mutable go = true
+            let mutable buffer = Array.zeroCreate<byte> (min cap 4096)
+            let mutable filled = 0
+            let mutable go = true
 
-                while go do
-                    let! n = this.ReadAsync(Memory<byte>(chunk))
+            while go do
+                if filled = buffer.Length then
+                    if filled >= cap then
+                        go <- false
+                    else
+                        let bigger = Array.zeroCreate<byte> (int (min (int64 cap) (2L * int64 buffer.Length)))
+                        Buffer.BlockCopy(buffer, 0, bigger, 0, filled)
+                        buffer <- bigger
 
-                    if n = 0 then go <- false else collected.Write(chunk, 0, n)
-            finally
-                System.Buffers.ArrayPool<byte>.Shared.Return chunk
+                if go then
+                    let! n = this.ReadAsync(Memory<byte>(buffer, filled, buffer.Length - filled))
 
-            return collected.ToArray()
+                    if n = 0 then go <- false else filled <- filled + n
+
+            return if filled = buffer.Length then buffer else Array.sub buffer 0 filled
         }
 
     /// Reads and throws away what the handler left unread, up to `limit` bytes. False when

@@ -147,6 +147,10 @@ type RunningServer internal (listener: Socket, settings: ConnectionSettings, shu
         if Interlocked.Decrement(&open') = 0 && settings.Stopping then
             allClosed.TrySetResult() |> ignore
 
+    // Connections accepted so far (written by the accept loop only): the trimmer's sign of
+    // a quiet server.
+    let mutable accepted = 0L
+
     let acceptLoop () : Task =
         task {
             let mutable go = true
@@ -177,6 +181,7 @@ type RunningServer internal (listener: Socket, settings: ConnectionSettings, shu
                         socket.Dispose()
                     else
                         Interlocked.Increment(&open') |> ignore
+                        accepted <- accepted + 1L
 
                         let connection =
                             match idle.TryTake() with
@@ -207,6 +212,7 @@ type RunningServer internal (listener: Socket, settings: ConnectionSettings, shu
     // (one is kept) and pooled connection objects beyond what is open are let go.
     let mutable lastTrim = Environment.TickCount64
     let mutable uncollected = 0L
+    let mutable acceptedAtTrim = 0L
 
     let trimmer =
         { new ITimed with
@@ -225,10 +231,15 @@ type RunningServer internal (listener: Socket, settings: ConnectionSettings, shu
                     // An idle server runs no GC of its own: once it has let go of much since the
                     // last collection (8 MiB or more; a pooled connection is about 5 KB), one
                     // collection that returns the memory to the system, rather than RSS staying
-                    // at the peak.
+                    // at the peak. Only once no connection came for a whole period: a full
+                    // blocking collection amid new connections (a flood, slow clients being
+                    // cut and coming back) would stall every request in flight.
                     uncollected <- uncollected + slabBytes + int64 dropped * 5000L
+                    let seen = Volatile.Read(&accepted)
+                    let quiet = seen = acceptedAtTrim
+                    acceptedAtTrim <- seen
 
-                    if uncollected >= 8L * 1024L * 1024L then
+                    if quiet && uncollected >= 8L * 1024L * 1024L then
                         uncollected <- 0L
                         GC.Collect(2, GCCollectionMode.Aggressive, true, true) }
 
@@ -250,14 +261,14 @@ type RunningServer internal (listener: Socket, settings: ConnectionSettings, shu
                     task {
                         Interlocked.Exchange(&settings.Stopping, true) |> ignore
                         listener.Dispose()
-                        settings.Heartbeat.Beat() // closes idle connections now
+                        settings.Heartbeat.BeatAll() // closes idle connections now
 
                         if Volatile.Read(&open') > 0 then
                             let! first = Task.WhenAny(allClosed.Task, Task.Delay shutdownTimeout)
 
                             if not (obj.ReferenceEquals(first, allClosed.Task)) then
                                 Interlocked.Exchange(&settings.ForceClose, true) |> ignore
-                                settings.Heartbeat.Beat()
+                                settings.Heartbeat.BeatAll()
                                 let! _ = Task.WhenAny(allClosed.Task, Task.Delay 2000)
                                 ()
 

@@ -48,6 +48,8 @@ def parse():
     p.add_argument("--connections", type=int, default=10000,
                    help="connections held by `connections` (default 10000; 2000 with --quick)")
     p.add_argument("--port", type=int, default=18190, help="port for the servers (default 18190)")
+    p.add_argument("--python-slowloris", action="store_true",
+                   help="slowloris: the Python slow client instead of the C one (slowloris.c, built with cc)")
     p.add_argument("--no-build", action="store_true", help="use the Release builds already there")
     p.add_argument("--wait-quiet", type=float, default=0, metavar="MIN",
                    help="first wait up to MIN minutes for a quiet machine (load < 0.7, nobody busy)")
