@@ -14,14 +14,7 @@ type HttpContext
     =
     let reader = BodyReader(transport, head, bodyTimeoutMs)
     let latin1 = Encoding.Latin1
-    let mutable status = 200
-    let mutable headerNames: string[] = Array.zeroCreate 8
-    let mutable headerValues: string[] = Array.zeroCreate 8
-    let mutable headerCount = 0
-    let mutable contentType: string = null
-    let mutable explicitLength = -1L
-    let mutable userDate = false
-    let mutable closeRequested = false
+    let response = ResponseHead()
     /// The body written so far and not yet moved to the output.
     let body = BufferChain(pool)
     let mutable started = false
@@ -57,48 +50,17 @@ type HttpContext
     let releaseBody () = body.Release()
 
     let sendsBody () =
-        head.Method <> HttpMethod.Head && Response.statusHasBody status
+        head.Method <> HttpMethod.Head && Response.statusHasBody response.Status
 
     /// Writes the response head; `length`: >= 0 Content-Length, -1 none, -2 chunked.
     let writeHead (length: int64) (keepAlive: bool) =
-        let statusLine = Response.statusLine status
-        let mutable size = statusLine.Length + 40 + 64 + 32
-
-        if not (isNull contentType) then
-            size <- size + Response.headerSize "Content-Type" contentType
-
-        for i in 0 .. headerCount - 1 do
-            size <- size + Response.headerSize headerNames[i] headerValues[i]
-
-        let span = transport.OutputSpan size
-        let mutable p = Response.put statusLine span 0
-
-        if not userDate then
-            p <- Response.put (Heartbeat.DateHeader) span p
-
-        if not (isNull contentType) then
-            p <- Response.put Response.contentTypeName span p
-            p <- Response.putString contentType span p
-            p <- Response.put Response.crlf span p
-
-        if length >= 0L then
-            p <- Response.putContentLength length span p
-        elif length = -2L then
-            p <- Response.put Response.chunkedHeader span p
-
-        if not keepAlive then
-            p <- Response.put Response.connectionClose span p
-        elif head.Version = HttpVersion.Http10 then
-            p <- Response.put Response.connectionKeepAlive span p
-
-        for i in 0 .. headerCount - 1 do
-            p <- Response.putHeader headerNames[i] headerValues[i] span p
-
-        p <- Response.put Response.crlf span p
-        transport.Advance p
+        response.Write(transport, length, keepAlive, head.Version)
 
     /// The Content-Length a complete, non-streamed response gets (-1: none).
     let finalLength () =
+        let status = response.Status
+        let explicitLength = response.ExplicitLength
+
         if status < 200 || status = 204 then -1L
         elif status = 304 then explicitLength
         elif head.Method = HttpMethod.Head && explicitLength >= 0L then explicitLength
@@ -122,11 +84,13 @@ type HttpContext
     /// A body needs room to go: a streamed 204/304 has none.
     let checkBodyAllowed () =
         if started && not (sendsBody ()) && head.Method <> HttpMethod.Head then
-            invalidOp ("a " + string status + " response has no body: nothing may be written to it")
+            invalidOp ("a " + string response.Status + " response has no body: nothing may be written to it")
 
     /// Moves what the handler wrote so far into the output buffer, framed as started.
     let moveBodyToOutput () =
         if sendsBody () then
+            let explicitLength = response.ExplicitLength
+
             if explicitLength >= 0L && streamed + body.Length > explicitLength then
                 invalidOp (
                     "the handler wrote " + string (streamed + body.Length) + " bytes, more than the Content-Length it set (" + string explicitLength + ")"
@@ -138,7 +102,7 @@ type HttpContext
         releaseBody ()
 
     let keepAliveNow (allowed: bool) =
-        allowed && head.KeepAlive && not closeRequested && not reader.FramingBroken && not closeDelimited
+        allowed && head.KeepAlive && not response.CloseRequested && not reader.FramingBroken && not closeDelimited
 
     let startStreaming () =
         started <- true
@@ -147,12 +111,12 @@ type HttpContext
         if not (sendsBody ()) then
             // HEAD (or 204/304) streamed: the length is unknown unless the handler set it.
             let length =
-                if head.Method = HttpMethod.Head && Response.statusHasBody status then explicitLength
+                if head.Method = HttpMethod.Head && Response.statusHasBody response.Status then response.ExplicitLength
                 else finalLength ()
 
             writeHead length (keepAliveNow true)
-        elif explicitLength >= 0L then
-            writeHead explicitLength (keepAliveNow true)
+        elif response.ExplicitLength >= 0L then
+            writeHead response.ExplicitLength (keepAliveNow true)
         elif head.Version = HttpVersion.Http10 then
             closeDelimited <- true
             writeHead -1L false
@@ -259,60 +223,29 @@ type HttpContext
     // ---- response ----
 
     member _.StatusCode
-        with get () = status
+        with get () = response.Status
         and set (v: int) =
             // 1xx are interim answers the server sends itself (100 Continue), never final ones.
             if v < 200 || v > 999 then invalidArg "StatusCode" "a final status code is 200 to 999"
-            if v <> status then notStarted "the status code cannot change"
-            status <- v
+            if v <> response.Status then notStarted "the status code cannot change"
+            response.Status <- v
 
-    member this.AddHeader(name: string, value: string) =
+    member _.AddHeader(name: string, value: string) =
         notStarted ("header " + name + " cannot be added")
-        Response.checkHeader name value
+        response.Add(name, value)
 
-        if String.Equals(name, "Content-Length", StringComparison.OrdinalIgnoreCase) then
-            match Int64.TryParse value with
-            | true, n when n >= 0L -> explicitLength <- n
-            | _ -> invalidArg "value" "Content-Length must be a non-negative integer"
-        elif String.Equals(name, "Content-Type", StringComparison.OrdinalIgnoreCase) then
-            contentType <- value
-        elif String.Equals(name, "Connection", StringComparison.OrdinalIgnoreCase) then
-            if value.Contains("close", StringComparison.OrdinalIgnoreCase) then closeRequested <- true
-        elif String.Equals(name, "Transfer-Encoding", StringComparison.OrdinalIgnoreCase) then
-            () // framing is the server's job
-        else
-            if String.Equals(name, "Date", StringComparison.OrdinalIgnoreCase) then userDate <- true
-
-            if headerCount = headerNames.Length then
-                Array.Resize(&headerNames, headerCount * 2)
-                Array.Resize(&headerValues, headerCount * 2)
-
-            headerNames[headerCount] <- name
-            headerValues[headerCount] <- value
-            headerCount <- headerCount + 1
-
-    member this.SetHeader(name: string, value: string) =
+    member _.SetHeader(name: string, value: string) =
         notStarted ("header " + name + " cannot be set")
-        Response.checkHeader name value
-        let mutable w = 0
-
-        for r in 0 .. headerCount - 1 do
-            if not (String.Equals(headerNames[r], name, StringComparison.OrdinalIgnoreCase)) then
-                headerNames[w] <- headerNames[r]
-                headerValues[w] <- headerValues[r]
-                w <- w + 1
-
-        headerCount <- w
-        this.AddHeader(name, value)
+        response.Set(name, value)
 
     member _.ContentType
-        with get () = contentType
+        with get () = response.ContentType
         and set (v: string) =
-            if not (obj.ReferenceEquals(v, contentType)) then
+            if not (obj.ReferenceEquals(v, response.ContentType)) then
                 notStarted "the Content-Type cannot change"
                 if not (isNull v) then Response.checkHeader "Content-Type" v
 
-            contentType <- v
+            response.ContentType <- v
 
     member _.Write(bytes: ReadOnlySpan<byte>) =
         checkBodyAllowed ()
@@ -348,7 +281,7 @@ type HttpContext
         transport.FlushAsync()
 
     member _.HasStarted = started
-    member _.CloseConnection() = closeRequested <- true
+    member _.CloseConnection() = response.CloseRequested <- true
 
     interface IBufferWriter<byte> with
         member _.Advance(count: int) =
@@ -373,12 +306,8 @@ type HttpContext
 
     /// Resets the response and the body reader for the request just parsed.
     member internal _.Begin() =
-        status <- 200
-        headerCount <- 0
-        contentType <- null
-        explicitLength <- -1L
-        userDate <- false
-        closeRequested <- false
+        response.Clear()
+        response.CloseRequested <- false
         started <- false
         chunkedOut <- false
         closeDelimited <- false
@@ -393,25 +322,23 @@ type HttpContext
 
     /// Forgets the status, headers and body written so far (before the response started).
     member internal _.ClearResponse() =
-        status <- 200
-        headerCount <- 0
-        contentType <- null
-        explicitLength <- -1L
-        userDate <- false
+        response.Clear()
         releaseBody ()
 
     /// Forgets what a failed handler wrote, to answer with an error instead.
     member internal this.ResetResponse(errorStatus: int) =
         this.ClearResponse()
-        status <- errorStatus
+        response.Status <- errorStatus
         // A generic body: the reason phrase, never the failure's details.
-        contentType <- "text/plain"
+        response.ContentType <- "text/plain"
         this.WriteString(Response.reasonPhrase errorStatus)
 
     /// What is wrong with a finished, unstarted response (null: nothing): a body whose length
     /// is not the Content-Length the handler set.
     member internal _.LengthMismatch: string =
-        if not started && explicitLength >= 0L && sendsBody () && status <> 304 && body.Length <> explicitLength then
+        let explicitLength = response.ExplicitLength
+
+        if not started && explicitLength >= 0L && sendsBody () && response.Status <> 304 && body.Length <> explicitLength then
             "the handler set Content-Length: " + string explicitLength + " but wrote " + string body.Length + " bytes"
         else
             null
@@ -434,7 +361,7 @@ type HttpContext
 
         // A streamed body that broke its own Content-Length leaves the client out of step.
         let lengthKept =
-            not started || chunkedOut || closeDelimited || not (sendsBody ()) || streamed = explicitLength
+            not started || chunkedOut || closeDelimited || not (sendsBody ()) || streamed = response.ExplicitLength
 
         releaseBody ()
         keepAlive && lengthKept && not closeDelimited

@@ -1,0 +1,111 @@
+/// The response's status and header fields as the handler sets them, and their bytes in the
+/// output: the part of the context that becomes the response head. The context decides when
+/// (and whether) they may still change; this type checks each field and writes the head.
+namespace Swoop
+
+open System
+
+[<Sealed>]
+type internal ResponseHead() =
+    let mutable names: string[] = Array.zeroCreate 8
+    let mutable values: string[] = Array.zeroCreate 8
+    let mutable count = 0
+
+    member val Status = 200 with get, set
+    member val ContentType: string = null with get, set
+    /// The Content-Length the handler set (-1: none).
+    member val ExplicitLength = -1L with get, set
+    /// The handler set its own Date field: the server's is left out.
+    member val UserDate = false with get, set
+    /// The handler asked for the connection to close after this response.
+    member val CloseRequested = false with get, set
+
+    /// Back to a 200 with no fields (CloseRequested stays: a failed handler's request to close
+    /// still holds for the error answer).
+    member this.Clear() =
+        this.Status <- 200
+        count <- 0
+        this.ContentType <- null
+        this.ExplicitLength <- -1L
+        this.UserDate <- false
+
+    /// Adds a field. Content-Length, Content-Type and Connection are kept apart (the server
+    /// writes them); Transfer-Encoding is the server's choice and ignored.
+    member this.Add(name: string, value: string) =
+        Response.checkHeader name value
+
+        if String.Equals(name, "Content-Length", StringComparison.OrdinalIgnoreCase) then
+            match Int64.TryParse value with
+            | true, n when n >= 0L -> this.ExplicitLength <- n
+            | _ -> invalidArg "value" "Content-Length must be a non-negative integer"
+        elif String.Equals(name, "Content-Type", StringComparison.OrdinalIgnoreCase) then
+            this.ContentType <- value
+        elif String.Equals(name, "Connection", StringComparison.OrdinalIgnoreCase) then
+            if value.Contains("close", StringComparison.OrdinalIgnoreCase) then
+                this.CloseRequested <- true
+        elif String.Equals(name, "Transfer-Encoding", StringComparison.OrdinalIgnoreCase) then
+            () // framing is the server's job
+        else
+            if String.Equals(name, "Date", StringComparison.OrdinalIgnoreCase) then
+                this.UserDate <- true
+
+            if count = names.Length then
+                Array.Resize(&names, count * 2)
+                Array.Resize(&values, count * 2)
+
+            names[count] <- name
+            values[count] <- value
+            count <- count + 1
+
+    /// Replaces every field of that name with one.
+    member this.Set(name: string, value: string) =
+        Response.checkHeader name value
+        let mutable w = 0
+
+        for r in 0 .. count - 1 do
+            if not (String.Equals(names[r], name, StringComparison.OrdinalIgnoreCase)) then
+                names[w] <- names[r]
+                values[w] <- values[r]
+                w <- w + 1
+
+        count <- w
+        this.Add(name, value)
+
+    /// Writes the head into the output; `length`: >= 0 Content-Length, -1 none, -2 chunked.
+    member this.Write(transport: Transport, length: int64, keepAlive: bool, version: HttpVersion) =
+        let statusLine = Response.statusLine this.Status
+        let contentType = this.ContentType
+        let mutable size = statusLine.Length + 40 + 64 + 32
+
+        if not (isNull contentType) then
+            size <- size + Response.headerSize "Content-Type" contentType
+
+        for i in 0 .. count - 1 do
+            size <- size + Response.headerSize names[i] values[i]
+
+        let span = transport.OutputSpan size
+        let mutable p = Response.put statusLine span 0
+
+        if not this.UserDate then
+            p <- Response.put Heartbeat.DateHeader span p
+
+        if not (isNull contentType) then
+            p <- Response.put Response.contentTypeName span p
+            p <- Response.putString contentType span p
+            p <- Response.put Response.crlf span p
+
+        if length >= 0L then
+            p <- Response.putContentLength length span p
+        elif length = -2L then
+            p <- Response.put Response.chunkedHeader span p
+
+        if not keepAlive then
+            p <- Response.put Response.connectionClose span p
+        elif version = HttpVersion.Http10 then
+            p <- Response.put Response.connectionKeepAlive span p
+
+        for i in 0 .. count - 1 do
+            p <- Response.putHeader names[i] values[i] span p
+
+        p <- Response.put Response.crlf span p
+        transport.Advance p
