@@ -211,7 +211,7 @@ let ``a body over the limit gets 413 and the connection closes`` () =
 let ``ReadBodyAsync returns the whole body at every size around its buffer's growth steps`` () =
     use server = serve { testOptions with MaxRequestBodySize = 20_000L } echoHandler
 
-    for size in [ 0; 1; 4095; 4096; 4097; 8192; 12_345; 20_000 ] do
+    for size in [ 0; 1; 511; 512; 513; 1024; 4095; 4096; 4097; 8192; 12_345; 20_000 ] do
         let body = String(Array.init size (fun i -> char (97 + i % 26)))
         let sized, _ =
             exchange server (ascii (sprintf "POST /s HTTP/1.1\r\nHost: a\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s" size body)) 3000

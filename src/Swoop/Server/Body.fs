@@ -190,10 +190,10 @@ type internal BodyReader(transport: Transport, head: RequestHead, bodyTimeoutMs:
             else
                 ValueTask<int>(this.ReadSlowAsync destination)
 
-    /// Reads the whole body (up to MaxSize) into one array. The array grows as bytes arrive
-    /// (from 4 KiB, doubling; never past the declared length): a client that declares a large
-    /// body and sends it slowly holds little memory, and nothing is rented from a shared pool
-    /// for the whole wait.
+    /// Reads the whole body (up to MaxSize) into one array. The array starts at what already
+    /// arrived (at least 512 bytes) and doubles as more comes, never past the declared
+    /// length: a client that declares a large body and sends it slowly holds little memory,
+    /// and nothing is rented from a shared pool for the whole wait.
     member this.ReadAllAsync() : Task<byte[]> =
         if isDone then
             Task.FromResult(Array.Empty<byte>())
@@ -207,7 +207,10 @@ type internal BodyReader(transport: Transport, head: RequestHead, bodyTimeoutMs:
             let cap =
                 int (min (int64 Array.MaxLength) (if sized then head.ContentLength else this.MaxSize + 1L))
 
-            let mutable buffer = Array.zeroCreate<byte> (min cap 4096)
+            // As large as what already arrived (often the whole body, with the head), at
+            // least 512 bytes: a body dripping in starts small.
+            let buffered = transport.InEnd - transport.InPos
+            let mutable buffer = Array.zeroCreate<byte> (min cap (max 512 buffered))
             let mutable filled = 0
             let mutable go = true
 
