@@ -162,7 +162,8 @@ type RunningServer internal (listener: Socket, settings: ConnectionSettings, shu
 
             while go do
                 try
-                    let accepting = listener.AcceptAsync()
+                    // The ValueTask form: an accept that completes at once allocates no Task.
+                    let accepting = listener.AcceptAsync(CancellationToken.None)
 
                     if not accepting.IsCompleted then
                         startedHere <- 0
