@@ -17,8 +17,9 @@ let private blocking =
     sync (fun ctx ->
         match ctx.Path with
         | "/block" ->
-            // Long enough for a heartbeat (1 s) to see it past the 500 ms threshold.
-            Thread.Sleep 2200
+            // Long enough for the heartbeat (each connection once a second) to see it past the
+            // 500 ms threshold, with room for a late beat on a busy machine.
+            Thread.Sleep 3000
             ctx.WriteString "blocked"
         | _ -> ctx.WriteString "fast")
 
