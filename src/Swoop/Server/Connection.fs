@@ -33,15 +33,6 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
     // When the heartbeat last looked at this connection (for the data rates).
     let mutable lastTickMs = 0L
 
-    let closeSocket () =
-        let s = transport.Socket
-
-        if not (isNull s) then
-            try
-                s.Dispose()
-            with _ ->
-                ()
-
     /// Past the grace period, fewer bytes than `rate` a second over the time spent waiting.
     let belowRate (bytes: int64) (waitedMs: int64) (rate: int) =
         waitedMs > settings.DataRateGraceMs && bytes * 1000L < int64 rate * waitedMs
@@ -81,43 +72,15 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
         with e ->
             ValueTask.FromException e
 
-    /// Sends an error answer if it can go at once: never blocking, since it comes from the
-    /// heartbeat or beside a handler still running.
-    let answerNow (status: int) =
-        let s = transport.Socket
-        s.Blocking <- false
-        s.Send(Response.errorAnswer status) |> ignore
-
-    /// Answers (if it can go at once), then closes.
-    let answerAndClose (status: int) =
-        try
-            answerNow status
-        with _ ->
-            ()
-
-        closeSocket ()
-
-    /// From the heartbeat, for a head that timed out: sends the 408 if it can go at once, then
-    /// half-closes and lets the connection loop linger (reading and discarding), so that bytes
-    /// the client is still sending do not reset the connection before it reads the 408.
-    let answerAndLinger (status: int) =
-        try
-            answerNow status
-            transport.Socket.Shutdown(SocketShutdown.Send)
-            transport.Deadline <- Heartbeat.NowMs + 2000L
-            Volatile.Write(&transport.State, ConnectionState.Lingering)
-        with _ ->
-            closeSocket ()
-
     /// From the heartbeat, for a body that came too slowly or not at all: a 408 if the handler
     /// has not started its response (and nothing else waits to go out), else a plain close. The
     /// handler's pending read then fails with a 408 BadRequestException; what it answers after
     /// that is not sent (see the check after the handler in RunAsync).
     let bodyTimedOut () =
         if not context.HasStarted && transport.OutLength = 0L && not transport.Sending then
-            answerAndLinger 408
+            transport.AnswerAndLinger 408
         else
-            closeSocket ()
+            transport.Close()
 
     /// The handler did not finish synchronously (or failed): wait for it and recover.
     let awaitHandlerAsync (pending: ValueTask) : Task<bool> =
@@ -139,7 +102,7 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
 
                         // 503; the context stays this handler's until it ends: the caller
                         // waits for it before the connection is reused.
-                        answerAndClose 503
+                        transport.AnswerAndClose 503
 
                         try
                             do! running
@@ -328,7 +291,7 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
             finally
                 Volatile.Write(&transport.State, ConnectionState.Closed)
                 settings.Heartbeat.Unregister slot
-                closeSocket ()
+                transport.Close()
                 transport.Socket <- null
                 transport.ReleaseAll()
                 context.Release()
@@ -378,24 +341,24 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                     false
 
             if settings.ForceClose && state <> ConnectionState.Closed then
-                closeSocket ()
+                transport.Close()
             elif tooSlow then
                 if state = ConnectionState.ReadingBody then
                     if tryState ConnectionState.TimedOut state then bodyTimedOut ()
                 else
-                    closeSocket ()
+                    transport.Close()
             elif sendDeadline > 0L && now > sendDeadline then
                 // The client stopped reading our answers.
-                closeSocket ()
+                transport.Close()
             elif settings.Stopping && state = ConnectionState.Idle then
-                if tryState ConnectionState.Closed ConnectionState.Idle then closeSocket ()
+                if tryState ConnectionState.Closed ConnectionState.Idle then transport.Close()
             elif now > transport.Deadline then
                 match state with
                 | ConnectionState.ReadingHead ->
-                    if tryState ConnectionState.TimedOut state then answerAndLinger 408
+                    if tryState ConnectionState.TimedOut state then transport.AnswerAndLinger 408
                 | ConnectionState.ReadingBody -> if tryState ConnectionState.TimedOut state then bodyTimedOut ()
                 | ConnectionState.Idle
-                | ConnectionState.Lingering -> if tryState ConnectionState.TimedOut state then closeSocket ()
+                | ConnectionState.Lingering -> if tryState ConnectionState.TimedOut state then transport.Close()
                 | _ -> ()
 
     /// Starts serving `socket`: when `here` and on a socket engine thread, right there (the

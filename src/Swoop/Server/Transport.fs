@@ -267,6 +267,45 @@ type internal Transport(pool: BufferPool) =
             t.SendDeadline <- 0L
         }
 
+    /// Closes the socket (if any); never throws.
+    member t.Close() =
+        let s = t.Socket
+
+        if not (isNull s) then
+            try
+                s.Dispose()
+            with _ ->
+                ()
+
+    /// Sends an error answer if it can go at once: never blocking, since it comes from the
+    /// heartbeat or beside a handler still running.
+    member private t.AnswerNow(status: int) =
+        let s = t.Socket
+        s.Blocking <- false
+        s.Send(Response.errorAnswer status) |> ignore
+
+    /// Answers (if it can go at once), then closes.
+    member t.AnswerAndClose(status: int) =
+        try
+            t.AnswerNow status
+        with _ ->
+            ()
+
+        t.Close()
+
+    /// From the heartbeat, for a head or body that timed out: sends the answer if it can go at
+    /// once, then half-closes and leaves the connection loop to linger (reading and
+    /// discarding), so that bytes the client is still sending do not reset the connection
+    /// before it reads the answer.
+    member t.AnswerAndLinger(status: int) =
+        try
+            t.AnswerNow status
+            t.Socket.Shutdown(SocketShutdown.Send)
+            t.Deadline <- Heartbeat.NowMs + 2000L
+            Threading.Volatile.Write(&t.State, ConnectionState.Lingering)
+        with _ ->
+            t.Close()
+
     /// Half-closes, then reads and discards what the client still sends (up to 1 MiB, until it
     /// closes or the heartbeat's 2 s deadline cuts it), so that closing does not reset the
     /// connection before the client has read the last answer.
