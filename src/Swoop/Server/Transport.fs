@@ -300,11 +300,16 @@ type internal Transport(pool: BufferPool) =
     member t.AnswerAndLinger(status: int) =
         try
             t.AnswerNow status
-            t.Socket.Shutdown(SocketShutdown.Send)
-            t.Deadline <- Heartbeat.NowMs + 2000L
-            Threading.Volatile.Write(&t.State, ConnectionState.Lingering)
+            t.HalfClose()
         with _ ->
             t.Close()
+
+    /// No more sending; what the client still sends is read for up to 2 s (the heartbeat
+    /// closes a lingering connection past its deadline).
+    member private t.HalfClose() =
+        t.Socket.Shutdown(SocketShutdown.Send)
+        t.Deadline <- Heartbeat.NowMs + 2000L
+        Threading.Volatile.Write(&t.State, ConnectionState.Lingering)
 
     /// Half-closes, then reads and discards what the client still sends (up to 1 MiB, until it
     /// closes or the heartbeat's 2 s deadline cuts it), so that closing does not reset the
@@ -312,9 +317,7 @@ type internal Transport(pool: BufferPool) =
     member t.LingerAsync() : Task =
         task {
             try
-                t.Socket.Shutdown(SocketShutdown.Send)
-                t.Deadline <- Heartbeat.NowMs + 2000L
-                Threading.Volatile.Write(&t.State, ConnectionState.Lingering)
+                t.HalfClose()
                 let mutable total = 0
                 let mutable go = true
 

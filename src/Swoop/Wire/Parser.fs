@@ -224,6 +224,24 @@ let private methodBroken (input: ReadOnlySpan<byte>) (head: RequestHead) (limits
             head.MethodChecked <- (if sp >= 0 then Int32.MaxValue else stop)
             false
 
+/// One complete header line (without its CR LF; `next` is the byte after its LF), as both
+/// the common case and the general step judge it: NeedMore to read on, Done at the empty line
+/// that ends the head, or the refusal.
+let inline private headerLine (line: ReadOnlySpan<byte>) (lineStart: int) (next: int) (limits: ParserLimits) (head: RequestHead) =
+    if line.Length = 0 then
+        let status = finishHead head
+
+        if status <> 0 then
+            fail head status
+        else
+            head.HeadLength <- next
+            ParseResult.Done
+    elif head.HeaderCount >= limits.MaxHeaderCount then
+        fail head 431
+    else
+        let status = parseHeaderLine line lineStart head
+        if status <> 0 then fail head status else ParseResult.NeedMore
+
 /// The common case of the header section, apart from `parse`'s general step so that the
 /// position stays in locals: one complete line after another, each ending in CR LF within the
 /// header-section limit. Stops at the first line that is anything else (not complete yet, a
@@ -254,26 +272,11 @@ let private headerLines (input: ReadOnlySpan<byte>) (limits: ParserLimits) (head
             && input[stop] = CR
             && input[stop + 1] = LF
         then
-            let line = input.Slice(lineStart, stop - lineStart)
+            let judged = headerLine (input.Slice(lineStart, stop - lineStart)) lineStart (stop + 2) limits head
 
-            if line.Length = 0 then
+            if judged <> ParseResult.NeedMore then
                 go <- false
-                let status = finishHead head
-
-                if status <> 0 then
-                    result <- fail head status
-                else
-                    head.HeadLength <- stop + 2
-                    result <- ParseResult.Done
-            elif head.HeaderCount >= limits.MaxHeaderCount then
-                go <- false
-                result <- fail head 431
-            else
-                let status = parseHeaderLine line lineStart head
-
-                if status <> 0 then
-                    go <- false
-                    result <- fail head status
+                result <- judged
 
             lineStart <- stop + 2
             scan <- lineStart
@@ -369,24 +372,12 @@ let parse (input: ReadOnlySpan<byte>) (limits: ParserLimits) (head: RequestHead)
                 elif lf + 1 - head.HeaderSectionStart > limits.MaxHeaderSectionSize then
                     go <- false
                     result <- fail head 431
-                elif line.Length = 0 then
-                    go <- false
-                    let status = finishHead head
-
-                    if status <> 0 then
-                        result <- fail head status
-                    else
-                        head.HeadLength <- lf + 1
-                        result <- ParseResult.Done
-                elif head.HeaderCount >= limits.MaxHeaderCount then
-                    go <- false
-                    result <- fail head 431
                 else
-                    let status = parseHeaderLine line head.LineStart head
+                    let judged = headerLine line head.LineStart (lf + 1) limits head
 
-                    if status <> 0 then
+                    if judged <> ParseResult.NeedMore then
                         go <- false
-                        result <- fail head status
+                        result <- judged
 
                 head.LineStart <- lf + 1
                 head.ScanPos <- lf + 1
