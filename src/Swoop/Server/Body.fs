@@ -104,50 +104,68 @@ type internal BodyReader(transport: Transport, head: RequestHead, bodyTimeoutMs:
     member private _.NeedsContinue =
         head.ExpectContinue && not continueSent && transport.InPos = transport.InEnd
 
+    /// Before waiting for more of the body (answers queued earlier already sent): room in
+    /// the input, keeping the head where it is; the body's deadline; the state the heartbeat
+    /// judges by. A timeout already decided stands.
+    member private this.PrepareReceive() =
+        if transport.InPos = transport.InEnd then
+            transport.InPos <- transport.InStart + head.HeadLength
+            transport.InEnd <- transport.InPos
+
+        transport.MakeRoom 2048
+        transport.Deadline <- Heartbeat.NowMs + bodyTimeoutMs
+
+        if
+            Interlocked.CompareExchange(&transport.State, ConnectionState.ReadingBody, ConnectionState.Processing)
+            <> ConnectionState.Processing
+        then
+            this.Fail(408, "timed out reading the request body")
+
+    /// A receive for the body failed: the heartbeat cut it (408), or the client left.
+    member private this.ReceiveFailed(e: exn) : 'a =
+        if Volatile.Read(&transport.State) = ConnectionState.TimedOut then
+            this.Fail(408, "timed out reading the request body")
+
+        match e with
+        | :? Net.Sockets.SocketException
+        | :? ObjectDisposedException ->
+            this.FramingBroken <- true
+            raise (ClientDisconnectedException("the client closed the connection while the request body was being read", e))
+        | _ ->
+            Runtime.ExceptionServices.ExceptionDispatchInfo.Throw e
+            Unchecked.defaultof<'a>
+
+    /// After the receive: `got` bytes joined the input, unless the heartbeat cut the body meanwhile.
+    member private this.FinishReceive(got: int) =
+        if
+            Interlocked.CompareExchange(&transport.State, ConnectionState.Processing, ConnectionState.ReadingBody)
+            <> ConnectionState.ReadingBody
+        then
+            this.Fail(408, "timed out reading the request body")
+
+        if got = 0 then
+            this.Fail(400, "connection closed before the request body ended")
+
+        transport.BodyBytes <- transport.BodyBytes + int64 got
+        transport.InEnd <- transport.InEnd + got
+
     /// Receives more bytes after the head, keeping the head where it is.
     member private this.ReceiveMoreAsync() : Task =
         task {
-            if transport.InPos = transport.InEnd then
-                transport.InPos <- transport.InStart + head.HeadLength
-                transport.InEnd <- transport.InPos
-
             // Answers to earlier pipelined requests go out before we wait on the client.
             if transport.OutLength > 0L then
                 do! transport.FlushAsync()
 
-            transport.MakeRoom 2048
-            transport.Deadline <- Heartbeat.NowMs + bodyTimeoutMs
-
-            if
-                Interlocked.CompareExchange(&transport.State, ConnectionState.ReadingBody, ConnectionState.Processing)
-                <> ConnectionState.Processing
-            then
-                this.Fail(408, "timed out reading the request body")
-
+            this.PrepareReceive()
             let mutable got = 0
 
             try
                 let! n = transport.ReceiveAsync()
                 got <- n
-            with
-            | _ when Volatile.Read(&transport.State) = ConnectionState.TimedOut ->
-                this.Fail(408, "timed out reading the request body")
-            | :? Net.Sockets.SocketException
-            | :? ObjectDisposedException as e ->
-                this.FramingBroken <- true
-                raise (ClientDisconnectedException("the client closed the connection while the request body was being read", e))
+            with e ->
+                this.ReceiveFailed e
 
-            if
-                Interlocked.CompareExchange(&transport.State, ConnectionState.Processing, ConnectionState.ReadingBody)
-                <> ConnectionState.ReadingBody
-            then
-                this.Fail(408, "timed out reading the request body")
-
-            if got = 0 then
-                this.Fail(400, "connection closed before the request body ended")
-
-            transport.BodyBytes <- transport.BodyBytes + int64 got
-            transport.InEnd <- transport.InEnd + got
+            this.FinishReceive got
         }
 
     member private this.ReadSlowAsync(destination: Memory<byte>) : Task<int> =
@@ -224,9 +242,30 @@ type internal BodyReader(transport: Transport, head: RequestHead, bodyTimeoutMs:
                         buffer <- bigger
 
                 if go then
-                    let! n = this.ReadAsync(Memory<byte>(buffer, filled, buffer.Length - filled))
+                    let n = this.ReadBuffered(Span<byte>(buffer, filled, buffer.Length - filled))
 
-                    if n = 0 then go <- false else filled <- filled + n
+                    if n > 0 then
+                        filled <- filled + n
+                    elif isDone then
+                        go <- false
+                    elif this.NeedsContinue || transport.OutLength > 0L then
+                        // "100 Continue" or earlier answers to send first: the general path.
+                        let! m = this.ReadAsync(Memory<byte>(buffer, filled, buffer.Length - filled))
+
+                        if m = 0 then go <- false else filled <- filled + m
+                    else
+                        // The common wait, awaited here: a body that drips in costs no task
+                        // per receive (each would live until the next byte, and be promoted).
+                        this.PrepareReceive()
+                        let mutable got = 0
+
+                        try
+                            let! r = transport.ReceiveAsync()
+                            got <- r
+                        with e ->
+                            this.ReceiveFailed e
+
+                        this.FinishReceive got
 
             return if filled = buffer.Length then buffer else Array.sub buffer 0 filled
         }

@@ -11,7 +11,8 @@
 ///
 /// Flags (beside Swoop's own --port, --host, --no-inline, --hold-buffers), in seconds:
 /// --head-timeout, --body-timeout, --keepalive-timeout, --grace (DataRateGracePeriod),
-/// --shutdown-timeout; --min-body-rate and --min-response-rate in bytes a second.
+/// --shutdown-timeout; --min-body-rate and --min-response-rate in bytes a second;
+/// --gc-log FILE (a line per garbage collection: see GcLog.fs).
 module FaultServer.Program
 
 open System
@@ -102,6 +103,7 @@ let parse (argv: string[]) =
         | "--shutdown-timeout" -> o <- { o with ShutdownTimeout = seconds (value ()) }
         | "--min-body-rate" -> o <- { o with MinRequestBodyDataRate = int (value ()) }
         | "--min-response-rate" -> o <- { o with MinResponseDataRate = int (value ()) }
+        | "--gc-log" -> GcLog.start (value ())
         | _ -> ()
 
         i <- i + 1
