@@ -78,7 +78,18 @@ static int open_one(Conn *c, int body) {
 }
 
 static void finish(Conn *c, const char *outcome) {
-    double t = c->started ? now() - c->first : 0;
+    if (!c->started) {
+        /* Never connected (refused, or the server is not there): a failed open, retried in
+         * half a second rather than at once (no busy loop, no flood of lines). */
+        epoll_ctl(epfd, EPOLL_CTL_DEL, c->fd, NULL);
+        close(c->fd);
+        c->fd = -1;
+        c->next = now() + 0.5;
+        open_now--;
+        failed++;
+        return;
+    }
+    double t = now() - c->first;
     printf("R %s %.3f %s ", c->body ? "body" : "head", t, outcome);
     if (c->got == 0) printf("-");
     for (int i = 0; i < c->got; i++) printf("%02x", c->answer[i]);
@@ -86,6 +97,7 @@ static void finish(Conn *c, const char *outcome) {
     epoll_ctl(epfd, EPOLL_CTL_DEL, c->fd, NULL);
     close(c->fd);
     c->fd = -1;
+    c->next = 0; /* replaced at once */
     open_now--;
 }
 
@@ -165,7 +177,11 @@ int main(int argc, char **argv) {
             Conn *c = &conns[i];
             if (c->fd < 0) {
                 /* The first connections open staggered over the first second, as drips are. */
-                if (active && t >= start + (double)i / count && open_one(c, only >= 0 ? only : i % 2) < 0) failed++;
+                if (active && t >= start + (double)i / count && t >= c->next &&
+                    open_one(c, only >= 0 ? only : i % 2) < 0) {
+                    failed++;
+                    c->next = t + 0.5;
+                }
                 continue;
             }
             if (c->started && t >= c->next) drip(c, t);
