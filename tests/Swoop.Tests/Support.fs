@@ -30,13 +30,16 @@ let connect (server: RunningServer) =
     s.Connect("127.0.0.1", server.Port)
     s
 
-/// Reads until the peer closes (returns the bytes and true) or sends nothing for `quietMs`.
+/// Reads until the peer closes (returns the bytes and true) or, once bytes came, sends
+/// nothing for `quietMs`.
 let readAll (s: Socket) (quietMs: int) =
     let buffer = Array.zeroCreate<byte> 65536
     let out = ResizeArray<byte>()
     let mutable closed = false
     let mutable go = true
-    s.ReceiveTimeout <- quietMs
+    // The first bytes may take long on a busy machine (a build just ended, other tests run,
+    // a path runs for the first time): up to 10 s. After them, `quietMs` of silence ends it.
+    s.ReceiveTimeout <- max quietMs 10000
 
     while go do
         try
@@ -47,6 +50,7 @@ let readAll (s: Socket) (quietMs: int) =
                 go <- false
             else
                 out.AddRange(ArraySegment(buffer, 0, n))
+                s.ReceiveTimeout <- quietMs
         with
         | :? SocketException as e when e.SocketErrorCode = SocketError.TimedOut || e.SocketErrorCode = SocketError.WouldBlock ->
             go <- false
