@@ -144,7 +144,7 @@ async def _verify(port):
 def run(scn, args):
     count = 1200 if scn.quick else 6000
     warm_rounds = 3  # RSS reached its plateau after 3 rounds of 1,200 in trials (2 were too few: +7-9 MiB after)
-    settle = 12  # one round of the server's 10 s trimmer
+    settle = 12  # two rounds of the server's 5 s trimmer
     server = Server(scn, "echo", args.port).start()
     try:
         for k in range(warm_rounds):
