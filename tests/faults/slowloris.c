@@ -78,27 +78,21 @@ static int open_one(Conn *c, int body) {
 }
 
 static void finish(Conn *c, const char *outcome) {
-    if (!c->started) {
-        /* Never connected (refused, or the server is not there): a failed open, retried in
-         * half a second rather than at once (no busy loop, no flood of lines). */
-        epoll_ctl(epfd, EPOLL_CTL_DEL, c->fd, NULL);
-        close(c->fd);
-        c->fd = -1;
-        c->next = now() + 0.5;
-        open_now--;
-        failed++;
-        return;
+    if (c->started) {
+        printf("R %s %.3f %s ", c->body ? "body" : "head", now() - c->first, outcome);
+        if (c->got == 0) printf("-");
+        for (int i = 0; i < c->got; i++) printf("%02x", c->answer[i]);
+        printf("\n");
+    } else {
+        failed++; /* never connected (refused, or no server there): a failed open */
     }
-    double t = now() - c->first;
-    printf("R %s %.3f %s ", c->body ? "body" : "head", t, outcome);
-    if (c->got == 0) printf("-");
-    for (int i = 0; i < c->got; i++) printf("%02x", c->answer[i]);
-    printf("\n");
     epoll_ctl(epfd, EPOLL_CTL_DEL, c->fd, NULL);
     close(c->fd);
     c->fd = -1;
-    c->next = 0; /* replaced at once */
     open_now--;
+    /* A cut connection is replaced at once; a failed open is retried in half a second (no
+     * busy loop, no flood of lines when the server is not there). */
+    c->next = c->started ? 0 : now() + 0.5;
 }
 
 /* Sends the opening bytes once connected, then one byte whenever one is due. */
