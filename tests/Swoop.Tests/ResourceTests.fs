@@ -120,3 +120,30 @@ let ``Nagle is turned off from a connection's second send on, not for one answer
         Assert.True(client.NoDelay)
         transport.ReleaseAll()
     }
+
+/// A `let mutable` that lives across an await in a task becomes a heap-allocated ref cell,
+/// once per call (once per pass when declared in a loop): for a body dripping in, one per
+/// receive, each promoted and kept until the next (K3 in docs/reliability.md). The server's
+/// and the router's async paths keep such state in fields instead.
+[<Fact>]
+let ``no async path of the server or the router keeps a mutable local as a heap cell`` () =
+    let allowed =
+        set [
+            // Once per server: the accept loop.
+            "Server+clo@"
+            // Once per multipart body (uploads): not per request or per receive of the core.
+            "Multipart+"
+            // The heartbeat's thread closure refers to its owner; not a mutable.
+            "Heartbeat+-ctor@"
+        ]
+
+    let offenders =
+        typeof<ServerOptions>.Assembly.GetTypes()
+        |> Array.filter (fun t -> t.FullName.Contains "@")
+        |> Array.filter (fun t -> not (allowed |> Set.exists (fun a -> t.FullName.Contains a)))
+        |> Array.collect (fun t ->
+            t.GetFields(Reflection.BindingFlags.Instance ||| Reflection.BindingFlags.Public ||| Reflection.BindingFlags.NonPublic)
+            |> Array.filter (fun f -> f.FieldType.IsGenericType && f.FieldType.GetGenericTypeDefinition() = typedefof<ref<int>>)
+            |> Array.map (fun f -> t.FullName + "." + f.Name))
+
+    Assert.True((offenders.Length = 0), "heap cells for mutable locals: " + String.Join(", ", offenders))

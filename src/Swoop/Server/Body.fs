@@ -28,6 +28,16 @@ type internal BodyReader(transport: Transport, head: RequestHead, bodyTimeoutMs:
     let mutable received = 0L
     let mutable isDone = true
     let mutable continueSent = false
+    // The async paths' state, in fields: a mutable local that lives across an await in a task
+    // is a heap-allocated ref cell, once per call (and per pass, declared in a loop): for a
+    // body dripping in, one per receive, each kept alive until the next.
+    let mutable got = 0
+    let mutable slowResult = 0
+    let mutable whole: byte[] = null
+    let mutable wholeFilled = 0
+    let mutable wholeGo = false
+    let mutable drained = 0L
+    let mutable drainOk = false
 
     /// Set when the request's framing can no longer be trusted: the connection must close.
     member val FramingBroken = false with get, set
@@ -41,6 +51,7 @@ type internal BodyReader(transport: Transport, head: RequestHead, bodyTimeoutMs:
         this.FramingBroken <- false
         continueSent <- false
         received <- 0L
+        whole <- null
         transport.BodyBytes <- 0L
         transport.BodyWaitMs <- 0L
 
@@ -157,7 +168,7 @@ type internal BodyReader(transport: Transport, head: RequestHead, bodyTimeoutMs:
                 do! transport.FlushAsync()
 
             this.PrepareReceive()
-            let mutable got = 0
+            got <- 0
 
             try
                 let! n = transport.ReceiveAsync()
@@ -179,17 +190,17 @@ type internal BodyReader(transport: Transport, head: RequestHead, bodyTimeoutMs:
                 transport.Append(Response.continue100)
                 do! transport.FlushAsync()
 
-            let mutable result = -1
+            slowResult <- -1
 
-            while result < 0 do
+            while slowResult < 0 do
                 let n = this.ReadBuffered(destination.Span)
 
                 if n > 0 || isDone then
-                    result <- n
+                    slowResult <- n
                 else
                     do! this.ReceiveMoreAsync()
 
-            return result
+            return slowResult
         }
 
     /// Marks that the response has begun, so "100 Continue" must no longer be sent.
@@ -228,36 +239,36 @@ type internal BodyReader(transport: Transport, head: RequestHead, bodyTimeoutMs:
             // As large as what already arrived (often the whole body, with the head), at
             // least 512 bytes: a body dripping in starts small.
             let buffered = transport.InEnd - transport.InPos
-            let mutable buffer = Array.zeroCreate<byte> (min cap (max 512 buffered))
-            let mutable filled = 0
-            let mutable go = true
+            whole <- Array.zeroCreate<byte> (min cap (max 512 buffered))
+            wholeFilled <- 0
+            wholeGo <- true
 
-            while go do
-                if filled = buffer.Length then
-                    if filled >= cap then
-                        go <- false
+            while wholeGo do
+                if wholeFilled = whole.Length then
+                    if wholeFilled >= cap then
+                        wholeGo <- false
                     else
-                        let bigger = Array.zeroCreate<byte> (int (min (int64 cap) (2L * int64 buffer.Length)))
-                        Buffer.BlockCopy(buffer, 0, bigger, 0, filled)
-                        buffer <- bigger
+                        let bigger = Array.zeroCreate<byte> (int (min (int64 cap) (2L * int64 whole.Length)))
+                        Buffer.BlockCopy(whole, 0, bigger, 0, wholeFilled)
+                        whole <- bigger
 
-                if go then
-                    let n = this.ReadBuffered(Span<byte>(buffer, filled, buffer.Length - filled))
+                if wholeGo then
+                    let n = this.ReadBuffered(Span<byte>(whole, wholeFilled, whole.Length - wholeFilled))
 
                     if n > 0 then
-                        filled <- filled + n
+                        wholeFilled <- wholeFilled + n
                     elif isDone then
-                        go <- false
+                        wholeGo <- false
                     elif this.NeedsContinue || transport.OutLength > 0L then
                         // "100 Continue" or earlier answers to send first: the general path.
-                        let! m = this.ReadAsync(Memory<byte>(buffer, filled, buffer.Length - filled))
+                        let! m = this.ReadAsync(Memory<byte>(whole, wholeFilled, whole.Length - wholeFilled))
 
-                        if m = 0 then go <- false else filled <- filled + m
+                        if m = 0 then wholeGo <- false else wholeFilled <- wholeFilled + m
                     else
                         // The common wait, awaited here: a body that drips in costs no task
                         // per receive (each would live until the next byte, and be promoted).
                         this.PrepareReceive()
-                        let mutable got = 0
+                        got <- 0
 
                         try
                             let! r = transport.ReceiveAsync()
@@ -267,7 +278,9 @@ type internal BodyReader(transport: Transport, head: RequestHead, bodyTimeoutMs:
 
                         this.FinishReceive got
 
-            return if filled = buffer.Length then buffer else Array.sub buffer 0 filled
+            let body = if wholeFilled = whole.Length then whole else Array.sub whole 0 wholeFilled
+            whole <- null
+            return body
         }
 
     /// Reads and throws away what the handler left unread, up to `limit` bytes. False when
@@ -287,21 +300,21 @@ type internal BodyReader(transport: Transport, head: RequestHead, bodyTimeoutMs:
         task {
             let saved = this.MaxSize
             this.MaxSize <- Int64.MaxValue
-            let mutable drained = 0L
-            let mutable ok = true
+            drained <- 0L
+            drainOk <- true
 
             try
-                while ok && not isDone do
+                while drainOk && not isDone do
                     let! n = this.ReadAsync(Memory<byte>(SlabPool.Discard))
                     drained <- drained + int64 n
 
                     if drained > limit then
-                        ok <- false
+                        drainOk <- false
             with _ ->
-                ok <- false
+                drainOk <- false
 
             this.MaxSize <- saved
-            return ok && isDone
+            return drainOk && isDone
         }
 
 /// The request body as a read-only Stream over the context's reader.

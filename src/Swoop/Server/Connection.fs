@@ -19,10 +19,14 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
         HttpContext(transport, head, settings.Pool, settings.MaxRequestBodySize, settings.BodyMs, AllowSynchronousIO = settings.AllowSynchronousIO)
 
     let mutable slot = -1
-    // A field, not a local: a mutable local that lives across an await in a task becomes a
-    // heap-allocated ref cell, once per request.
+    // Fields, not locals: a mutable local that lives across an await in a task becomes a
+    // heap-allocated ref cell, once per call (and per loop pass when declared in the loop).
     let mutable handlerOk = true
     let mutable received = 0
+    // RunAsync's loop state: go on serving; linger before closing; the first receive.
+    let mutable go = true
+    let mutable linger = false
+    let mutable fresh = true
     let mutable pending: Socket = null
     // When the synchronous part of the current handler call began (Environment.TickCount64),
     // 0 when no call is running: the heartbeat's blocking watch reads it.
@@ -124,11 +128,11 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
             // A reused connection starts its data-rate clock afresh (K2 in docs/reliability.md).
             lastTickMs <- 0L
             slot <- settings.Heartbeat.Register c
-            let mutable go = true
-            let mutable linger = false
+            go <- true
+            linger <- false
             // The first request usually came with the connection: receive it at once, without
             // first waiting for data with a zero-byte receive (one system call fewer).
-            let mutable fresh = true
+            fresh <- true
 
             try
                 try

@@ -59,6 +59,13 @@ type internal Transport(pool: BufferPool) =
 
     let mutable flushedBefore = false
     let mutable noDelay = false
+    // The async paths' state, in fields: a mutable local that lives across an await in a task
+    // is a heap-allocated ref cell, once per call (and per pass, declared in a loop).
+    let mutable inFlight = ValueTask<int>()
+    let mutable sendMore = false
+    let mutable lastSent = 0
+    let mutable discarded = 0
+    let mutable lingering = false
 
     member val Socket: Socket = null with get, set
 
@@ -240,30 +247,31 @@ type internal Transport(pool: BufferPool) =
     /// Waits for a send in flight, then sends the rest; each send has SendTimeoutMs to progress.
     member private t.FlushPendingAsync(first: ValueTask<int>) : Task =
         task {
-            let mutable vt = first
-            let mutable more = true
+            inFlight <- first
+            sendMore <- true
 
-            while more do
+            while sendMore do
                 t.SendDeadline <- Heartbeat.NowMs + t.SendTimeoutMs
-                let mutable n = 0
+                lastSent <- 0
 
                 try
-                    let! sent = vt
-                    n <- sent
+                    let! n = inFlight
+                    lastSent <- n
                 with
                 | :? SocketException
                 | :? ObjectDisposedException as e -> Transport.Disconnected e
 
-                if n <= 0 then
+                if lastSent <= 0 then
                     Transport.Disconnected null
 
-                output.Consume n
-                t.SentBytes <- t.SentBytes + int64 n
-                more <- not output.IsEmpty
+                output.Consume lastSent
+                t.SentBytes <- t.SentBytes + int64 lastSent
+                sendMore <- not output.IsEmpty
 
-                if more then
-                    vt <- t.Socket.SendAsync(output.Next Transport.SendStep, SocketFlags.None)
+                if sendMore then
+                    inFlight <- t.Socket.SendAsync(output.Next Transport.SendStep, SocketFlags.None)
 
+            inFlight <- ValueTask<int>()
             t.SendDeadline <- 0L
         }
 
@@ -318,15 +326,15 @@ type internal Transport(pool: BufferPool) =
         task {
             try
                 t.HalfClose()
-                let mutable total = 0
-                let mutable go = true
+                discarded <- 0
+                lingering <- true
 
-                while go do
+                while lingering do
                     let! n = t.Socket.ReceiveAsync(Memory<byte>(SlabPool.Discard), SocketFlags.None)
-                    total <- total + n
+                    discarded <- discarded + n
 
-                    if n = 0 || total > 1_048_576 then
-                        go <- false
+                    if n = 0 || discarded > 1_048_576 then
+                        lingering <- false
             with _ ->
                 ()
         }

@@ -69,6 +69,9 @@ type internal RequestState(options: WebOptions) =
     member val PathValid = true with get, set
     /// Methods of routes whose path matched but whose method did not (for 405).
     member val Allowed = 0 with get, set
+    /// What the route handler just awaited by RouteTable.Continue returned: a field, since a
+    /// mutable local living across an await in a task is a heap-allocated ref cell per call.
+    member val Handled = false with get, set
     /// Route values of the matched route: start and length pairs in `Path`.
     member val Captures: int[] = Array.zeroCreate 16 with get, set
     member val Query: obj = null with get, set

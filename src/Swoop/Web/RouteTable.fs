@@ -164,17 +164,18 @@ type internal RouteTable(endpoints: CompiledEndpoint[]) =
         (ctx: HttpContext, state: RequestState, pending: Task<bool>, ids: int[], first: int, from: int, count: int, stackBase: int, pass: int, saved: int)
         : Task<bool> =
         task {
-            let mutable handled = false
+            state.Handled <- false
 
             try
                 let! h = pending
-                handled <- h
+                state.Handled <- h
             with e ->
                 state.PathOffset <- saved
                 if stackBase >= 0 then state.FoundTop <- stackBase
                 ExceptionDispatchInfo.Throw e
 
-            if handled then
+            // Read at once, before any other await: a nested Continue uses the same field.
+            if state.Handled then
                 if stackBase >= 0 then state.FoundTop <- stackBase
                 return true
             else

@@ -19,6 +19,7 @@ type private GcListener(path: string) =
     let mutable depth = 0
     let mutable reason = 0
     let mutable stats = ""
+    let mutable marks = ""
 
     let ms (e: EventWrittenEventArgs) = float e.TimeStamp.Ticks / 10000.0
 
@@ -32,7 +33,7 @@ type private GcListener(path: string) =
 
     override this.OnEventSourceCreated(source) =
         if source.Name = "Microsoft-Windows-DotNETRuntime" then
-            this.EnableEvents(source, EventLevel.Informational, LanguagePrimitives.EnumOfValue<int64, EventKeywords> 1L)
+            this.EnableEvents(source, (if isNull (Environment.GetEnvironmentVariable "GCLOG_ALLOC") then EventLevel.Informational else EventLevel.Verbose), LanguagePrimitives.EnumOfValue<int64, EventKeywords> 1L)
 
     override _.OnEventWritten(e) =
         match e.EventName with
@@ -43,6 +44,7 @@ type private GcListener(path: string) =
             depth <- int (field e "Depth")
             reason <- int (field e "Reason")
         | "GCEnd_V1" -> gcEnd <- ms e
+        | "GCMarkWithType" -> marks <- marks + sprintf " m%d=%d" (int (field e "Type")) (field e "Bytes")
         | "GCHeapStats_V2" ->
             stats <-
                 sprintf
@@ -60,7 +62,7 @@ type private GcListener(path: string) =
 
             out.WriteLine(
                 sprintf
-                    "%.3f %d %d %.3f %.3f %.3f %s"
+                    "%.3f %d %d %.3f %.3f %.3f %s%s"
                     started.Elapsed.TotalSeconds
                     depth
                     reason
@@ -68,7 +70,16 @@ type private GcListener(path: string) =
                     (gcEnd - gcStart)
                     (restartEnd - suspendBegin)
                     stats
+                    marks
             )
+            marks <- ""
+        | "GCAllocationTick_V4" ->
+            out.Write "A "
+            out.Write(started.Elapsed.TotalSeconds)
+            out.Write ' '
+            out.Write(string e.Payload[e.PayloadNames.IndexOf "TypeName"])
+            out.Write ' '
+            out.WriteLine(string e.Payload[e.PayloadNames.IndexOf "AllocationKind"])
         | _ -> ()
 
 /// Starts logging every collection to `path` for the life of the process.

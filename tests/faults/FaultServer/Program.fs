@@ -63,6 +63,20 @@ let handler (ctx: HttpContext) : ValueTask =
             }
             :> Task
         )
+    | "/gc" ->
+        // The probes' view of the heap: bytes allocated so far (all threads) and collections.
+        ctx.ContentType <- "text/plain"
+
+        ctx.WriteString(
+            sprintf
+                "allocated %d gen0 %d gen1 %d gen2 %d"
+                (GC.GetTotalAllocatedBytes true)
+                (GC.CollectionCount 0)
+                (GC.CollectionCount 1)
+                (GC.CollectionCount 2)
+        )
+
+        ValueTask.CompletedTask
     | "/hang" -> ValueTask never
     | "/delay" ->
         let ms = queryInt ctx "ms" 1000
