@@ -39,6 +39,9 @@ type internal BodyReader(transport: Transport, head: RequestHead, bodyTimeoutMs:
     let mutable drained = 0L
     let mutable drainOk = false
 
+    /// A request without a body (or read already): one task for all, not one per call.
+    static member val private NoBody = Task.FromResult(Array.Empty<byte>())
+
     /// Set when the request's framing can no longer be trusted: the connection must close.
     member val FramingBroken = false with get, set
     member val MaxSize = 0L with get, set
@@ -225,7 +228,7 @@ type internal BodyReader(transport: Transport, head: RequestHead, bodyTimeoutMs:
     /// and nothing is rented from a shared pool for the whole wait.
     member this.ReadAllAsync() : Task<byte[]> =
         if isDone then
-            Task.FromResult(Array.Empty<byte>())
+            BodyReader.NoBody
         else
             this.ReadAllSlowAsync()
 

@@ -86,34 +86,38 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
         else
             transport.Close()
 
-    /// The handler did not finish synchronously (or failed): wait for it and recover.
-    let awaitHandlerAsync (pending: ValueTask) : Task<bool> =
+    /// What a handler that ended in failure failed with, as `await` would have thrown it.
+    let failureOf (ended: Task) : exn =
+        if ended.IsCanceled then
+            TaskCanceledException ended
+        else
+            ended.Exception.InnerException
+
+    /// The handler did not finish synchronously, and RequestTimeout is set: wait for it, or
+    /// answer 503 when it runs past the timeout; recover from its failure.
+    let awaitHandlerWithTimeoutAsync (pending: ValueTask) : Task<bool> =
         task {
             try
-                if settings.RequestTimeoutMs <= 0L then
-                    do! pending
+                let running = pending.AsTask()
+                let! first = Task.WhenAny(running, Task.Delay(int settings.RequestTimeoutMs))
+
+                if obj.ReferenceEquals(first, running) || context.HasStarted then
+                    do! running
                     return true
                 else
-                    let running = pending.AsTask()
-                    let! first = Task.WhenAny(running, Task.Delay(int settings.RequestTimeoutMs))
+                    if settings.MayLog() then
+                        Log.error ("swoop: " + context.MethodName + " " + context.Target + " ran past the request timeout: answered 503")
 
-                    if obj.ReferenceEquals(first, running) || context.HasStarted then
+                    // 503; the context stays this handler's until it ends: the caller
+                    // waits for it before the connection is reused.
+                    transport.AnswerAndClose 503
+
+                    try
                         do! running
-                        return true
-                    else
-                        if settings.MayLog() then
-                            Log.error ("swoop: " + context.MethodName + " " + context.Target + " ran past the request timeout: answered 503")
+                    with _ ->
+                        ()
 
-                        // 503; the context stays this handler's until it ends: the caller
-                        // waits for it before the connection is reused.
-                        transport.AnswerAndClose 503
-
-                        try
-                            do! running
-                        with _ ->
-                            ()
-
-                        return false
+                    return false
             with e ->
                 return recover e
         }
@@ -210,8 +214,17 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
 
                                     // The synchronous path is a plain call: no task, no allocation.
                                     if not pending.IsCompletedSuccessfully then
-                                        let! finished = awaitHandlerAsync pending
-                                        handlerOk <- finished
+                                        if settings.RequestTimeoutMs <= 0L then
+                                            // Awaited here, in the connection's own state machine (no
+                                            // task per call), and without a throw when it failed.
+                                            let running = pending.AsTask()
+                                            do! running.ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing)
+
+                                            if not running.IsCompletedSuccessfully then
+                                                handlerOk <- recover (failureOf running)
+                                        else
+                                            let! finished = awaitHandlerWithTimeoutAsync pending
+                                            handlerOk <- finished
 
                                 // The heartbeat timed the body out (and may have answered 408):
                                 // nothing of this handler's goes out; read what still comes.
