@@ -66,6 +66,9 @@ type internal Transport(pool: BufferPool) =
     let mutable lastSent = 0
     let mutable discarded = 0
     let mutable lingering = false
+    // Reused for every socket this connection serves (see SocketOp).
+    let mutable receiver = new SocketOp()
+    let mutable sender = new SocketOp()
 
     member val Socket: Socket = null with get, set
 
@@ -75,6 +78,15 @@ type internal Transport(pool: BufferPool) =
     /// waits for an ACK.
     member t.Attach(socket: Socket) =
         t.Socket <- socket
+
+        // An operation of the last socket never awaited to its end (a handler that left a
+        // flush behind) may still complete: that op is left to it.
+        if receiver.Pending then
+            receiver <- new SocketOp()
+
+        if sender.Pending then
+            sender <- new SocketOp()
+
         flushedBefore <- false
         noDelay <- false
 
@@ -181,11 +193,11 @@ type internal Transport(pool: BufferPool) =
 
     /// Receives into the free space after InEnd; the caller adds the count to InEnd.
     member t.ReceiveAsync() : ValueTask<int> =
-        t.Socket.ReceiveAsync(Memory<byte>(input.Array, input.Offset + t.InEnd, input.Length - t.InEnd), SocketFlags.None)
+        receiver.Receive(t.Socket, Memory<byte>(input.Array, input.Offset + t.InEnd, input.Length - t.InEnd))
 
     /// Completes when bytes are there to read, without holding a buffer while waiting.
     member t.WaitForDataAsync() : ValueTask<int> =
-        t.Socket.ReceiveAsync(Memory<byte>.Empty, SocketFlags.None)
+        receiver.Receive(t.Socket, Memory<byte>.Empty)
 
     /// Room to write at least `size` bytes at the end of the output; then call Advance.
     member _.OutputSpan(size: int) : Span<byte> = output.GetSpan size
@@ -227,7 +239,7 @@ type internal Transport(pool: BufferPool) =
             // Sends that complete at once (the usual case) need no state machine; at most
             // SendStep bytes a send, so a slow reader's progress shows (data rates, timeouts).
             while not waiting && not output.IsEmpty do
-                let vt = t.Socket.SendAsync(output.Next Transport.SendStep, SocketFlags.None)
+                let vt = sender.Send(t.Socket, output.Next Transport.SendStep)
 
                 if vt.IsCompletedSuccessfully then
                     // Read a ValueTask once only: its source is pooled by the socket.
@@ -269,7 +281,7 @@ type internal Transport(pool: BufferPool) =
                 sendMore <- not output.IsEmpty
 
                 if sendMore then
-                    inFlight <- t.Socket.SendAsync(output.Next Transport.SendStep, SocketFlags.None)
+                    inFlight <- sender.Send(t.Socket, output.Next Transport.SendStep)
 
             inFlight <- ValueTask<int>()
             t.SendDeadline <- 0L
@@ -330,7 +342,7 @@ type internal Transport(pool: BufferPool) =
                 lingering <- true
 
                 while lingering do
-                    let! n = t.Socket.ReceiveAsync(Memory<byte>(SlabPool.Discard), SocketFlags.None)
+                    let! n = receiver.Receive(t.Socket, Memory<byte>(SlabPool.Discard))
                     discarded <- discarded + n
 
                     if n = 0 || discarded > 1_048_576 then
@@ -341,6 +353,9 @@ type internal Transport(pool: BufferPool) =
 
     /// Gives every buffer back (connection closed).
     member t.ReleaseAll() =
+        receiver.Clear()
+        sender.Clear()
+
         if not input.IsEmpty then
             pool.Return input
             input <- Unchecked.defaultof<Segment>

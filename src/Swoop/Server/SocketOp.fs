@@ -1,0 +1,70 @@
+/// A receive or a send that a connection reuses for every socket it serves, awaited as a
+/// ValueTask<int>. Socket.ReceiveAsync(Memory) and SendAsync create their awaitable event
+/// args (and its callbacks) once per socket: about 1 KB for every new connection.
+namespace Swoop
+
+open System
+open System.Net.Sockets
+open System.Runtime.InteropServices
+open System.Threading.Tasks
+open System.Threading.Tasks.Sources
+
+[<Sealed; AllowNullLiteral>]
+type internal SocketOp() =
+    // No ExecutionContext captured per operation: the continuation captures its own.
+    inherit SocketAsyncEventArgs(true)
+
+    let mutable core = ManualResetValueTaskSourceCore<int>()
+    let mutable pending = false
+
+    let failure (error: SocketError) : exn = SocketException(int error)
+
+    /// True while an operation started and its result was not taken yet: then this op must
+    /// not serve another socket (its completion may still come).
+    member _.Pending = pending
+
+    member private this.Started(started: bool) : ValueTask<int> =
+        if started then
+            ValueTask<int>(this, core.Version)
+        else
+            pending <- false
+
+            if this.SocketError = SocketError.Success then
+                ValueTask<int>(this.BytesTransferred)
+            else
+                ValueTask.FromException<int>(failure this.SocketError)
+
+    /// Lets go of the last buffer (the op outlives the connection's socket, pooled with it).
+    member this.Clear() =
+        if not pending then
+            this.SetBuffer(Memory<byte>.Empty)
+
+    /// Receives into `buffer` (empty: waits until bytes are there, reading none).
+    member this.Receive(socket: Socket, buffer: Memory<byte>) : ValueTask<int> =
+        core.Reset()
+        this.SetBuffer buffer
+        pending <- true
+        this.Started(socket.ReceiveAsync this)
+
+    /// Sends what it can of `buffer`; the count says how much went.
+    member this.Send(socket: Socket, buffer: ReadOnlyMemory<byte>) : ValueTask<int> =
+        core.Reset()
+        this.SetBuffer(MemoryMarshal.AsMemory buffer)
+        pending <- true
+        this.Started(socket.SendAsync this)
+
+    override this.OnCompleted(e: SocketAsyncEventArgs) =
+        if e.SocketError = SocketError.Success then
+            core.SetResult e.BytesTransferred
+        else
+            core.SetException(failure e.SocketError)
+
+    interface IValueTaskSource<int> with
+        member _.GetStatus(token) = core.GetStatus token
+
+        member _.OnCompleted(continuation, state, token, flags) =
+            core.OnCompleted(continuation, state, token, flags)
+
+        member _.GetResult(token) =
+            pending <- false
+            core.GetResult token
