@@ -131,8 +131,6 @@ let ``no async path of the server or the router keeps a mutable local as a heap 
         set [
             // Once per server: the accept loop.
             "Server+clo@"
-            // Once per multipart body (uploads): not per request or per receive of the core.
-            "Multipart+"
             // The heartbeat's thread closure refers to its owner; not a mutable.
             "Heartbeat+-ctor@"
         ]

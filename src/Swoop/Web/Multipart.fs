@@ -162,90 +162,108 @@ module internal Multipart =
         member _.Abort() =
             if not (isNull file) then file.Dispose()
 
+    /// The reading state of one multipart body, in fields: a mutable local that lives across
+    /// an await in a task is a heap-allocated ref cell per call (per pass, declared in a
+    /// loop), so an upload dripping in would allocate per receive.
+    [<Sealed>]
+    type private Scan(buffer: byte[]) =
+        member val Start = 0 with get, set
+        member val Stop = 0 with get, set
+        member val Eof = false with get, set
+        member val Parts = 0 with get, set
+        member val Current: Sink = null with get, set
+        member val FieldBytes = 0L with get, set
+        member val At = -1 with get, set
+        member val Finished = false with get, set
+        member val ContentType = "text/plain" with get, set
+        member _.Buffer = buffer
+
+        /// Where `pattern` starts in the unread bytes, or -1.
+        member s.Find(pattern: byte[]) =
+            let i = ReadOnlySpan<byte>(buffer, s.Start, s.Stop - s.Start).IndexOf(ReadOnlySpan pattern)
+            if i < 0 then -1 else s.Start + i
+
+        /// Moves the unread bytes to the buffer's start; the free space after them, to read into.
+        member s.Room() : Memory<byte> =
+            if s.Start > 0 then
+                Buffer.BlockCopy(buffer, s.Start, buffer, 0, s.Stop - s.Start)
+                s.Stop <- s.Stop - s.Start
+                s.Start <- 0
+
+            if s.Stop = buffer.Length then
+                raise (bad "a part's headers are too large")
+
+            Memory<byte>(buffer, s.Stop, buffer.Length - s.Stop)
+
+        /// `n` bytes were read into Room (0: the body ended).
+        member s.Filled(n: int) =
+            if n = 0 then s.Eof <- true else s.Stop <- s.Stop + n
+
     /// Reads the whole multipart body. `register` is told of each temporary file when it is
     /// made, so that it is deleted after the request even when reading fails half-way.
     let readAsync (ctx: HttpContext) (boundary: string) (limits: MultipartLimits) (maxField: int64) (register: string -> unit) : Task<MultipartForm> =
         task {
             let delimiter = Encoding.ASCII.GetBytes("\r\n--" + boundary)
             let buffer = ArrayPool<byte>.Shared.Rent 32768
+            let s = Scan(buffer)
             // The body is read as if it began with CRLF, so the first boundary looks like every other.
             buffer[0] <- byte '\r'
             buffer[1] <- byte '\n'
-            let mutable start = 0
-            let mutable stop = 2
-            let mutable eof = false
+            s.Stop <- 2
             let fields = ResizeArray<string * string>()
             let files = ResizeArray<UploadedFile>()
-            let mutable parts = 0
-            let mutable current: Sink = null
-            let mutable fieldBytes = 0L
-
-            let fill () : Task =
-                task {
-                    if start > 0 then
-                        Buffer.BlockCopy(buffer, start, buffer, 0, stop - start)
-                        stop <- stop - start
-                        start <- 0
-
-                    if stop = buffer.Length then
-                        raise (bad "a part's headers are too large")
-
-                    let! n = ctx.ReadAsync(Memory<byte>(buffer, stop, buffer.Length - stop))
-                    if n = 0 then eof <- true else stop <- stop + n
-                }
-
-            let find (pattern: byte[]) =
-                let i = ReadOnlySpan<byte>(buffer, start, stop - start).IndexOf(ReadOnlySpan pattern)
-                if i < 0 then -1 else start + i
 
             try
                 // Preamble: skip to the first delimiter (bounded by the buffer).
-                let mutable at = find delimiter
+                s.At <- s.Find delimiter
 
-                while at < 0 && not eof do
+                while s.At < 0 && not s.Eof do
                     // Keep only what could still begin a delimiter.
-                    start <- max start (stop - delimiter.Length)
-                    do! fill ()
-                    at <- find delimiter
+                    s.Start <- max s.Start (s.Stop - delimiter.Length)
+                    let! n = ctx.ReadAsync(s.Room())
+                    s.Filled n
+                    s.At <- s.Find delimiter
 
-                if at < 0 then
+                if s.At < 0 then
                     raise (bad "no boundary found")
 
-                start <- at + delimiter.Length
-                let mutable finished = false
+                s.Start <- s.At + delimiter.Length
 
-                while not finished do
+                while not s.Finished do
                     // After a delimiter: "--" ends the body; else optional spaces and CRLF.
-                    while stop - start < 2 && not eof do
-                        do! fill ()
+                    while s.Stop - s.Start < 2 && not s.Eof do
+                        let! n = ctx.ReadAsync(s.Room())
+                        s.Filled n
 
-                    if stop - start >= 2 && buffer[start] = byte '-' && buffer[start + 1] = byte '-' then
-                        finished <- true
+                    if s.Stop - s.Start >= 2 && buffer[s.Start] = byte '-' && buffer[s.Start + 1] = byte '-' then
+                        s.Finished <- true
                     else
                         // Searched from where the last search stopped, not from the start again.
-                        let mutable headEnd = find "\r\n\r\n"B
+                        s.At <- s.Find "\r\n\r\n"B
 
-                        while headEnd < 0 && not eof do
-                            let offset = max 0 (stop - start - 3)
-                            do! fill ()
-                            // (fill may have moved the data to the buffer's start)
-                            let i = ReadOnlySpan<byte>(buffer, start + offset, stop - start - offset).IndexOf("\r\n\r\n"B)
-                            headEnd <- if i < 0 then -1 else start + offset + i
+                        while s.At < 0 && not s.Eof do
+                            let offset = max 0 (s.Stop - s.Start - 3)
+                            let! n = ctx.ReadAsync(s.Room())
+                            s.Filled n
+                            // (Room may have moved the data to the buffer's start)
+                            let i = ReadOnlySpan<byte>(buffer, s.Start + offset, s.Stop - s.Start - offset).IndexOf("\r\n\r\n"B)
+                            s.At <- if i < 0 then -1 else s.Start + offset + i
 
-                        if headEnd < 0 then
+                        if s.At < 0 then
                             raise (bad "a part's headers do not end")
 
-                        parts <- parts + 1
+                        let headEnd = s.At
+                        s.Parts <- s.Parts + 1
 
-                        if parts > limits.MaxParts then
+                        if s.Parts > limits.MaxParts then
                             raise (tooLarge (sprintf "more than %d parts" limits.MaxParts))
 
                         // Headers: after the boundary line's CRLF, up to the empty line.
-                        let lineEnd = find "\r\n"B
+                        let lineEnd = s.Find "\r\n"B
                         let headText = Encoding.UTF8.GetString(buffer, lineEnd + 2, max 0 (headEnd - lineEnd - 2))
-                        start <- headEnd + 4
+                        s.Start <- headEnd + 4
                         let mutable disposition = null
-                        let mutable contentType = "text/plain"
+                        s.ContentType <- "text/plain"
 
                         for line in headText.Split("\r\n") do
                             let colon = line.IndexOf ':'
@@ -257,7 +275,7 @@ module internal Multipart =
                                 if String.Equals(name, "Content-Disposition", StringComparison.OrdinalIgnoreCase) then
                                     disposition <- value
                                 elif String.Equals(name, "Content-Type", StringComparison.OrdinalIgnoreCase) then
-                                    contentType <- value
+                                    s.ContentType <- value
 
                         if isNull disposition then
                             raise (bad "a part has no Content-Disposition")
@@ -272,45 +290,47 @@ module internal Multipart =
                         let sink =
                             match fileName with
                             | Some _ -> Sink(limits.MemoryThreshold, limits.MaxPartSize, sprintf "file '%s'" fieldName, register)
-                            | None -> Sink(Int32.MaxValue, maxField - fieldBytes, "the form's fields", register)
+                            | None -> Sink(Int32.MaxValue, maxField - s.FieldBytes, "the form's fields", register)
 
-                        current <- sink
+                        s.Current <- sink
                         // Data: everything up to the next delimiter.
-                        let mutable dataEnd = find delimiter
+                        s.At <- s.Find delimiter
 
-                        while dataEnd < 0 do
-                            let safe = max start (stop - delimiter.Length + 1)
+                        while s.At < 0 do
+                            let safe = max s.Start (s.Stop - delimiter.Length + 1)
 
-                            if safe > start then
-                                do! sink.WriteAsync(ReadOnlyMemory<byte>(buffer, start, safe - start))
-                                start <- safe
+                            if safe > s.Start then
+                                do! sink.WriteAsync(ReadOnlyMemory<byte>(buffer, s.Start, safe - s.Start))
+                                s.Start <- safe
 
-                            if eof then
+                            if s.Eof then
                                 raise (bad "the body ended before its closing boundary")
 
-                            do! fill ()
-                            dataEnd <- find delimiter
+                            let! n = ctx.ReadAsync(s.Room())
+                            s.Filled n
+                            s.At <- s.Find delimiter
 
-                        do! sink.WriteAsync(ReadOnlyMemory<byte>(buffer, start, dataEnd - start))
+                        do! sink.WriteAsync(ReadOnlyMemory<byte>(buffer, s.Start, s.At - s.Start))
                         do! sink.CloseAsync()
-                        start <- dataEnd + delimiter.Length
+                        s.Start <- s.At + delimiter.Length
 
                         match fileName with
                         | Some file ->
                             let data = if isNull sink.Path then sink.Bytes else null
-                            files.Add(UploadedFile(fieldName, file, contentType, sink.Length, data, sink.Path))
+                            files.Add(UploadedFile(fieldName, file, s.ContentType, sink.Length, data, sink.Path))
                         | None ->
                             // All fields together are held to the form's size limit.
-                            fieldBytes <- fieldBytes + sink.Length
+                            s.FieldBytes <- s.FieldBytes + sink.Length
                             fields.Add(fieldName, sink.Text)
 
                 // The epilogue is read and dropped, so the connection can go on.
-                while not eof do
-                    start <- stop
-                    do! fill ()
+                while not s.Eof do
+                    s.Start <- s.Stop
+                    let! n = ctx.ReadAsync(s.Room())
+                    s.Filled n
 
                 return MultipartForm(FormValues(fields.ToArray()), List.ofSeq files)
             finally
-                if not (isNull current) then current.Abort()
+                if not (isNull s.Current) then s.Current.Abort()
                 ArrayPool<byte>.Shared.Return buffer
         }
