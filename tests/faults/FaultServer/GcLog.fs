@@ -1,6 +1,7 @@
 /// `--gc-log FILE`: one line per garbage collection, from the runtime's own GC events (an
 /// in-process EventListener), to find where a pause goes: suspending the threads, the
-/// collection itself, or what it had to keep (promoted bytes, pinned objects, handles).
+/// collection itself, or what it had to keep (promoted bytes, pinned objects, handles, bytes
+/// marked per root kind). With GCLOG_ALLOC=1 also the allocation samples, by type.
 module FaultServer.GcLog
 
 open System
@@ -33,7 +34,14 @@ type private GcListener(path: string) =
 
     override this.OnEventSourceCreated(source) =
         if source.Name = "Microsoft-Windows-DotNETRuntime" then
-            this.EnableEvents(source, (if isNull (Environment.GetEnvironmentVariable "GCLOG_ALLOC") then EventLevel.Informational else EventLevel.Verbose), LanguagePrimitives.EnumOfValue<int64, EventKeywords> 1L)
+            // Verbose adds the allocation samples (GCLOG_ALLOC=1): one every ~100 KB allocated.
+            let level =
+                if isNull (Environment.GetEnvironmentVariable "GCLOG_ALLOC") then
+                    EventLevel.Informational
+                else
+                    EventLevel.Verbose
+
+            this.EnableEvents(source, level, LanguagePrimitives.EnumOfValue<int64, EventKeywords> 1L)
 
     override _.OnEventWritten(e) =
         match e.EventName with
