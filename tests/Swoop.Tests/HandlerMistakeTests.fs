@@ -151,6 +151,35 @@ let ``a second FlushAsync while the first is still sending is refused`` () =
     }
 
 [<Fact>]
+let ``a handler that returns while its flush is still sending gets its connection closed, not a second send beside the first`` () =
+    task {
+        let size = 32 * 1024 * 1024
+        let handler: RequestHandler =
+            fun ctx ->
+                ctx.ContentType <- "application/octet-stream"
+                ctx.SetHeader("Content-Length", string size)
+                ctx.Write(ReadOnlySpan(Array.zeroCreate<byte> size))
+                // Not awaited: the handler returns with the send in flight.
+                ctx.FlushAsync() |> ignore
+                ValueTask.CompletedTask
+        use server = serve testOptions handler
+        use s = connect server
+        s.Send(ascii get) |> ignore
+        do! Task.Delay 300
+        let bytes, closed = readAll s 3000
+        let headEnd = (text bytes).IndexOf "\r\n\r\n"
+        Assert.StartsWith("HTTP/1.1 200", text bytes)
+        Assert.True(closed, "the connection stayed open")
+        // What came is a prefix of the one response: its zeros, nothing after them.
+        let body = bytes.AsSpan(headEnd + 4)
+        Assert.True(body.Length < size, sprintf "got %d body bytes of %d" body.Length size)
+        Assert.True(body.IndexOfAnyExcept(0uy) < 0, "bytes other than the body's zeros came")
+        // The server goes on.
+        let next, _ = exchange server (ascii get) 3000
+        Assert.StartsWith("HTTP/1.1 200", next)
+    }
+
+[<Fact>]
 let ``options out of range are refused before the server starts`` () =
     Assert.Throws<ArgumentException>(fun () -> Server.start { testOptions with Port = 70000 } (sync ignore) |> ignore) |> ignore
     let e = Assert.Throws<ArgumentException>(fun () -> Server.start { testOptions with MaxHeaderCount = 0 } (sync ignore) |> ignore)

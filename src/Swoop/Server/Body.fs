@@ -246,44 +246,46 @@ type internal BodyReader(transport: Transport, head: RequestHead, bodyTimeoutMs:
             wholeFilled <- 0
             wholeGo <- true
 
-            while wholeGo do
-                if wholeFilled = whole.Length then
-                    if wholeFilled >= cap then
-                        wholeGo <- false
-                    else
-                        let bigger = Array.zeroCreate<byte> (int (min (int64 cap) (2L * int64 whole.Length)))
-                        Buffer.BlockCopy(whole, 0, bigger, 0, wholeFilled)
-                        whole <- bigger
+            // Let go of the array however this ends: the reader is pooled with its connection.
+            try
+                while wholeGo do
+                    if wholeFilled = whole.Length then
+                        if wholeFilled >= cap then
+                            wholeGo <- false
+                        else
+                            let bigger = Array.zeroCreate<byte> (int (min (int64 cap) (2L * int64 whole.Length)))
+                            Buffer.BlockCopy(whole, 0, bigger, 0, wholeFilled)
+                            whole <- bigger
 
-                if wholeGo then
-                    let n = this.ReadBuffered(Span<byte>(whole, wholeFilled, whole.Length - wholeFilled))
+                    if wholeGo then
+                        let n = this.ReadBuffered(Span<byte>(whole, wholeFilled, whole.Length - wholeFilled))
 
-                    if n > 0 then
-                        wholeFilled <- wholeFilled + n
-                    elif isDone then
-                        wholeGo <- false
-                    elif this.NeedsContinue || transport.OutLength > 0L then
-                        // "100 Continue" or earlier answers to send first: the general path.
-                        let! m = this.ReadAsync(Memory<byte>(whole, wholeFilled, whole.Length - wholeFilled))
+                        if n > 0 then
+                            wholeFilled <- wholeFilled + n
+                        elif isDone then
+                            wholeGo <- false
+                        elif this.NeedsContinue || transport.OutLength > 0L then
+                            // "100 Continue" or earlier answers to send first: the general path.
+                            let! m = this.ReadAsync(Memory<byte>(whole, wholeFilled, whole.Length - wholeFilled))
 
-                        if m = 0 then wholeGo <- false else wholeFilled <- wholeFilled + m
-                    else
-                        // The common wait, awaited here: a body that drips in costs no task
-                        // per receive (each would live until the next byte, and be promoted).
-                        this.PrepareReceive()
-                        got <- 0
+                            if m = 0 then wholeGo <- false else wholeFilled <- wholeFilled + m
+                        else
+                            // The common wait, awaited here: a body that drips in costs no task
+                            // per receive (each would live until the next byte, and be promoted).
+                            this.PrepareReceive()
+                            got <- 0
 
-                        try
-                            let! r = transport.ReceiveAsync()
-                            got <- r
-                        with e ->
-                            this.ReceiveFailed e
+                            try
+                                let! r = transport.ReceiveAsync()
+                                got <- r
+                            with e ->
+                                this.ReceiveFailed e
 
-                        this.FinishReceive got
+                            this.FinishReceive got
 
-            let body = if wholeFilled = whole.Length then whole else Array.sub whole 0 wholeFilled
-            whole <- null
-            return body
+                return if wholeFilled = whole.Length then whole else Array.sub whole 0 wholeFilled
+            finally
+                whole <- null
         }
 
     /// Reads and throws away what the handler left unread, up to `limit` bytes. False when

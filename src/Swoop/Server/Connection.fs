@@ -89,7 +89,12 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
     /// What a handler that ended in failure failed with, as `await` would have thrown it.
     let failureOf (ended: Task) : exn =
         if ended.IsCanceled then
-            TaskCanceledException ended
+            // Rare: awaited for real, so the handler's own OperationCanceledException comes back.
+            try
+                ended.GetAwaiter().GetResult()
+                null
+            with e ->
+                e
         else
             ended.Exception.InnerException
 

@@ -39,19 +39,45 @@ type internal SocketOp() =
         if not pending then
             this.SetBuffer(Memory<byte>.Empty)
 
+    /// One operation at a time: a second one would drop the first one's waiter.
+    member private _.Claim(what: string) =
+        if pending then
+            invalidOp (
+                "a "
+                + what
+                + " was started on a connection whose previous one is still in flight (a FlushAsync or read not awaited before the next, or before the handler returned)"
+            )
+
+        core.Reset()
+        pending <- true
+
     /// Receives into `buffer` (empty: waits until bytes are there, reading none).
     member this.Receive(socket: Socket, buffer: Memory<byte>) : ValueTask<int> =
-        core.Reset()
+        this.Claim "receive"
         this.SetBuffer buffer
-        pending <- true
-        this.Started(socket.ReceiveAsync this)
+
+        let started =
+            try
+                socket.ReceiveAsync this
+            with _ ->
+                pending <- false
+                reraise ()
+
+        this.Started started
 
     /// Sends what it can of `buffer`; the count says how much went.
     member this.Send(socket: Socket, buffer: ReadOnlyMemory<byte>) : ValueTask<int> =
-        core.Reset()
+        this.Claim "send"
         this.SetBuffer(MemoryMarshal.AsMemory buffer)
-        pending <- true
-        this.Started(socket.SendAsync this)
+
+        let started =
+            try
+                socket.SendAsync this
+            with _ ->
+                pending <- false
+                reraise ()
+
+        this.Started started
 
     override this.OnCompleted(e: SocketAsyncEventArgs) =
         if e.SocketError = SocketError.Success then

@@ -164,8 +164,6 @@ type internal RouteTable(endpoints: CompiledEndpoint[]) =
         (ctx: HttpContext, state: RequestState, pending: Task<bool>, ids: int[], first: int, from: int, count: int, stackBase: int, pass: int, saved: int)
         : Task<bool> =
         task {
-            state.Handled <- false
-
             try
                 let! h = pending
                 state.Handled <- h
