@@ -211,7 +211,7 @@ let ``a body over the limit gets 413 and the connection closes`` () =
 let ``ReadBodyAsync returns the whole body at every size around its buffer's growth steps`` () =
     use server = serve { testOptions with MaxRequestBodySize = 20_000L } echoHandler
 
-    for size in [ 0; 1; 511; 512; 513; 1024; 4095; 4096; 4097; 8192; 12_345; 20_000 ] do
+    for size in [ 0; 1; 127; 128; 129; 511; 512; 513; 1024; 4095; 4096; 4097; 8192; 12_345; 20_000 ] do
         let body = String(Array.init size (fun i -> char (97 + i % 26)))
         let sized, _ =
             exchange server (ascii (sprintf "POST /s HTTP/1.1\r\nHost: a\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s" size body)) 3000
@@ -228,6 +228,24 @@ let ``ReadBodyAsync returns the whole body at every size around its buffer's gro
             exchange server (ascii ("POST /c HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n" + chunks + "0\r\n\r\n")) 3000
 
         Assert.EndsWith("POST /c|" + body, chunked)
+
+[<Fact>]
+let ``ReadBodyAsync returns the whole body when it comes after the head, in pieces`` () =
+    use server = serve { testOptions with MaxRequestBodySize = 20_000L } echoHandler
+
+    for size in [ 1; 127; 128; 129; 300; 5_000; 20_000 ] do
+        let body = String(Array.init size (fun i -> char (65 + i % 26)))
+        use s = connect server
+        s.Send(ascii (sprintf "POST /p HTTP/1.1\r\nHost: a\r\nContent-Length: %d\r\nConnection: close\r\n\r\n" size)) |> ignore
+        // Three pieces, each a separate arrival: the array grows while the handler waits.
+        let third = max 1 (size / 3)
+
+        for start in 0..third .. size - 1 do
+            Threading.Thread.Sleep 20
+            s.Send(ascii (body.Substring(start, min third (size - start)))) |> ignore
+
+        let answer, _ = readAll s 3000
+        Assert.EndsWith("POST /p|" + body, text answer)
 
 [<Fact>]
 let ``streamed responses are chunked, or close-delimited for HTTP/1.0`` () =

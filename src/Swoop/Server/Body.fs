@@ -223,9 +223,10 @@ type internal BodyReader(transport: Transport, head: RequestHead, bodyTimeoutMs:
                 ValueTask<int>(this.ReadSlowAsync destination)
 
     /// Reads the whole body (up to MaxSize) into one array. The array starts at what already
-    /// arrived (at least 512 bytes) and doubles as more comes, never past the declared
-    /// length: a client that declares a large body and sends it slowly holds little memory,
-    /// and nothing is rented from a shared pool for the whole wait.
+    /// arrived (at least 128 bytes) and grows as more comes (doubling, or at once to all that
+    /// is there), never past the declared length: a client that declares a large body and
+    /// sends it slowly holds little memory, and nothing is rented from a shared pool for the
+    /// whole wait.
     member this.ReadAllAsync() : Task<byte[]> =
         if isDone then
             BodyReader.NoBody
@@ -240,9 +241,10 @@ type internal BodyReader(transport: Transport, head: RequestHead, bodyTimeoutMs:
                 int (min (int64 Array.MaxLength) (if sized then head.ContentLength else this.MaxSize + 1L))
 
             // As large as what already arrived (often the whole body, with the head), at
-            // least 512 bytes: a body dripping in starts small.
+            // least 128 bytes: a body dripping in starts small (and lives through the grace
+            // period: every byte of it is promoted).
             let buffered = transport.InEnd - transport.InPos
-            whole <- Array.zeroCreate<byte> (min cap (max 512 buffered))
+            whole <- Array.zeroCreate<byte> (min cap (max 128 buffered))
             wholeFilled <- 0
             wholeGo <- true
 
@@ -253,7 +255,9 @@ type internal BodyReader(transport: Transport, head: RequestHead, bodyTimeoutMs:
                         if wholeFilled >= cap then
                             wholeGo <- false
                         else
-                            let bigger = Array.zeroCreate<byte> (int (min (int64 cap) (2L * int64 whole.Length)))
+                            // Double, or take at once all that has arrived (a body sent after its head).
+                            let there = int64 wholeFilled + int64 (transport.InEnd - transport.InPos)
+                            let bigger = Array.zeroCreate<byte> (int (min (int64 cap) (max there (2L * int64 whole.Length))))
                             Buffer.BlockCopy(whole, 0, bigger, 0, wholeFilled)
                             whole <- bigger
 
