@@ -86,17 +86,11 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
         else
             transport.Close()
 
-    /// What a handler that ended in failure failed with, as `await` would have thrown it.
+    /// What a handler that ended in failure failed with, as `await` would have thrown it (a
+    /// canceled one, rare, is awaited for real: its own OperationCanceledException comes back).
     let failureOf (ended: Task) : exn =
-        if ended.IsCanceled then
-            // Rare: awaited for real, so the handler's own OperationCanceledException comes back.
-            try
-                ended.GetAwaiter().GetResult()
-                null
-            with e ->
-                e
-        else
-            ended.Exception.InnerException
+        if not ended.IsCanceled then ended.Exception.InnerException
+        else (try ended.GetAwaiter().GetResult(); null with e -> e)
 
     /// The handler did not finish synchronously, and RequestTimeout is set: wait for it, or
     /// answer 503 when it runs past the timeout; recover from its failure.
