@@ -4,7 +4,7 @@
  * and to stderr the percentiles of the whole run (10 µs bins). Its use: to see *when* the slow
  * answers come (the slowloris waves), and to check wrk's tail against another client's.
  *
- *   cc -O2 -o lat tests/faults/lat.c && taskset -c 1 ./lat PORT 32 15
+ *   cc -O2 -o /tmp/lat tests/faults/lat.c && taskset -c 1 /tmp/lat PORT 32 15
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
