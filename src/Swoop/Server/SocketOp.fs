@@ -39,45 +39,33 @@ type internal SocketOp() =
         if not pending then
             this.SetBuffer(Memory<byte>.Empty)
 
-    /// One operation at a time: a second one would drop the first one's waiter.
-    member private _.Claim(what: string) =
+    /// Starts a receive or a send, one at a time: a second one would drop the first one's waiter.
+    member private this.Start(socket: Socket, buffer: Memory<byte>, send: bool) : ValueTask<int> =
         if pending then
             invalidOp (
-                "a "
-                + what
+                (if send then "a send" else "a receive")
                 + " was started on a connection whose previous one is still in flight (a FlushAsync or read not awaited before the next, or before the handler returned)"
             )
 
         core.Reset()
         pending <- true
-
-    /// Receives into `buffer` (empty: waits until bytes are there, reading none).
-    member this.Receive(socket: Socket, buffer: Memory<byte>) : ValueTask<int> =
-        this.Claim "receive"
         this.SetBuffer buffer
 
         let started =
             try
-                socket.ReceiveAsync this
+                if send then socket.SendAsync this else socket.ReceiveAsync this
             with _ ->
                 pending <- false
                 reraise ()
 
         this.Started started
+
+    /// Receives into `buffer` (empty: waits until bytes are there, reading none).
+    member this.Receive(socket: Socket, buffer: Memory<byte>) : ValueTask<int> = this.Start(socket, buffer, false)
 
     /// Sends what it can of `buffer`; the count says how much went.
     member this.Send(socket: Socket, buffer: ReadOnlyMemory<byte>) : ValueTask<int> =
-        this.Claim "send"
-        this.SetBuffer(MemoryMarshal.AsMemory buffer)
-
-        let started =
-            try
-                socket.SendAsync this
-            with _ ->
-                pending <- false
-                reraise ()
-
-        this.Started started
+        this.Start(socket, MemoryMarshal.AsMemory buffer, true)
 
     override this.OnCompleted(e: SocketAsyncEventArgs) =
         if e.SocketError = SocketError.Success then

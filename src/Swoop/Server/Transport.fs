@@ -242,7 +242,7 @@ type internal Transport(pool: BufferPool) =
                 let vt = sender.Send(t.Socket, output.Next Transport.SendStep)
 
                 if vt.IsCompletedSuccessfully then
-                    // Read a ValueTask once only: its source is pooled by the socket.
+                    // Read a ValueTask once only: its source (the sender) is reused.
                     let sent = vt.Result
 
                     if sent <= 0 then
@@ -283,7 +283,6 @@ type internal Transport(pool: BufferPool) =
                 if sendMore then
                     inFlight <- sender.Send(t.Socket, output.Next Transport.SendStep)
 
-            inFlight <- ValueTask<int>()
             t.SendDeadline <- 0L
         }
 
