@@ -58,7 +58,7 @@ let ``a head still dripping when it times out gets its 408 whole, not a reset`` 
 [<Fact>]
 let ``shutdown lets an in-flight request finish, closes idle connections, and completes`` () =
     task {
-        let started = TaskCompletionSource()
+        let mutable started = TaskCompletionSource()
 
         let slowHandler (ctx: HttpContext) =
             ValueTask(
@@ -71,7 +71,14 @@ let ``shutdown lets an in-flight request finish, closes idle connections, and co
             )
 
         let server = serve testOptions slowHandler
+        // Idle after one answered request (a connection that never sent anything is not the
+        // server's yet with deferred accepts: see the next test).
         use idle = connect server
+        idle.Send(ascii "GET /first HTTP/1.1\r\nHost: a\r\n\r\n") |> ignore
+        do! started.Task
+        let first, _ = readAll idle 300
+        Assert.EndsWith("finished", text first)
+        started <- TaskCompletionSource()
         use busy = connect server
         busy.Send(ascii "GET /slow HTTP/1.1\r\nHost: a\r\n\r\n") |> ignore
         do! started.Task
@@ -89,6 +96,48 @@ let ``shutdown lets an in-flight request finish, closes idle connections, and co
         // No longer accepting.
         use s = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp)
         Assert.ThrowsAny<SocketException>(fun () -> s.Connect("127.0.0.1", server.Port)) |> ignore
+    }
+
+[<Fact>]
+let ``without DeferAccept, a connection that never sent anything is served and closed at shutdown`` () =
+    task {
+        let server = serve { testOptions with DeferAccept = false } echoHandler
+        use silent = connect server
+        let watch = Stopwatch.StartNew()
+
+        while server.ConnectionCount = 0 && watch.ElapsedMilliseconds < 5000L do
+            do! Task.Delay 10
+
+        Assert.Equal(1, server.ConnectionCount)
+        do! server.StopAsync()
+        let _, closed = readAll silent 3000
+        Assert.True(closed, "silent connection closed at shutdown")
+    }
+
+[<Fact>]
+let ``with DeferAccept (the default, Linux), a connection is the server's when its first bytes arrive, or about a second after connecting`` () =
+    task {
+        if OperatingSystem.IsLinux() then
+            use server = serve testOptions echoHandler
+            use silent = connect server
+            do! Task.Delay 300
+            Assert.Equal(0, server.ConnectionCount)
+            use talking = connect server
+            talking.Send(ascii "GET / HTTP/1.1\r\nHost: a\r\n\r\n") |> ignore
+            let r, _ = readAll talking 300
+            Assert.StartsWith("HTTP/1.1 200", text r)
+            // The kernel gives up waiting after its first SYN-ACK retransmission (about 1 s).
+            let watch = Stopwatch.StartNew()
+
+            while server.ConnectionCount < 2 && watch.ElapsedMilliseconds < 6000L do
+                do! Task.Delay 20
+
+            Assert.Equal(2, server.ConnectionCount)
+            // And it is an ordinary connection from then on.
+            silent.Send(ascii "GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n") |> ignore
+            let r2, closed = readAll silent 3000
+            Assert.StartsWith("HTTP/1.1 200", text r2)
+            Assert.True(closed)
     }
 
 [<Fact>]

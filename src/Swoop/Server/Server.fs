@@ -27,7 +27,8 @@ type ServerOptions =
       MinResponseDataRate: int
       DataRateGracePeriod: TimeSpan
       MaxConnections: int
-      RequestTimeout: TimeSpan }
+      RequestTimeout: TimeSpan
+      DeferAccept: bool }
 
 [<RequireQualifiedAccess>]
 module ServerOptions =
@@ -51,7 +52,8 @@ module ServerOptions =
           MinResponseDataRate = 240
           DataRateGracePeriod = TimeSpan.FromSeconds 5.0
           MaxConnections = 0
-          RequestTimeout = TimeSpan.Zero }
+          RequestTimeout = TimeSpan.Zero
+          DeferAccept = true }
 
     let validate (options: ServerOptions) =
         let o = options
@@ -113,6 +115,9 @@ module ServerOptions =
             | "--hold-buffers" ->
                 o <- { o with ReleaseBufferWhenIdle = false }
                 i <- i + 1
+            | "--no-defer-accept" ->
+                o <- { o with DeferAccept = false }
+                i <- i + 1
             | a when a.StartsWith "--port=" ->
                 o <- { o with Port = parsePort (a.Substring 7) }
                 i <- i + 1
@@ -151,24 +156,29 @@ type RunningServer internal (listener: Socket, settings: ConnectionSettings, shu
     // a quiet server.
     let mutable accepted = 0L
 
+    // How long the accept loop may serve new connections on an engine thread since its accept
+    // last had to wait: 1 ms.
+    let inlineBudget = Diagnostics.Stopwatch.Frequency / 1000L
+
     let acceptLoop () : Task =
         task {
             let mutable go = true
-            // Connections started on this thread since the accept last had to wait. While the
-            // backlog holds more, accepts complete at once and this loop keeps the engine
-            // thread: past 16, connections go to the thread pool, so that a stream of new
-            // connections cannot starve the ones already open.
-            let mutable startedHere = 0
+            // While the backlog holds more, accepts complete at once and this loop keeps the
+            // engine thread. Past the budget, new connections go to the thread pool and the loop
+            // itself leaves the engine thread, so that a stream of new connections cannot starve
+            // the ones already open. A budget of time, not of connections: with deferred
+            // accepts a connection is often served and closed before Start returns.
+            let mutable since = Diagnostics.Stopwatch.GetTimestamp()
 
             while go do
                 try
                     // The ValueTask form: an accept that completes at once allocates no Task.
                     let accepting = listener.AcceptAsync(CancellationToken.None)
-
-                    if not accepting.IsCompleted then
-                        startedHere <- 0
-
+                    let waited = not accepting.IsCompleted
                     let! socket = accepting
+
+                    if waited then
+                        since <- Diagnostics.Stopwatch.GetTimestamp()
 
                     if maxConnections > 0 && Volatile.Read(&open') >= maxConnections then
                         // Over the limit: closed at once (a reset, no lingering), and counted.
@@ -189,8 +199,11 @@ type RunningServer internal (listener: Socket, settings: ConnectionSettings, shu
                             | true, c -> c
                             | _ -> Connection(settings, onClosed)
 
-                        startedHere <- startedHere + 1
-                        connection.Start(socket, startedHere <= 16)
+                        let here = Diagnostics.Stopwatch.GetTimestamp() - since < inlineBudget
+                        connection.Start(socket, here)
+
+                        if not here && EngineThread.IsCurrent then
+                            do! Task.Yield()
                 with
                 | :? ObjectDisposedException
                 | :? SocketException when settings.Stopping -> go <- false
@@ -315,6 +328,15 @@ module Server =
             // second server share the port silently instead of failing to bind.
             listener.Bind(IPEndPoint(address, options.Port))
             listener.Listen options.Backlog
+
+            // Linux: the kernel hands a new connection over when its first bytes arrive (or
+            // after about a second without any), so the request is read at once: no receive
+            // that finds nothing, no epoll registration, no wake-up for the data (as nginx's
+            // `listen ... deferred` and Apache's default AcceptFilter).
+            if options.DeferAccept && OperatingSystem.IsLinux() then
+                let seconds = 1
+                let ipprotoTcp, tcpDeferAccept = 6, 9
+                listener.SetRawSocketOption(ipprotoTcp, tcpDeferAccept, MemoryMarshal.AsBytes(ReadOnlySpan [| seconds |]))
         with _ ->
             listener.Dispose()
             reraise ()
