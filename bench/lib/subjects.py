@@ -113,6 +113,10 @@ def all_subjects():
                 "samples/Hello with `--hold-buffers`: idle connections keep their receive buffer "
                 "(the counterpart of WaitForDataBeforeAllocatingBuffer=false); inline as by default",
                 project=swoop_project(), args=["--hold-buffers"], env=DEBUG_ENV, optional=True),
+        Subject("swoop-no-defer", "Swoop no defer", "Swoop, accepts not deferred", "dotnet",
+                "samples/Hello with `--no-defer-accept`: every completed handshake accepted at once (no "
+                "TCP_DEFER_ACCEPT), like nginx's default `listen`; otherwise as `swoop`",
+                project=swoop_project(), args=["--no-defer-accept"], env=DEBUG_ENV, optional=True),
         Subject("kestrel-raw", "Kestrel raw", "Kestrel raw", "dotnet",
                 "Generic host + Kestrel, one terminal middleware (app.Run), no routing, no logging providers, AddServerHeader=false; Kestrel defaults otherwise",
                 project="bench/subjects/kestrel/Kestrel.csproj", env=DEBUG_ENV),
@@ -139,6 +143,9 @@ def all_subjects():
                 env={"NODE_ENV": "production"}),
         Subject("nginx", "nginx", "nginx (return)", "nginx",
                 "One worker, `return 200` directives, access_log off, server_tokens off (the `Server: nginx` header itself cannot be removed without a third-party module), keepalive_requests 100000"),
+        Subject("nginx-deferred", "nginx deferred", "nginx (return), deferred accepts", "nginx",
+                "As `nginx`, with `listen ... deferred` (TCP_DEFER_ACCEPT, as Swoop's default on Linux)",
+                args=["deferred"], optional=True),
         Subject("swoop-api", "Swoop API", "Swoop, samples/Api (routed)", "dotnet",
                 "samples/Api from this repository: the web toolkit (`choose`, `route`, `routef`, `text`, `json`) "
                 "compiled into a hash table and a segment trie at start-up; Swoop's defaults (inline), as `swoop`",
@@ -295,11 +302,13 @@ def launch_spec(s, port):
         return ["node", os.path.join(BENCH, "subjects", "node", s.script or "server.js"),
                 "--port", str(port), "--host", "127.0.0.1"], env
     if s.kind == "nginx":
-        prefix = os.path.join(WORK, "nginx")
+        prefix = os.path.join(WORK, s.name)
         os.makedirs(prefix, exist_ok=True)
         with open(os.path.join(BENCH, "subjects", "nginx", "nginx.conf.in")) as f:
             conf = f.read()
         conf = conf.replace("@PORT@", str(port)).replace("@HOST@", "127.0.0.1").replace("@PREFIX@", prefix)
+        if "deferred" in s.args:
+            conf = conf.replace("default_server;", "default_server deferred;")
         path = os.path.join(prefix, "nginx.conf")
         with open(path, "w") as f:
             f.write(conf)
