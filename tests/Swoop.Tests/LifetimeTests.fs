@@ -58,7 +58,8 @@ let ``a head still dripping when it times out gets its 408 whole, not a reset`` 
 [<Fact>]
 let ``shutdown lets an in-flight request finish, closes idle connections, and completes`` () =
     task {
-        let mutable started = TaskCompletionSource()
+        // Continuations elsewhere: the test's own blocking reads must not run inside the handler.
+        let mutable started = TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously)
 
         let slowHandler (ctx: HttpContext) =
             ValueTask(
@@ -78,7 +79,7 @@ let ``shutdown lets an in-flight request finish, closes idle connections, and co
         do! started.Task
         let first, _ = readAll idle 300
         Assert.EndsWith("finished", text first)
-        started <- TaskCompletionSource()
+        started <- TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously)
         use busy = connect server
         busy.Send(ascii "GET /slow HTTP/1.1\r\nHost: a\r\n\r\n") |> ignore
         do! started.Task

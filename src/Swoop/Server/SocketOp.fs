@@ -9,6 +9,44 @@ open System.Runtime.InteropServices
 open System.Threading.Tasks
 open System.Threading.Tasks.Sources
 
+/// recv and send straight from libc, for an attempt that must not wait (MSG_DONTWAIT): on a
+/// socket the runtime has not used yet this saves its non-blocking switch (two fcntl calls) and
+/// the per-socket state of its event loop; later it saves the runtime's bookkeeping per call.
+module internal Direct =
+    [<DllImport("libc", SetLastError = true)>]
+    extern nativeint recv(nativeint fd, byte& buffer, unativeint length, int flags)
+
+    [<DllImport("libc", SetLastError = true)>]
+    extern nativeint send(nativeint fd, byte& buffer, unativeint length, int flags)
+
+    let private dontWait = 0x40
+    let private noSignal = 0x4000
+
+    /// Linux only (the flags' values and libc's name are Linux's).
+    let available = OperatingSystem.IsLinux()
+
+    /// One receive or send that does not wait: the count, or -1 when it would have waited or
+    /// failed (the caller then goes the runtime's way, which waits or reports the error).
+    let transfer (socket: Socket) (buffer: Memory<byte>) (isSend: bool) : int =
+        let handle = socket.SafeHandle
+        let mutable added = false
+
+        try
+            // Held for the call: the descriptor cannot be closed, and so reused by another
+            // connection, while the call uses it.
+            handle.DangerousAddRef(&added)
+            let fd = handle.DangerousGetHandle()
+            // A byref argument is pinned for the call by the marshaller.
+            let first = &MemoryMarshal.GetReference(buffer.Span)
+
+            let n =
+                if isSend then send (fd, &first, unativeint buffer.Length, dontWait ||| noSignal)
+                else recv (fd, &first, unativeint buffer.Length, dontWait)
+
+            int n
+        finally
+            if added then handle.DangerousRelease()
+
 [<Sealed; AllowNullLiteral>]
 type internal SocketOp() =
     // No ExecutionContext captured per operation: the continuation captures its own.
@@ -16,12 +54,17 @@ type internal SocketOp() =
 
     let mutable core = ManualResetValueTaskSourceCore<int>()
     let mutable pending = false
+    // Try libc first, until a call would have waited (then the runtime's way, for this socket).
+    let mutable direct = false
 
     let failure (error: SocketError) : exn = SocketException(int error)
 
     /// True while an operation started and its result was not taken yet: then this op must
     /// not serve another socket (its completion may still come).
     member _.Pending = pending
+
+    /// A new socket: calls go straight to libc first (Linux).
+    member _.Renew() = direct <- Direct.available
 
     member private this.Started(started: bool) : ValueTask<int> =
         if started then
@@ -47,6 +90,15 @@ type internal SocketOp() =
                 + " was started on a connection whose previous one is still in flight (a FlushAsync or read not awaited before the next, or before the handler returned)"
             )
 
+        let now = if direct && buffer.Length > 0 then Direct.transfer socket buffer send else -1
+
+        if now >= 0 then
+            ValueTask<int>(now)
+        else
+            direct <- false
+            this.StartAsync(socket, buffer, send)
+
+    member private this.StartAsync(socket: Socket, buffer: Memory<byte>, send: bool) : ValueTask<int> =
         core.Reset()
         pending <- true
         this.SetBuffer buffer

@@ -87,6 +87,9 @@ type internal Transport(pool: BufferPool) =
         if sender.Pending then
             sender <- new SocketOp()
 
+        receiver.Renew()
+        sender.Renew()
+
         flushedBefore <- false
         noDelay <- false
 
