@@ -1,6 +1,8 @@
 /// A receive or a send that a connection reuses for every socket it serves, awaited as a
 /// ValueTask<int>. Socket.ReceiveAsync(Memory) and SendAsync create their awaitable event
-/// args (and its callbacks) once per socket: about 1 KB for every new connection.
+/// args (and its callbacks) once per socket: about 1 KB for every new connection. On Linux a
+/// call first goes straight to libc without waiting; only one that would wait takes the
+/// runtime's event loop (and from then on, every call of that direction on that socket).
 namespace Swoop
 
 open System
@@ -13,10 +15,10 @@ open System.Threading.Tasks.Sources
 /// socket the runtime has not used yet this saves its non-blocking switch (two fcntl calls) and
 /// the per-socket state of its event loop; later it saves the runtime's bookkeeping per call.
 module internal Direct =
-    [<DllImport("libc", SetLastError = true)>]
+    [<DllImport("libc")>]
     extern nativeint recv(nativeint fd, byte& buffer, unativeint length, int flags)
 
-    [<DllImport("libc", SetLastError = true)>]
+    [<DllImport("libc")>]
     extern nativeint send(nativeint fd, byte& buffer, unativeint length, int flags)
 
     let private dontWait = 0x40
@@ -90,13 +92,20 @@ type internal SocketOp() =
                 + " was started on a connection whose previous one is still in flight (a FlushAsync or read not awaited before the next, or before the handler returned)"
             )
 
-        let now = if direct && buffer.Length > 0 then Direct.transfer socket buffer send else -1
+        // (A wait for data, with no buffer, is the runtime's: it waits without a system call
+        // that finds nothing only if it knows the socket is drained.)
+        let now =
+            if not direct || buffer.Length = 0 then
+                -1
+            else
+                let n = Direct.transfer socket buffer send
 
-        if now >= 0 then
-            ValueTask<int>(now)
-        else
-            direct <- false
-            this.StartAsync(socket, buffer, send)
+                if n < 0 then
+                    direct <- false
+
+                n
+
+        if now >= 0 then ValueTask<int>(now) else this.StartAsync(socket, buffer, send)
 
     member private this.StartAsync(socket: Socket, buffer: Memory<byte>, send: bool) : ValueTask<int> =
         core.Reset()
