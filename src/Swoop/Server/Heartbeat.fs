@@ -118,21 +118,24 @@ type internal Heartbeat(interval: TimeSpan) as this =
         let mutable ranSince = Stopwatch.GetTimestamp()
 
         for i in first..step .. (min count snapshot.Length) - 1 do
-            // Each tick runs under the gate: once Unregister returns, no tick of that member
-            // is running or will run, so a connection reused for another socket is never
-            // acted on by a tick meant for the old one.
-            Monitor.Enter gate
+            let m = Volatile.Read(&snapshot[i])
 
-            try
-                let m = Volatile.Read(&snapshot[i])
+            if not (isNull m) then
+                // Each tick holds its member's own lock, and Unregister takes it too: once
+                // Unregister returns, no tick of that member is running or will run, so a
+                // connection reused for another socket is never acted on by a tick meant for
+                // the old one. Not one lock for all: a tick that cuts a connection (a send, a
+                // shutdown) would hold up every connection opening or closing meanwhile.
+                Monitor.Enter m
 
-                if not (isNull m) && obj.ReferenceEquals(m, Volatile.Read(&members[i])) then
-                    try
-                        m.Tick now
-                    with e ->
-                        Log.error ("swoop: heartbeat: " + e.Message)
-            finally
-                Monitor.Exit gate
+                try
+                    if obj.ReferenceEquals(m, Volatile.Read(&members[i])) then
+                        try
+                            m.Tick now
+                        with e ->
+                            Log.error ("swoop: heartbeat: " + e.Message)
+                finally
+                    Monitor.Exit m
 
             // Timeouts that fall due together (answers, closes) make long runs: every 200 µs
             // the heartbeat lets a socket engine thread sharing its core serve a request or
@@ -160,9 +163,14 @@ type internal Heartbeat(interval: TimeSpan) as this =
             slot)
 
     member _.Unregister(slot: int) =
-        lock gate (fun () ->
-            Volatile.Write(&members[slot], null)
-            freeSlots.Push slot)
+        let m = Volatile.Read(&members[slot])
+
+        // The member's lock first (waits for a tick of it still running), then the gate (the
+        // array may be growing).
+        lock (if isNull m then gate else m) (fun () ->
+            lock gate (fun () ->
+                Volatile.Write(&members[slot], null)
+                freeSlots.Push slot))
 
     interface IDisposable with
         member _.Dispose() = Volatile.Write(&stopped, true)

@@ -69,11 +69,13 @@ let handler (ctx: HttpContext) : ValueTask =
 
         ctx.WriteString(
             sprintf
-                "allocated %d gen0 %d gen1 %d gen2 %d"
+                "allocated %d gen0 %d gen1 %d gen2 %d pause_ms %.1f lock_contentions %d"
                 (GC.GetTotalAllocatedBytes true)
                 (GC.CollectionCount 0)
                 (GC.CollectionCount 1)
                 (GC.CollectionCount 2)
+                (GC.GetTotalPauseDuration().TotalMilliseconds)
+                System.Threading.Monitor.LockContentionCount
         )
 
         ValueTask.CompletedTask
