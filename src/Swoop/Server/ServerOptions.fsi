@@ -1,0 +1,95 @@
+namespace Swoop
+
+open System
+
+/// How a server listens and what it tolerates. Start from `ServerOptions.defaults`.
+type ServerOptions =
+    {
+        /// Address to listen on: an IP address ("127.0.0.1", "0.0.0.0", "::") or a host name.
+        Host: string
+        /// TCP port; 0 picks a free one (see `RunningServer.Port`).
+        Port: int
+        /// Listen backlog (the kernel caps it at net.core.somaxconn).
+        Backlog: int
+        /// Longest request line (414 beyond).
+        MaxRequestLineSize: int
+        /// Largest header section (431 beyond).
+        MaxHeaderSectionSize: int
+        /// Most header lines (431 beyond).
+        MaxHeaderCount: int
+        /// Largest request body a handler may read (413 beyond); per request via the context.
+        MaxRequestBodySize: int64
+        /// Most unread body bytes thrown away to keep a connection open; beyond, it closes.
+        MaxDrainSize: int64
+        /// How long an idle keep-alive connection stays open.
+        KeepAliveTimeout: TimeSpan
+        /// How long a client has to send a whole request head (408 beyond).
+        RequestHeadTimeout: TimeSpan
+        /// How long a body read may wait for bytes before the connection is cut.
+        BodyReadTimeout: TimeSpan
+        /// How long shutdown waits for in-flight requests before closing every connection.
+        ShutdownTimeout: TimeSpan
+        /// True (default): an idle keep-alive connection holds no buffer; it waits for bytes
+        /// with a zero-byte receive and leases 4 KiB only when they arrive. False: it receives
+        /// straight into its leased 4 KiB segment: one system call less per request, 4 KiB held
+        /// per idle connection.
+        ReleaseBufferWhenIdle: bool
+        /// True (default): socket completions, and so handlers, run on the socket engine's own
+        /// threads (DOTNET_SYSTEM_NET_SOCKETS_INLINE_COMPLETIONS=1, Linux and macOS), as in an
+        /// event loop: no thread switch per request. A handler must then not block (no
+        /// synchronous I/O, no sync-over-async, no long CPU work before its first await): a
+        /// call holding an engine thread for 0.5 s or more is reported on stderr, and after a
+        /// second one every handler starts on the thread pool. False: completions run on the
+        /// thread pool (Kestrel's default), slower but tolerant of blocking handlers. .NET
+        /// reads the setting once, at the first socket operation of the process, so
+        /// `Server.start` applies it only if no socket was used before; a value of the
+        /// environment variable set by the user wins.
+        InlineCompletions: bool
+        /// False (default): a synchronous Read of the request body stream raises
+        /// InvalidOperationException (it would block a socket engine thread); use ReadAsync.
+        /// True allows it, for code that cannot be made asynchronous (then run with --no-inline).
+        AllowSynchronousIO: bool
+        /// Bytes a second a request body must arrive at, averaged over the time spent waiting
+        /// for it, once DataRateGracePeriod has passed; slower, the connection is cut (Kestrel's
+        /// rule and default: 240). 0: no minimum.
+        MinRequestBodyDataRate: int
+        /// Bytes a second a client must read a response at, the same way: a client that never
+        /// reads is cut after the grace period (default 240). 0: no minimum.
+        MinResponseDataRate: int
+        /// How long a slow body or reader is given before the rates apply (default 5 s).
+        DataRateGracePeriod: TimeSpan
+        /// Most connections open at once; past it a new connection is closed at once and
+        /// counted in RunningServer.RejectedConnections. 0 (default, as Kestrel): no limit.
+        MaxConnections: int
+        /// A handler still running this long after it started, with no response sent yet,
+        /// gets its request answered 503 and the connection closed (the handler runs on; its
+        /// connection is not reused before it ends). Zero (default): no limit.
+        RequestTimeout: TimeSpan
+        /// True (default; Linux only, ignored elsewhere): the kernel hands a new connection to
+        /// the server when its first bytes arrive, or about a second after the handshake if
+        /// none do (TCP_DEFER_ACCEPT with 1 s, as nginx's `listen ... deferred` and Apache's
+        /// default on Linux). The first request is then read at once: about a quarter less CPU
+        /// per new connection. The cost: a client that connects and sends nothing is seen (and
+        /// counted by ConnectionCount and MaxConnections, timed by RequestHeadTimeout) about
+        /// a second late. False: every completed handshake is accepted at once.
+        DeferAccept: bool
+    }
+
+[<RequireQualifiedAccess>]
+module ServerOptions =
+    /// 127.0.0.1:8080, 8 KiB request line, 32 KiB headers, 100 headers, 30 MB bodies,
+    /// 130 s keep-alive, 30 s request head, 30 s body reads, 30 s shutdown; handlers inline on
+    /// the socket engine threads, idle connections without a buffer, deferred accepts.
+    val defaults: ServerOptions
+
+    /// Raises ArgumentException naming the first option that is out of range (a port outside
+    /// 0-65535, a limit or timeout that is not positive...). `Server.start` calls it.
+    val validate: options: ServerOptions -> unit
+
+    /// Applies the `PORT` environment variable, then the arguments `--port N`, `--host H`,
+    /// and the switches `--no-inline` (InlineCompletions = false), `--inline` (true),
+    /// `--hold-buffers` (ReleaseBufferWhenIdle = false) and `--no-defer-accept`
+    /// (DeferAccept = false).
+    /// Raises ArgumentException on a bad value. Example:
+    /// `ServerOptions.fromArgs [| "--port"; "9000" |] ServerOptions.defaults` listens on 9000.
+    val fromArgs: argv: string[] -> options: ServerOptions -> ServerOptions
