@@ -54,3 +54,37 @@ let ``a reset under a body read is a ClientDisconnectedException, not a handler 
         let r, _ = exchange server (ascii "POST /fine HTTP/1.1\r\nHost: a\r\nContent-Length: 2\r\n\r\nok") 1000
         Assert.StartsWith("HTTP/1.1 200", r)
     }
+
+[<Fact>]
+let ``a reset that comes before the body is read is a ClientDisconnectedException too`` () =
+    task {
+        let seen = TaskCompletionSource<exn>(TaskCreationOptions.RunContinuationsAsynchronously)
+
+        let handler: RequestHandler =
+            fun ctx ->
+                ValueTask(
+                    task {
+                        try
+                            // The reset is already there when the first body receive runs (the
+                            // kernel reports it once: to the first receive that asks).
+                            do! Task.Delay 300
+                            let! _ = ctx.ReadBodyAsync()
+                            seen.TrySetResult null |> ignore
+                        with e ->
+                            seen.TrySetResult e |> ignore
+                            raise e
+                    }
+                    :> Task
+                )
+
+        use server = serve testOptions handler
+
+        do
+            use s = connect server
+            s.Send(ascii "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 100000\r\n\r\npartial") |> ignore
+            Threading.Thread.Sleep 50
+            s.LingerState <- Sockets.LingerOption(true, 0) // close with RST
+
+        let! failure = seen.Task.WaitAsync(TimeSpan.FromSeconds 10.0)
+        Assert.IsType<ClientDisconnectedException>(failure) |> ignore
+    }

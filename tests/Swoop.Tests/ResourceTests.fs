@@ -36,15 +36,19 @@ let ``no slab goes back while the pool grew recently`` () =
 let ``past MaxConnections a new connection is closed at once and counted`` () =
     task {
         use server = serve { testOptions with MaxConnections = 2 } (sync (fun ctx -> ctx.WriteString "ok"))
+        // Each sends a first byte: with deferred accepts a connection is the server's from then.
         use a = connect server
-        use _b = connect server
+        a.Send(ascii "G") |> ignore
+        use b = connect server
+        b.Send(ascii "G") |> ignore
         do! Task.Delay 200
         use c = connect server
+        c.Send(ascii "G") |> ignore
         let _, closed = readAll c 2000
         Assert.True(closed)
         Assert.Equal(1L, server.RejectedConnections)
         // The first two are served.
-        a.Send(ascii "GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n") |> ignore
+        a.Send(ascii "ET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n") |> ignore
         let answer, _ = readAll a 2000
         Assert.StartsWith("HTTP/1.1 200", text answer)
     }

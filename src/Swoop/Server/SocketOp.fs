@@ -15,20 +15,43 @@ open System.Threading.Tasks.Sources
 /// socket the runtime has not used yet this saves its non-blocking switch (two fcntl calls) and
 /// the per-socket state of its event loop; later it saves the runtime's bookkeeping per call.
 module internal Direct =
-    [<DllImport("libc")>]
+    [<DllImport("libc", SetLastError = true)>]
     extern nativeint recv(nativeint fd, byte& buffer, unativeint length, int flags)
 
-    [<DllImport("libc")>]
+    [<DllImport("libc", SetLastError = true)>]
     extern nativeint send(nativeint fd, byte& buffer, unativeint length, int flags)
 
     let private dontWait = 0x40
     let private noSignal = 0x4000
 
-    /// Linux only (the flags' values and libc's name are Linux's).
-    let available = OperatingSystem.IsLinux()
+    /// Linux only (the flags' values and errno's are Linux's), and only where libc resolves
+    /// (a receive on no descriptor, at start: it fails with EBADF, or the import is missing).
+    let available =
+        OperatingSystem.IsLinux()
+        && (try
+                let mutable probe = 0uy
+                recv (-1n, &probe, 0un, 0x40) |> ignore
+                true
+            with _ ->
+                false)
 
-    /// One receive or send that does not wait: the count, or -1 when it would have waited or
-    /// failed (the caller then goes the runtime's way, which waits or reports the error).
+    /// errno for "would block" on Linux.
+    let wouldBlock = 11
+
+    /// The socket error a failed call reports, as the runtime would, for the errors that a
+    /// retry would not see again (the kernel reports a reset once): otherwise None, and the
+    /// runtime's way retries and reports.
+    let failure (errno: int) : SocketError voption =
+        match errno with
+        | 104 -> ValueSome SocketError.ConnectionReset
+        | 103 -> ValueSome SocketError.ConnectionAborted
+        | 110 -> ValueSome SocketError.TimedOut
+        | 32 -> ValueSome SocketError.Shutdown
+        | 107 -> ValueSome SocketError.NotConnected
+        | _ -> ValueNone
+
+    /// One receive or send that does not wait: the count, or -1 with errno when it failed or
+    /// would have waited (Marshal.GetLastPInvokeError).
     let transfer (socket: Socket) (buffer: Memory<byte>) (isSend: bool) : int =
         let handle = socket.SafeHandle
         let mutable added = false
@@ -92,20 +115,22 @@ type internal SocketOp() =
                 + " was started on a connection whose previous one is still in flight (a FlushAsync or read not awaited before the next, or before the handler returned)"
             )
 
-        // (A wait for data, with no buffer, is the runtime's: it waits without a system call
-        // that finds nothing only if it knows the socket is drained.)
-        let now =
-            if not direct || buffer.Length = 0 then
-                -1
+        // A wait for data (no buffer) is always the runtime's: the waiting is its event loop's.
+        if not direct || buffer.Length = 0 then
+            this.StartAsync(socket, buffer, send)
+        else
+            let n = Direct.transfer socket buffer send
+
+            if n >= 0 then
+                ValueTask<int>(n)
             else
-                let n = Direct.transfer socket buffer send
+                let errno = Marshal.GetLastPInvokeError()
 
-                if n < 0 then
+                match (if errno = Direct.wouldBlock then ValueNone else Direct.failure errno) with
+                | ValueSome error -> ValueTask.FromException<int>(failure error)
+                | ValueNone ->
                     direct <- false
-
-                n
-
-        if now >= 0 then ValueTask<int>(now) else this.StartAsync(socket, buffer, send)
+                    this.StartAsync(socket, buffer, send)
 
     member private this.StartAsync(socket: Socket, buffer: Memory<byte>, send: bool) : ValueTask<int> =
         core.Reset()
