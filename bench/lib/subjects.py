@@ -99,7 +99,8 @@ def all_subjects():
         Subject("swoop", "Swoop", "Swoop", "dotnet",
                 "samples/Hello from this repository as `dotnet publish` makes it: a native AOT executable (the project's "
                 "PublishAot=true), with the project's own runtime settings; "
-                "Swoop's defaults: handlers inline on the socket engine's threads, idle connections without a buffer",
+                "Swoop's defaults: handlers inline on the socket engine's threads, idle connections without a buffer, "
+                "deferred accepts (TCP_DEFER_ACCEPT 1 s; see `swoop-no-defer`)",
                 project=swoop_project(), env=DEBUG_ENV),
         Subject("swoop-jit", "Swoop JIT", "Swoop, JIT", "dotnet",
                 "samples/Hello published with -p:PublishAot=false, run as `dotnet Hello.dll` (JIT, tiered PGO): "
@@ -142,7 +143,8 @@ def all_subjects():
                 "node:http createServer, one process, NODE_ENV=production, no Server header by default",
                 env={"NODE_ENV": "production"}),
         Subject("nginx", "nginx", "nginx (return)", "nginx",
-                "One worker, `return 200` directives, access_log off, server_tokens off (the `Server: nginx` header itself cannot be removed without a third-party module), keepalive_requests 100000"),
+                "One worker, `return 200` directives, access_log off, server_tokens off (the `Server: nginx` header itself cannot be removed without a third-party module), keepalive_requests 100000; "
+                "`listen` without `deferred` (nginx's default; see `nginx-deferred`)"),
         Subject("nginx-deferred", "nginx deferred", "nginx (return), deferred accepts", "nginx",
                 "As `nginx`, with `listen ... deferred` (TCP_DEFER_ACCEPT, as Swoop's default on Linux)",
                 args=["deferred"], optional=True),
