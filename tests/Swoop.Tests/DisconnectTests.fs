@@ -21,34 +21,40 @@ let ``a client that resets mid-request does not disturb others`` () =
     let r, _ = exchange server (ascii "GET /fine HTTP/1.1\r\nHost: a\r\n\r\n") 1000
     Assert.Contains("GET /fine|", r)
 
+/// Sends a head and part of a body, resets the connection `resetAfterMs` later, and waits for
+/// what the handler's body read met (see bodyReader).
+let private resetUnderBody (server: RunningServer) (seen: TaskCompletionSource<exn>) (resetAfterMs: int) =
+    let s = connect server
+    s.Send(ascii "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 100000\r\n\r\npartial") |> ignore
+    Threading.Thread.Sleep resetAfterMs
+    s.LingerState <- Sockets.LingerOption(true, 0) // close with RST
+    s.Dispose()
+    seen.Task.WaitAsync(TimeSpan.FromSeconds 10.0)
+
+/// Reads the body `readAfterMs` after the head arrived; tells `seen` what the read met.
+let private bodyReader (readAfterMs: int) (seen: TaskCompletionSource<exn>) : RequestHandler =
+    fun ctx ->
+        ValueTask(
+            task {
+                try
+                    if readAfterMs > 0 then
+                        do! Task.Delay readAfterMs
+
+                    let! _ = ctx.ReadBodyAsync()
+                    seen.TrySetResult null |> ignore
+                with e ->
+                    seen.TrySetResult e |> ignore
+                    raise e
+            }
+            :> Task
+        )
+
 [<Fact>]
 let ``a reset under a body read is a ClientDisconnectedException, not a handler failure`` () =
     task {
         let seen = TaskCompletionSource<exn>(TaskCreationOptions.RunContinuationsAsynchronously)
-
-        let handler: RequestHandler =
-            fun ctx ->
-                ValueTask(
-                    task {
-                        try
-                            let! _ = ctx.ReadBodyAsync()
-                            seen.TrySetResult null |> ignore
-                        with e ->
-                            seen.TrySetResult e |> ignore
-                            raise e
-                    }
-                    :> Task
-                )
-
-        use server = serve testOptions handler
-
-        do
-            use s = connect server
-            s.Send(ascii "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 100000\r\n\r\npartial") |> ignore
-            Threading.Thread.Sleep 200
-            s.LingerState <- Sockets.LingerOption(true, 0) // close with RST
-
-        let! failure = seen.Task.WaitAsync(TimeSpan.FromSeconds 10.0)
+        use server = serve testOptions (bodyReader 0 seen)
+        let! failure = resetUnderBody server seen 200
         Assert.IsType<ClientDisconnectedException>(failure) |> ignore
         Assert.IsAssignableFrom<IO.IOException>(failure) |> ignore
         let r, _ = exchange server (ascii "POST /fine HTTP/1.1\r\nHost: a\r\nContent-Length: 2\r\n\r\nok") 1000
@@ -59,32 +65,9 @@ let ``a reset under a body read is a ClientDisconnectedException, not a handler 
 let ``a reset that comes before the body is read is a ClientDisconnectedException too`` () =
     task {
         let seen = TaskCompletionSource<exn>(TaskCreationOptions.RunContinuationsAsynchronously)
-
-        let handler: RequestHandler =
-            fun ctx ->
-                ValueTask(
-                    task {
-                        try
-                            // The reset is already there when the first body receive runs (the
-                            // kernel reports it once: to the first receive that asks).
-                            do! Task.Delay 300
-                            let! _ = ctx.ReadBodyAsync()
-                            seen.TrySetResult null |> ignore
-                        with e ->
-                            seen.TrySetResult e |> ignore
-                            raise e
-                    }
-                    :> Task
-                )
-
-        use server = serve testOptions handler
-
-        do
-            use s = connect server
-            s.Send(ascii "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 100000\r\n\r\npartial") |> ignore
-            Threading.Thread.Sleep 50
-            s.LingerState <- Sockets.LingerOption(true, 0) // close with RST
-
-        let! failure = seen.Task.WaitAsync(TimeSpan.FromSeconds 10.0)
+        // The reset is already there when the first body receive runs (the kernel reports it
+        // once: to the first receive that asks).
+        use server = serve testOptions (bodyReader 300 seen)
+        let! failure = resetUnderBody server seen 50
         Assert.IsType<ClientDisconnectedException>(failure) |> ignore
     }

@@ -30,17 +30,14 @@ module internal Direct =
         OperatingSystem.IsLinux()
         && (try
                 let mutable probe = 0uy
-                recv (-1n, &probe, 0un, 0x40) |> ignore
+                recv (-1n, &probe, 0un, dontWait) |> ignore
                 true
             with _ ->
                 false)
 
-    /// errno for "would block" on Linux.
-    let wouldBlock = 11
-
     /// The socket error a failed call reports, as the runtime would, for the errors that a
-    /// retry would not see again (the kernel reports a reset once): otherwise None, and the
-    /// runtime's way retries and reports.
+    /// retry would not see again (the kernel reports a reset once): otherwise None (would
+    /// block, EAGAIN, among them), and the runtime's way waits, or retries and reports.
     let failure (errno: int) : SocketError voption =
         match errno with
         | 104 -> ValueSome SocketError.ConnectionReset
@@ -124,9 +121,7 @@ type internal SocketOp() =
             if n >= 0 then
                 ValueTask<int>(n)
             else
-                let errno = Marshal.GetLastPInvokeError()
-
-                match (if errno = Direct.wouldBlock then ValueNone else Direct.failure errno) with
+                match Direct.failure (Marshal.GetLastPInvokeError()) with
                 | ValueSome error -> ValueTask.FromException<int>(failure error)
                 | ValueNone ->
                     direct <- false
