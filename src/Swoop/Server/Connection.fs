@@ -28,6 +28,7 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
     let mutable linger = false
     let mutable fresh = true
     let mutable pending: Socket = null
+    let mutable pendingDescriptor: OwnedDescriptor = null
     // When the synchronous part of the current handler call began (Environment.TickCount64),
     // 0 when no call is running: the heartbeat's blocking watch reads it.
     [<VolatileField>]
@@ -122,9 +123,9 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
         }
 
     /// The connection loop, until the connection closes.
-    member c.RunAsync(socket: Socket) : Task =
+    member c.RunAsync(socket: Socket, accepted: OwnedDescriptor) : Task =
         task {
-            transport.Attach socket
+            transport.Attach(socket, accepted)
             head.Reset()
             transport.Deadline <- Heartbeat.NowMs + settings.KeepAliveMs
             Volatile.Write(&transport.State, ConnectionState.Idle)
@@ -308,7 +309,7 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                 Volatile.Write(&transport.State, ConnectionState.Closed)
                 settings.Heartbeat.Unregister slot
                 transport.Close()
-                transport.Socket <- null
+                transport.Descriptor.Detach()
                 transport.ReleaseAll()
                 context.Release()
                 head.Reset()
@@ -377,19 +378,23 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                 | ConnectionState.Lingering -> if tryState ConnectionState.TimedOut state then transport.Close()
                 | _ -> ()
 
-    /// Starts serving `socket`: when `here` and on a socket engine thread, right there (the
-    /// request that came with the connection is answered before the next accept, with no
-    /// thread-pool hop, whose waking workers spin on the cores the engine needs); otherwise on
-    /// the thread pool.
-    member c.Start(socket: Socket, here: bool) =
+    /// Starts serving a socket (the runtime's `socket`, or a descriptor `accepted` with
+    /// accept4: one of the two): when `here` and on a socket engine thread (or the accept
+    /// thread), right there (the request that came with the connection is answered before the
+    /// next accept, with no thread-pool hop, whose waking workers spin on the cores the engine
+    /// needs); otherwise on the thread pool.
+    member c.Start(socket: Socket, accepted: OwnedDescriptor, here: bool) =
         if here && settings.Inline && not settings.OffloadHandlers && EngineThread.IsCurrent then
-            c.RunAsync socket |> ignore
+            c.RunAsync(socket, accepted) |> ignore
         else
             pending <- socket
+            pendingDescriptor <- accepted
             ThreadPool.UnsafeQueueUserWorkItem(c, preferLocal = false) |> ignore
 
     interface IThreadPoolWorkItem with
         member c.Execute() =
             let s = pending
+            let d = pendingDescriptor
             pending <- null
-            c.RunAsync s |> ignore
+            pendingDescriptor <- null
+            c.RunAsync(s, d) |> ignore

@@ -8,7 +8,7 @@ open System.Threading
 open System.Threading.Tasks
 
 [<Sealed>]
-type RunningServer internal (listener: Socket, settings: ConnectionSettings, shutdownTimeout: TimeSpan, maxConnections: int) =
+type RunningServer internal (listener: Socket, settings: ConnectionSettings, shutdownTimeout: TimeSpan, maxConnections: int, nativeAccept: bool) =
     let idle = System.Collections.Concurrent.ConcurrentBag<Connection>()
     let mutable open' = 0
     let mutable rejected = 0L
@@ -33,13 +33,41 @@ type RunningServer internal (listener: Socket, settings: ConnectionSettings, shu
 
     // Connections accepted so far (written by the accept loop only): the trimmer's sign of
     // a quiet server.
-    let mutable accepted = 0L
+    let mutable acceptedCount = 0L
 
     // How long the accept loop may serve new connections on an engine thread since its accept
     // last had to wait: 1 ms.
     let inlineBudget = Diagnostics.Stopwatch.Frequency / 1000L
 
-    let acceptLoop () : Task =
+    /// Serves a new connection (the runtime's `socket`, or a descriptor `accepted` with
+    /// accept4), or refuses it when the server is at its limit.
+    let admit (socket: Socket) (accepted: OwnedDescriptor) (here: bool) =
+        if maxConnections > 0 && Volatile.Read(&open') >= maxConnections then
+            // Over the limit: closed at once (a reset, no lingering), and counted.
+            Interlocked.Increment(&rejected) |> ignore
+
+            try
+                if isNull socket then
+                    Direct.lingerZero (accepted.DangerousGetHandle())
+                    accepted.Dispose()
+                else
+                    socket.LingerState <- LingerOption(true, 0)
+                    socket.Dispose()
+            with _ ->
+                ()
+        else
+            Interlocked.Increment(&open') |> ignore
+            acceptedCount <- acceptedCount + 1L
+
+            let connection =
+                match idle.TryTake() with
+                | true, c -> c
+                | _ -> Connection(settings, onClosed)
+
+            connection.Start(socket, accepted, here)
+
+    /// The runtime's accept, awaited on its socket engine.
+    let runtimeAcceptLoop () : Task =
         task {
             let mutable go = true
             // While the backlog holds more, accepts complete at once and this loop keeps the
@@ -59,30 +87,11 @@ type RunningServer internal (listener: Socket, settings: ConnectionSettings, shu
                     if waited then
                         since <- Diagnostics.Stopwatch.GetTimestamp()
 
-                    if maxConnections > 0 && Volatile.Read(&open') >= maxConnections then
-                        // Over the limit: closed at once (a reset, no lingering), and counted.
-                        Interlocked.Increment(&rejected) |> ignore
+                    let here = Diagnostics.Stopwatch.GetTimestamp() - since < inlineBudget
+                    admit socket null here
 
-                        try
-                            socket.LingerState <- LingerOption(true, 0)
-                        with _ ->
-                            ()
-
-                        socket.Dispose()
-                    else
-                        Interlocked.Increment(&open') |> ignore
-                        accepted <- accepted + 1L
-
-                        let connection =
-                            match idle.TryTake() with
-                            | true, c -> c
-                            | _ -> Connection(settings, onClosed)
-
-                        let here = Diagnostics.Stopwatch.GetTimestamp() - since < inlineBudget
-                        connection.Start(socket, here)
-
-                        if not here && EngineThread.IsCurrent then
-                            do! Task.Yield()
+                    if not here && EngineThread.IsCurrent then
+                        do! Task.Yield()
                 with
                 | :? ObjectDisposedException
                 | :? SocketException when settings.Stopping -> go <- false
@@ -98,8 +107,73 @@ type RunningServer internal (listener: Socket, settings: ConnectionSettings, shu
                     do! Task.Delay 10
         }
 
+    /// Linux, deferred accepts: a thread of its own blocks in accept4 and serves each new
+    /// connection right there, as nginx's workers do. The runtime's accept would wake its
+    /// engine, run its bookkeeping and make a Socket for every connection; most connections
+    /// never need one (their request came with them; see Descriptor).
+    let nativeAcceptLoop () =
+        let handle = listener.SafeHandle
+        let nonBlockingCloseOnExec = 0x800 ||| 0x80000
+        let mutable go = true
+
+        while go do
+            let mutable added = false
+            let mutable fd = -1
+            let mutable errno = 0
+
+            try
+                try
+                    // Held only for the call: disposing the listener (at stop) waits for it,
+                    // and wakes it.
+                    handle.DangerousAddRef(&added)
+                    fd <- Direct.accept4 (handle.DangerousGetHandle(), 0n, 0n, nonBlockingCloseOnExec)
+
+                    if fd < 0 then
+                        errno <- Marshal.GetLastPInvokeError()
+
+                        // A listener left non-blocking: wait for the next connection.
+                        if errno = 11 then
+                            Direct.waitReadable (handle.DangerousGetHandle())
+                finally
+                    if added then handle.DangerousRelease()
+            with _ ->
+                // The listener is disposed.
+                go <- false
+
+            if go then
+                if fd >= 0 then
+                    try
+                        admit null (new OwnedDescriptor(nativeint fd)) true
+                    with e ->
+                        reportAcceptError e
+                else
+                    match errno with
+                    | 11 // EAGAIN: waited above
+                    | 4 // EINTR
+                    | 103 // ECONNABORTED: the client gave up before the accept
+                    | 71 // EPROTO, and network errors the new connection brought along
+                    | 100
+                    | 101
+                    | 112
+                    | 113 -> ()
+                    | _ when settings.Stopping -> go <- false
+                    | 22 // EINVAL: not listening any more
+                    | 9 -> // EBADF
+                        go <- false
+                        acceptFailed.TrySetResult(SocketException errno) |> ignore
+                    | _ ->
+                        // Out of file descriptors (EMFILE, ENFILE) or memory: say so, back
+                        // off, keep serving.
+                        reportAcceptError (SocketException errno)
+                        Thread.Sleep 10
+
     let endPoint = listener.LocalEndPoint :?> IPEndPoint
-    do acceptLoop () |> ignore
+    do
+        if nativeAccept then
+            let thread = Thread(nativeAcceptLoop, IsBackground = true, Name = "swoop accept")
+            thread.Start()
+        else
+            runtimeAcceptLoop () |> ignore
 
     // After a burst, memory goes back: every 5 s, slabs unused for 5 s return to the GC
     // (one is kept) and pooled connection objects beyond what is open are let go.
@@ -128,7 +202,7 @@ type RunningServer internal (listener: Socket, settings: ConnectionSettings, shu
                     // blocking collection amid new connections (a flood, slow clients being
                     // cut and coming back) would stall every request in flight.
                     uncollected <- uncollected + slabBytes + int64 dropped * 5000L
-                    let seen = Volatile.Read(&accepted)
+                    let seen = Volatile.Read(&acceptedCount)
                     let quiet = seen = acceptedAtTrim
                     acceptedAtTrim <- seen
 
@@ -245,7 +319,11 @@ module Server =
         settings.MinResponseDataRate <- options.MinResponseDataRate
         settings.DataRateGraceMs <- int64 options.DataRateGracePeriod.TotalMilliseconds
         settings.RequestTimeoutMs <- int64 options.RequestTimeout.TotalMilliseconds
-        new RunningServer(listener, settings, options.ShutdownTimeout, options.MaxConnections)
+        // Linux with deferred accepts: the accept thread (see RunningServer). Without deferral
+        // a new connection's request is seldom there yet, and its wait would need the runtime's
+        // Socket anyway: the runtime's accept is cheaper then.
+        let nativeAccept = options.DeferAccept && Direct.available
+        new RunningServer(listener, settings, options.ShutdownTimeout, options.MaxConnections, nativeAccept)
 
     let run (options: ServerOptions) (handler: RequestHandler) =
         let server =

@@ -11,64 +11,6 @@ open System.Runtime.InteropServices
 open System.Threading.Tasks
 open System.Threading.Tasks.Sources
 
-/// recv and send straight from libc, for an attempt that must not wait (MSG_DONTWAIT): on a
-/// socket the runtime has not used yet this saves its non-blocking switch (two fcntl calls) and
-/// the per-socket state of its event loop; later it saves the runtime's bookkeeping per call.
-module internal Direct =
-    [<DllImport("libc", SetLastError = true)>]
-    extern nativeint recv(nativeint fd, byte& buffer, unativeint length, int flags)
-
-    [<DllImport("libc", SetLastError = true)>]
-    extern nativeint send(nativeint fd, byte& buffer, unativeint length, int flags)
-
-    let private dontWait = 0x40
-    let private noSignal = 0x4000
-
-    /// Linux only (the flags' values and errno's are Linux's), and only where libc resolves
-    /// (a receive on no descriptor, at start: it fails with EBADF, or the import is missing).
-    let available =
-        OperatingSystem.IsLinux()
-        && (try
-                let mutable probe = 0uy
-                recv (-1n, &probe, 0un, dontWait) |> ignore
-                true
-            with _ ->
-                false)
-
-    /// The socket error a failed call reports, as the runtime would, for the errors that a
-    /// retry would not see again (the kernel reports a reset once): otherwise None (would
-    /// block, EAGAIN, among them), and the runtime's way waits, or retries and reports.
-    let failure (errno: int) : SocketError voption =
-        match errno with
-        | 104 -> ValueSome SocketError.ConnectionReset
-        | 103 -> ValueSome SocketError.ConnectionAborted
-        | 110 -> ValueSome SocketError.TimedOut
-        | 32 -> ValueSome SocketError.Shutdown
-        | 107 -> ValueSome SocketError.NotConnected
-        | _ -> ValueNone
-
-    /// One receive or send that does not wait: the count, or -1 with errno when it failed or
-    /// would have waited (Marshal.GetLastPInvokeError).
-    let transfer (socket: Socket) (buffer: Memory<byte>) (isSend: bool) : int =
-        let handle = socket.SafeHandle
-        let mutable added = false
-
-        try
-            // Held for the call: the descriptor cannot be closed, and so reused by another
-            // connection, while the call uses it.
-            handle.DangerousAddRef(&added)
-            let fd = handle.DangerousGetHandle()
-            // A byref argument is pinned for the call by the marshaller.
-            let first = &MemoryMarshal.GetReference(buffer.Span)
-
-            let n =
-                if isSend then send (fd, &first, unativeint buffer.Length, dontWait ||| noSignal)
-                else recv (fd, &first, unativeint buffer.Length, dontWait)
-
-            int n
-        finally
-            if added then handle.DangerousRelease()
-
 [<Sealed; AllowNullLiteral>]
 type internal SocketOp() =
     // No ExecutionContext captured per operation: the continuation captures its own.
@@ -105,7 +47,7 @@ type internal SocketOp() =
             this.SetBuffer(Memory<byte>.Empty)
 
     /// Starts a receive or a send, one at a time: a second one would drop the first one's waiter.
-    member private this.Start(socket: Socket, buffer: Memory<byte>, send: bool) : ValueTask<int> =
+    member private this.Start(descriptor: Descriptor, buffer: Memory<byte>, send: bool) : ValueTask<int> =
         if pending then
             invalidOp (
                 (if send then "a send" else "a receive")
@@ -114,9 +56,9 @@ type internal SocketOp() =
 
         // A wait for data (no buffer) is always the runtime's: the waiting is its event loop's.
         if not direct || buffer.Length = 0 then
-            this.StartAsync(socket, buffer, send)
+            this.StartAsync(descriptor.Socket, buffer, send)
         else
-            let n = Direct.transfer socket buffer send
+            let n = descriptor.Transfer(buffer.Span, send)
 
             if n >= 0 then
                 ValueTask<int>(n)
@@ -125,7 +67,7 @@ type internal SocketOp() =
                 | ValueSome error -> ValueTask.FromException<int>(failure error)
                 | ValueNone ->
                     direct <- false
-                    this.StartAsync(socket, buffer, send)
+                    this.StartAsync(descriptor.Socket, buffer, send)
 
     member private this.StartAsync(socket: Socket, buffer: Memory<byte>, send: bool) : ValueTask<int> =
         core.Reset()
@@ -142,11 +84,12 @@ type internal SocketOp() =
         this.Started started
 
     /// Receives into `buffer` (empty: waits until bytes are there, reading none).
-    member this.Receive(socket: Socket, buffer: Memory<byte>) : ValueTask<int> = this.Start(socket, buffer, false)
+    member this.Receive(descriptor: Descriptor, buffer: Memory<byte>) : ValueTask<int> =
+        this.Start(descriptor, buffer, false)
 
     /// Sends what it can of `buffer`; the count says how much went.
-    member this.Send(socket: Socket, buffer: ReadOnlyMemory<byte>) : ValueTask<int> =
-        this.Start(socket, MemoryMarshal.AsMemory buffer, true)
+    member this.Send(descriptor: Descriptor, buffer: ReadOnlyMemory<byte>) : ValueTask<int> =
+        this.Start(descriptor, MemoryMarshal.AsMemory buffer, true)
 
     override this.OnCompleted(e: SocketAsyncEventArgs) =
         if e.SocketError = SocketError.Success then

@@ -70,14 +70,17 @@ type internal Transport(pool: BufferPool) =
     let mutable receiver = new SocketOp()
     let mutable sender = new SocketOp()
 
-    member val Socket: Socket = null with get, set
+    let descriptor = Descriptor()
 
-    /// Takes a new socket. Nagle's algorithm is left on until the connection sends a second
-    /// time (a second response, a streamed part, a send in several steps): a connection that
-    /// answers once and closes needs no setsockopt, and from the second send on nothing small
-    /// waits for an ACK.
-    member t.Attach(socket: Socket) =
-        t.Socket <- socket
+    /// The connection's socket.
+    member _.Descriptor = descriptor
+
+    /// Takes a new socket: the runtime's Socket, or (accepted with accept4) the descriptor.
+    /// Nagle's algorithm is left on until the connection sends a second time (a second
+    /// response, a streamed part, a send in several steps): a connection that answers once and
+    /// closes needs no setsockopt, and from the second send on nothing small waits for an ACK.
+    member t.Attach(socket: Socket, accepted: OwnedDescriptor) =
+        if isNull socket then descriptor.Attach accepted else descriptor.Attach socket
 
         // An operation of the last socket never awaited to its end (a handler that left a
         // flush behind) may still complete: that op is left to it.
@@ -196,11 +199,11 @@ type internal Transport(pool: BufferPool) =
 
     /// Receives into the free space after InEnd; the caller adds the count to InEnd.
     member t.ReceiveAsync() : ValueTask<int> =
-        receiver.Receive(t.Socket, Memory<byte>(input.Array, input.Offset + t.InEnd, input.Length - t.InEnd))
+        receiver.Receive(descriptor, Memory<byte>(input.Array, input.Offset + t.InEnd, input.Length - t.InEnd))
 
     /// Completes when bytes are there to read, without holding a buffer while waiting.
     member t.WaitForDataAsync() : ValueTask<int> =
-        receiver.Receive(t.Socket, Memory<byte>.Empty)
+        receiver.Receive(descriptor, Memory<byte>.Empty)
 
     /// Room to write at least `size` bytes at the end of the output; then call Advance.
     member _.OutputSpan(size: int) : Span<byte> = output.GetSpan size
@@ -231,7 +234,7 @@ type internal Transport(pool: BufferPool) =
                 noDelay <- true
 
                 try
-                    t.Socket.NoDelay <- true
+                    descriptor.SetNoDelay()
                 with _ ->
                     () // the peer may be gone; the send will say so
 
@@ -242,7 +245,7 @@ type internal Transport(pool: BufferPool) =
             // Sends that complete at once (the usual case) need no state machine; at most
             // SendStep bytes a send, so a slow reader's progress shows (data rates, timeouts).
             while not waiting && not output.IsEmpty do
-                let vt = sender.Send(t.Socket, output.Next Transport.SendStep)
+                let vt = sender.Send(descriptor, output.Next Transport.SendStep)
 
                 if vt.IsCompletedSuccessfully then
                     // Read a ValueTask once only: its source (the sender) is reused.
@@ -284,27 +287,18 @@ type internal Transport(pool: BufferPool) =
                 sendMore <- not output.IsEmpty
 
                 if sendMore then
-                    inFlight <- sender.Send(t.Socket, output.Next Transport.SendStep)
+                    inFlight <- sender.Send(descriptor, output.Next Transport.SendStep)
 
             t.SendDeadline <- 0L
         }
 
     /// Closes the socket (if any); never throws.
-    member t.Close() =
-        let s = t.Socket
-
-        if not (isNull s) then
-            try
-                s.Dispose()
-            with _ ->
-                ()
+    member _.Close() = descriptor.Close()
 
     /// Sends an error answer if it can go at once: never blocking, since it comes from the
     /// heartbeat or beside a handler still running.
-    member private t.AnswerNow(status: int) =
-        let s = t.Socket
-        s.Blocking <- false
-        s.Send(Response.errorAnswer status) |> ignore
+    member private _.AnswerNow(status: int) =
+        descriptor.SendNow(Response.errorAnswer status)
 
     /// Answers (if it can go at once), then closes.
     member t.AnswerAndClose(status: int) =
@@ -329,7 +323,7 @@ type internal Transport(pool: BufferPool) =
     /// No more sending; what the client still sends is read for up to 2 s (the heartbeat
     /// closes a lingering connection past its deadline).
     member private t.HalfClose() =
-        t.Socket.Shutdown(SocketShutdown.Send)
+        descriptor.ShutdownSend()
         t.Deadline <- Heartbeat.NowMs + 2000L
         Threading.Volatile.Write(&t.State, ConnectionState.Lingering)
 
@@ -344,7 +338,7 @@ type internal Transport(pool: BufferPool) =
                 lingering <- true
 
                 while lingering do
-                    let! n = receiver.Receive(t.Socket, Memory<byte>(SlabPool.Discard))
+                    let! n = receiver.Receive(descriptor, Memory<byte>(SlabPool.Discard))
                     discarded <- discarded + n
 
                     if n = 0 || discarded > 1_048_576 then
