@@ -1,0 +1,136 @@
+/// A connection's socket as a bare descriptor (Linux, accepted with accept4): answered and
+/// closed without a Socket, a plain close; the runtime's Socket made only when asked for, and
+/// then the only owner of the descriptor.
+module Swoop.Tests.DescriptorTests
+
+open System
+open System.Net
+open System.Net.Sockets
+open System.Text
+open Xunit
+open Swoop
+open Swoop.Tests.Support
+
+/// A connected pair: the client's Socket, and the server side as a descriptor from accept4.
+let private acceptPair () =
+    let listener = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp)
+    listener.Bind(IPEndPoint(IPAddress.Loopback, 0))
+    listener.Listen 1
+    let client = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp)
+    client.Connect listener.LocalEndPoint
+    let fd = Direct.accept4 (listener.SafeHandle.DangerousGetHandle(), 0n, 0n, 0x800 ||| 0x80000)
+    Assert.True(fd >= 0, "accept4 failed")
+    listener.Dispose()
+    client, new OwnedDescriptor(nativeint fd)
+
+/// Reads until the peer closes; a reset throws.
+let private readToEnd (s: Socket) =
+    s.ReceiveTimeout <- 2000
+    let buffer = Array.zeroCreate<byte> 4096
+    let got = StringBuilder()
+    let mutable n = s.Receive buffer
+
+    while n > 0 do
+        got.Append(Encoding.ASCII.GetString(buffer, 0, n)) |> ignore
+        n <- s.Receive buffer
+
+    string got
+
+[<Fact>]
+let ``a descriptor answered and closed without a Socket ends with a plain close, not a reset`` () =
+    if Direct.available then
+        let client, owned = acceptPair ()
+        use _ = client
+        let d = Descriptor()
+        d.Attach owned
+        client.Send(ascii "ping") |> ignore
+        Threading.Thread.Sleep 50
+        let buffer = Array.zeroCreate<byte> 16
+        Assert.Equal(4, d.Transfer(Span buffer, false))
+        Assert.Equal(4, d.Transfer(Span(ascii "pong"), true))
+        d.Close()
+        Assert.False(d.HasSocket)
+        Assert.True(owned.IsClosed)
+        Assert.Equal("pong", readToEnd client)
+
+[<Fact>]
+let ``a receive with nothing to read says so at once, without waiting`` () =
+    if Direct.available then
+        let client, owned = acceptPair ()
+        use _ = client
+        let d = Descriptor()
+        d.Attach owned
+        let buffer = Array.zeroCreate<byte> 16
+        Assert.Equal(-1, d.Transfer(Span buffer, false))
+        Assert.Equal(11, Runtime.InteropServices.Marshal.GetLastPInvokeError()) // EAGAIN
+        d.Close()
+
+[<Fact>]
+let ``the Socket, made on demand, takes the descriptor over and closes it plainly`` () =
+    if Direct.available then
+        let client, owned = acceptPair ()
+        use _ = client
+        let d = Descriptor()
+        d.Attach owned
+        let socket = d.Socket
+        Assert.True(d.HasSocket)
+        Assert.Same(socket, d.Socket)
+        // The Socket owns the descriptor now: the first handle will never close it.
+        Assert.True(owned.IsClosed)
+        Assert.Equal(client.LocalEndPoint, socket.RemoteEndPoint)
+        // Direct calls go on, through the Socket's handle.
+        Assert.Equal(3, d.Transfer(Span(ascii "one"), true))
+        socket.SendAsync(ArraySegment(ascii "two"), SocketFlags.None).Result |> ignore
+        d.Close()
+        Assert.Equal("onetwo", readToEnd client)
+        Assert.Throws<ObjectDisposedException>(fun () -> d.Transfer(Span(ascii "x"), true) |> ignore) |> ignore
+
+[<Fact>]
+let ``no Socket is made for a closed descriptor`` () =
+    if Direct.available then
+        let client, owned = acceptPair ()
+        use _ = client
+        let d = Descriptor()
+        d.Attach owned
+        d.Close()
+        Assert.Throws<ObjectDisposedException>(fun () -> d.Socket |> ignore) |> ignore
+        Assert.Equal("", readToEnd client)
+
+[<Fact>]
+let ``a half-close on the bare descriptor lets the client read to the end and still send`` () =
+    if Direct.available then
+        let client, owned = acceptPair ()
+        use _ = client
+        let d = Descriptor()
+        d.Attach owned
+        Assert.Equal(4, d.Transfer(Span(ascii "last"), true))
+        d.ShutdownSend()
+        Assert.Equal("last", readToEnd client)
+        client.Send(ascii "late") |> ignore
+        Threading.Thread.Sleep 50
+        let buffer = Array.zeroCreate<byte> 16
+        Assert.Equal(4, d.Transfer(Span buffer, false))
+        Assert.False(d.HasSocket)
+        d.Close()
+
+[<Fact>]
+let ``the server answers on the accept thread, and a connection that must wait later goes on`` () =
+    // A first request that comes with the connection (answered on the accept thread, no
+    // Socket yet), the client's address read there, then a keep-alive request after a pause
+    // (the wait makes the Socket).
+    use server =
+        serve testOptions (sync (fun ctx -> ctx.WriteString(string (ctx.RemoteEndPoint :?> IPEndPoint).Port)))
+
+    use s = connect server
+    let port = string (s.LocalEndPoint :?> IPEndPoint).Port
+    s.Send(ascii "GET /a HTTP/1.1\r\nHost: a\r\n\r\n") |> ignore
+    let first = text (fst (readAll s 200))
+    Assert.Contains("200 OK", first)
+    Assert.EndsWith(port, first)
+    Threading.Thread.Sleep 300
+    s.Send(ascii "GET /b HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n") |> ignore
+    let second, closed = readAll s 500
+    let second = text second
+    Assert.True closed
+    Assert.Contains("200 OK", second)
+    Assert.EndsWith(port, second)
