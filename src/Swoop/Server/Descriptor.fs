@@ -153,7 +153,18 @@ type internal Descriptor() =
                     raise (ObjectDisposedException "the connection's socket is closed")
                 else
                     let fd = owned.DangerousGetHandle()
-                    let made = new Socket(new SafeSocketHandle(fd, true))
+                    let handle = new SafeSocketHandle(fd, true)
+
+                    let made =
+                        try
+                            new Socket(handle)
+                        with _ ->
+                            // The descriptor stays ours (closed with the connection): that
+                            // handle must never close it too, later, when the number may
+                            // belong to another connection.
+                            handle.SetHandleAsInvalid()
+                            reraise ()
+
                     // The Socket owns the descriptor now: ours must never close it.
                     owned.SetHandleAsInvalid()
                     current <- made.SafeHandle

@@ -160,6 +160,16 @@ def fd_count(pid):
         return None
 
 
+def socket_count(pid):
+    """Open socket descriptors (the listener and connections), without the files the runtime
+    maps as it loads assemblies on first use."""
+    try:
+        d = f"/proc/{pid}/fd"
+        return sum(1 for f in os.listdir(d) if os.readlink(f"{d}/{f}").startswith("socket:"))
+    except OSError:
+        return None
+
+
 def thread_count(pid):
     try:
         return len(os.listdir(f"/proc/{pid}/task"))
@@ -282,6 +292,9 @@ class Server:
 
     def fds(self):
         return fd_count(self.pid)
+
+    def sockets(self):
+        return socket_count(self.pid)
 
     def fd_limit(self):
         try:
