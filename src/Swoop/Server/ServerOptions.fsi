@@ -71,7 +71,10 @@ type ServerOptions =
         /// default on Linux). The first request is then read at once: about a quarter less CPU
         /// per new connection. The cost: a client that connects and sends nothing is seen (and
         /// counted by ConnectionCount and MaxConnections, timed by RequestHeadTimeout) about
-        /// a second late. False: every completed handshake is accepted at once.
+        /// a second late. Where libc can be called, new connections are then accepted by a
+        /// thread of Swoop's own (blocking accept4) and served there on their descriptor; the
+        /// runtime's Socket is made only for a connection that must wait. False: every
+        /// completed handshake is accepted at once, by the runtime's accept.
         DeferAccept: bool
     }
 
