@@ -18,10 +18,12 @@ let private acceptPair () =
     listener.Listen 1
     let client = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp)
     client.Connect listener.LocalEndPoint
-    let fd = Direct.accept4 (listener.SafeHandle.DangerousGetHandle(), 0n, 0n, 0x800 ||| 0x80000)
+    let peer = Array.zeroCreate<byte> 128
+    let mutable length = peer.Length
+    let fd = Direct.accept4 (listener.SafeHandle.DangerousGetHandle(), &peer[0], &length, 0x800 ||| 0x80000)
     Assert.True(fd >= 0, "accept4 failed")
     listener.Dispose()
-    client, new OwnedDescriptor(nativeint fd)
+    client, new OwnedDescriptor(nativeint fd, ReadOnlySpan(peer, 0, length))
 
 /// Reads until the peer closes; a reset throws.
 let private readToEnd (s: Socket) =
@@ -112,6 +114,39 @@ let ``a half-close on the bare descriptor lets the client read to the end and st
         Assert.Equal(4, d.Transfer(Span buffer, false))
         Assert.False(d.HasSocket)
         d.Close()
+
+[<Fact>]
+let ``the client's address comes from accept4, with no Socket, even after the client reset`` () =
+    if Direct.available then
+        let client, owned = acceptPair ()
+        let address = client.LocalEndPoint
+        client.LingerState <- LingerOption(true, 0)
+        client.Dispose()
+        Threading.Thread.Sleep 50
+        let d = Descriptor()
+        d.Attach owned
+        Assert.Equal(address, d.RemoteEndPoint)
+        Assert.False(d.HasSocket)
+        d.Close()
+
+[<Fact>]
+let ``a half-close made on the descriptor holds after a Socket takes over: the close is plain`` () =
+    if Direct.available then
+        let client, owned = acceptPair ()
+        use _ = client
+        let d = Descriptor()
+        d.Attach owned
+        Assert.Equal(4, d.Transfer(Span(ascii "last"), true))
+        d.ShutdownSend()
+        // A receive pending when the Socket closes: had the runtime not known of the
+        // half-close, it would close with a reset.
+        let pending = d.Socket.ReceiveAsync(Memory(Array.zeroCreate<byte> 16)).AsTask()
+        d.Close()
+        Threading.Thread.Sleep 50
+        Assert.Equal("last", readToEnd client)
+        // After a reset the client's next send fails; after a plain close it goes.
+        Assert.Equal(1, client.Send(ascii "x"))
+        pending.ContinueWith(fun (_: Threading.Tasks.Task<int>) -> ()).Wait 2000 |> ignore
 
 [<Fact>]
 let ``the server answers on the accept thread, and a connection that must wait later goes on`` () =

@@ -212,7 +212,7 @@ type HttpContext
         let t = this.Trailer index
         latin1.GetString(reader.Decoder.TrailerBytes, t.ValueStart, t.ValueLength)
 
-    member _.RemoteEndPoint = transport.Descriptor.Socket.RemoteEndPoint
+    member _.RemoteEndPoint = transport.Descriptor.RemoteEndPoint
 
     member _.Items: Collections.Generic.IDictionary<string, obj> =
         if isNull items then

@@ -20,7 +20,7 @@ module internal Direct =
     extern nativeint send(nativeint fd, byte& buffer, unativeint length, int flags)
 
     [<DllImport("libc", SetLastError = true)>]
-    extern int accept4(nativeint fd, nativeint address, nativeint length, int flags)
+    extern int accept4(nativeint fd, byte& address, int& length, int flags)
 
     [<DllImport("libc", SetLastError = true)>]
     extern int close(nativeint fd)
@@ -41,6 +41,7 @@ module internal Direct =
     /// (a receive on no descriptor, at start: it fails with EBADF, or the import is missing).
     let available =
         OperatingSystem.IsLinux()
+        && BitConverter.IsLittleEndian // the structs below are written as integers
         && (try
                 let mutable probe = 0uy
                 recv (-1n, &probe, 0un, dontWait) |> ignore
@@ -90,14 +91,52 @@ module internal Direct =
 
 /// A descriptor accepted with accept4, closed with close: a plain close, where disposing a
 /// bare SafeSocketHandle would reset the connection (the runtime closes its own handles
-/// abortively unless its Socket closes them).
+/// abortively unless its Socket closes them). Keeps the client's address from accept4 (read
+/// later it may be gone: getpeername fails once the client has reset).
 [<Sealed; AllowNullLiteral>]
-type internal OwnedDescriptor(fd: nativeint) as this =
+type internal OwnedDescriptor(fd: nativeint, peer: ReadOnlySpan<byte>) as this =
     inherit SafeHandle(-1n, true)
     do this.SetHandle fd
+    // sockaddr_in / sockaddr_in6, as fields (no allocation per connection).
+    let family = if peer.Length >= 2 then int (BitConverter.ToUInt16 peer) else 0
+    let port = if peer.Length >= 4 then (int peer[2] <<< 8) ||| int peer[3] else 0
+    let v4 = if family = 2 && peer.Length >= 8 then BitConverter.ToUInt32(peer.Slice(4, 4)) else 0u
+    let v6a = if family = 10 && peer.Length >= 24 then BitConverter.ToInt64(peer.Slice(8, 8)) else 0L
+    let v6b = if family = 10 && peer.Length >= 24 then BitConverter.ToInt64(peer.Slice(16, 8)) else 0L
+    let scope = if family = 10 && peer.Length >= 28 then BitConverter.ToUInt32(peer.Slice(24, 4)) else 0u
+    // Once a Socket has taken the descriptor over: a reference on its handle, held until this
+    // one is released (a direct call that took this handle before the handover keeps the
+    // descriptor open through it).
+    let mutable successor: SafeHandle = null
 
     override _.IsInvalid = false
-    override this.ReleaseHandle() = Direct.close (this.DangerousGetHandle()) = 0
+
+    override this.ReleaseHandle() =
+        let next = successor
+
+        if isNull next then
+            Direct.close (this.DangerousGetHandle()) = 0
+        else
+            next.DangerousRelease()
+            true
+
+    /// Gives the descriptor to `next` (a Socket's handle, which owns it from now on).
+    member this.HandOver(next: SafeHandle) =
+        let mutable added = false
+        next.DangerousAddRef(&added)
+        successor <- next
+        this.Dispose()
+
+    /// The client's address, as accept4 gave it (null if it was not IPv4 or IPv6).
+    member _.Peer: Net.EndPoint =
+        match family with
+        | 2 -> Net.IPEndPoint(Net.IPAddress(int64 v4), port)
+        | 10 ->
+            let bytes = Array.zeroCreate<byte> 16
+            BitConverter.TryWriteBytes(Span(bytes, 0, 8), v6a) |> ignore
+            BitConverter.TryWriteBytes(Span(bytes, 8, 8), v6b) |> ignore
+            Net.IPEndPoint(Net.IPAddress(bytes, int64 scope), port)
+        | _ -> null
 
 /// A connection's socket: either the runtime's Socket (accepted by the runtime, or made from
 /// the descriptor the first time something must wait), or only the descriptor. Reused, with
@@ -112,6 +151,7 @@ type internal Descriptor() =
     [<VolatileField>]
     let mutable socket: Socket = null
     let mutable closed = false
+    let mutable shutSend = false
     let gate = obj ()
 
     /// A socket the runtime accepted.
@@ -120,6 +160,7 @@ type internal Descriptor() =
         owned <- null
         current <- accepted.SafeHandle
         closed <- false
+        shutSend <- false
 
     /// A descriptor accepted with accept4.
     member _.Attach(descriptor: OwnedDescriptor) =
@@ -127,6 +168,7 @@ type internal Descriptor() =
         owned <- descriptor
         current <- descriptor
         closed <- false
+        shutSend <- false
 
     /// Forgets the socket (the connection is done with it; closed already).
     member _.Detach() =
@@ -165,10 +207,20 @@ type internal Descriptor() =
                             handle.SetHandleAsInvalid()
                             reraise ()
 
-                    // The Socket owns the descriptor now: ours must never close it.
-                    owned.SetHandleAsInvalid()
+                    // The Socket owns the descriptor now: ours must never close it. Direct calls
+                    // move to the Socket's handle first.
                     current <- made.SafeHandle
                     socket <- made
+                    owned.HandOver made.SafeHandle
+
+                    // A half-close made on the bare descriptor: the runtime must know of it, or
+                    // it closes abortively (a reset) when a receive is still pending.
+                    if shutSend then
+                        try
+                            made.Shutdown(SocketShutdown.Send)
+                        with _ ->
+                            ()
+
                     made)
 
     /// One receive or send that does not wait: the count, or -1 with errno
@@ -209,19 +261,37 @@ type internal Descriptor() =
 
     /// Half-closes: no more sending.
     member d.ShutdownSend() =
-        if isNull socket && Direct.available then
-            let handle = current
-            let mutable added = false
+        // Under the gate: a Socket made meanwhile must learn of it (see Socket).
+        lock gate (fun () ->
+            if isNull socket && Direct.available then
+                let handle = current
+                let mutable added = false
 
-            try
-                handle.DangerousAddRef(&added)
+                try
+                    if isNull handle then
+                        raise (ObjectDisposedException "the connection's socket is closed")
 
-                if Direct.shutdown (handle.DangerousGetHandle(), 1) <> 0 then
-                    raise (SocketException(Marshal.GetLastPInvokeError()))
-            finally
-                if added then handle.DangerousRelease()
+                    handle.DangerousAddRef(&added)
+
+                    if Direct.shutdown (handle.DangerousGetHandle(), 1) <> 0 then
+                        raise (SocketException(Marshal.GetLastPInvokeError()))
+
+                    shutSend <- true
+                finally
+                    if added then handle.DangerousRelease()
+            else
+                d.Socket.Shutdown(SocketShutdown.Send))
+
+    /// The client's address: from accept4 for a descriptor (no Socket needed), else the
+    /// Socket's.
+    member _.RemoteEndPoint: Net.EndPoint =
+        let o = owned
+
+        if not (isNull o) then
+            o.Peer
         else
-            d.Socket.Shutdown(SocketShutdown.Send)
+            let s = socket
+            if isNull s then null else s.RemoteEndPoint
 
     /// TCP_NODELAY on.
     member _.SetNoDelay() =

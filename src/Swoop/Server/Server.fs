@@ -60,9 +60,14 @@ type RunningServer internal (listener: Socket, settings: ConnectionSettings, shu
             acceptedCount <- acceptedCount + 1L
 
             let connection =
-                match idle.TryTake() with
-                | true, c -> c
-                | _ -> Connection(settings, onClosed)
+                try
+                    match idle.TryTake() with
+                    | true, c -> c
+                    | _ -> Connection(settings, onClosed)
+                with _ ->
+                    Interlocked.Decrement(&open') |> ignore
+                    (if isNull socket then accepted.Dispose() else socket.Dispose())
+                    reraise ()
 
             connection.Start(socket, accepted, here)
 
@@ -114,58 +119,68 @@ type RunningServer internal (listener: Socket, settings: ConnectionSettings, shu
     let nativeAcceptLoop () =
         let handle = listener.SafeHandle
         let nonBlockingCloseOnExec = 0x800 ||| 0x80000
+        // The client's address (sockaddr_storage), read by the connection's RemoteEndPoint.
+        let peer = Array.zeroCreate<byte> 128
         let mutable go = true
 
         while go do
-            let mutable added = false
-            let mutable fd = -1
-            let mutable errno = 0
-
             try
+                let mutable added = false
+                let mutable fd = -1
+                let mutable errno = 0
+                let mutable length = peer.Length
+
                 try
-                    // Held only for the call: disposing the listener (at stop) waits for it,
-                    // and wakes it.
-                    handle.DangerousAddRef(&added)
-                    fd <- Direct.accept4 (handle.DangerousGetHandle(), 0n, 0n, nonBlockingCloseOnExec)
-
-                    if fd < 0 then
-                        errno <- Marshal.GetLastPInvokeError()
-
-                        // A listener left non-blocking: wait for the next connection.
-                        if errno = 11 then
-                            Direct.waitReadable (handle.DangerousGetHandle())
-                finally
-                    if added then handle.DangerousRelease()
-            with _ ->
-                // The listener is disposed.
-                go <- false
-
-            if go then
-                if fd >= 0 then
                     try
-                        admit null (new OwnedDescriptor(nativeint fd)) true
-                    with e ->
-                        reportAcceptError e
-                else
-                    match errno with
-                    | 11 // EAGAIN: waited above
-                    | 4 // EINTR
-                    | 103 // ECONNABORTED: the client gave up before the accept
-                    | 71 // EPROTO, and network errors the new connection brought along
-                    | 100
-                    | 101
-                    | 112
-                    | 113 -> ()
-                    | _ when settings.Stopping -> go <- false
-                    | 22 // EINVAL: not listening any more
-                    | 9 -> // EBADF
-                        go <- false
-                        acceptFailed.TrySetResult(SocketException errno) |> ignore
-                    | _ ->
-                        // Out of file descriptors (EMFILE, ENFILE) or memory: say so, back
-                        // off, keep serving.
-                        reportAcceptError (SocketException errno)
-                        Thread.Sleep 10
+                        // Held only for the call: disposing the listener (at stop) waits for
+                        // it, and wakes it (the runtime disconnects the listener).
+                        handle.DangerousAddRef(&added)
+                        fd <- Direct.accept4 (handle.DangerousGetHandle(), &peer[0], &length, nonBlockingCloseOnExec)
+
+                        if fd < 0 then
+                            errno <- Marshal.GetLastPInvokeError()
+
+                            // A listener left non-blocking: wait for the next connection.
+                            if errno = 11 then
+                                Direct.waitReadable (handle.DangerousGetHandle())
+                    finally
+                        if added then handle.DangerousRelease()
+                with :? ObjectDisposedException as e ->
+                    go <- false
+
+                    if not settings.Stopping then
+                        acceptFailed.TrySetResult e |> ignore
+
+                if go then
+                    if fd >= 0 then
+                        admit null (new OwnedDescriptor(nativeint fd, ReadOnlySpan(peer, 0, min length peer.Length))) true
+                    else
+                        match errno with
+                        | 11 // EAGAIN: waited above
+                        | 4 // EINTR
+                        | 103 // ECONNABORTED: the client gave up before the accept
+                        | 71 // EPROTO, and network errors the new connection brought along
+                        | 100
+                        | 101
+                        | 112
+                        | 113 -> ()
+                        | _ when settings.Stopping -> go <- false
+                        | 22 // EINVAL: not listening any more
+                        | 9 -> // EBADF
+                            go <- false
+                            acceptFailed.TrySetResult(SocketException errno) |> ignore
+                        | _ ->
+                            // Out of file descriptors (EMFILE, ENFILE) or memory: say so, back
+                            // off, keep serving.
+                            reportAcceptError (SocketException errno)
+                            Thread.Sleep 10
+            with e ->
+                // Nothing may end this thread but the listener's end.
+                try
+                    reportAcceptError e
+                    Thread.Sleep 10
+                with _ ->
+                    ()
 
     let endPoint = listener.LocalEndPoint :?> IPEndPoint
     do
