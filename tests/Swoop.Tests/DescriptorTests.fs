@@ -25,6 +25,13 @@ let private acceptPair () =
     listener.Dispose()
     client, new OwnedDescriptor(nativeint fd, ReadOnlySpan(peer, 0, length))
 
+/// A connected pair, the server side attached to a Descriptor.
+let private attached () =
+    let client, owned = acceptPair ()
+    let d = Descriptor()
+    d.Attach owned
+    client, owned, d
+
 /// Reads until the peer closes; a reset throws.
 let private readToEnd (s: Socket) =
     s.ReceiveTimeout <- 2000
@@ -41,10 +48,8 @@ let private readToEnd (s: Socket) =
 [<Fact>]
 let ``a descriptor answered and closed without a Socket ends with a plain close, not a reset`` () =
     if Direct.available then
-        let client, owned = acceptPair ()
+        let client, owned, d = attached ()
         use _ = client
-        let d = Descriptor()
-        d.Attach owned
         client.Send(ascii "ping") |> ignore
         Threading.Thread.Sleep 50
         let buffer = Array.zeroCreate<byte> 16
@@ -58,10 +63,8 @@ let ``a descriptor answered and closed without a Socket ends with a plain close,
 [<Fact>]
 let ``a receive with nothing to read says so at once, without waiting`` () =
     if Direct.available then
-        let client, owned = acceptPair ()
+        let client, _, d = attached ()
         use _ = client
-        let d = Descriptor()
-        d.Attach owned
         let buffer = Array.zeroCreate<byte> 16
         Assert.Equal(-1, d.Transfer(Span buffer, false))
         Assert.Equal(11, Runtime.InteropServices.Marshal.GetLastPInvokeError()) // EAGAIN
@@ -70,10 +73,8 @@ let ``a receive with nothing to read says so at once, without waiting`` () =
 [<Fact>]
 let ``the Socket, made on demand, takes the descriptor over and closes it plainly`` () =
     if Direct.available then
-        let client, owned = acceptPair ()
+        let client, owned, d = attached ()
         use _ = client
-        let d = Descriptor()
-        d.Attach owned
         let socket = d.Socket
         Assert.True(d.HasSocket)
         Assert.Same(socket, d.Socket)
@@ -90,10 +91,8 @@ let ``the Socket, made on demand, takes the descriptor over and closes it plainl
 [<Fact>]
 let ``no Socket is made for a closed descriptor`` () =
     if Direct.available then
-        let client, owned = acceptPair ()
+        let client, _, d = attached ()
         use _ = client
-        let d = Descriptor()
-        d.Attach owned
         d.Close()
         Assert.Throws<ObjectDisposedException>(fun () -> d.Socket |> ignore) |> ignore
         Assert.Equal("", readToEnd client)
@@ -101,10 +100,8 @@ let ``no Socket is made for a closed descriptor`` () =
 [<Fact>]
 let ``a half-close on the bare descriptor lets the client read to the end and still send`` () =
     if Direct.available then
-        let client, owned = acceptPair ()
+        let client, _, d = attached ()
         use _ = client
-        let d = Descriptor()
-        d.Attach owned
         Assert.Equal(4, d.Transfer(Span(ascii "last"), true))
         d.ShutdownSend()
         Assert.Equal("last", readToEnd client)
@@ -132,10 +129,8 @@ let ``the client's address comes from accept4, with no Socket, even after the cl
 [<Fact>]
 let ``a half-close made on the descriptor holds after a Socket takes over: the close is plain`` () =
     if Direct.available then
-        let client, owned = acceptPair ()
+        let client, _, d = attached ()
         use _ = client
-        let d = Descriptor()
-        d.Attach owned
         Assert.Equal(4, d.Transfer(Span(ascii "last"), true))
         d.ShutdownSend()
         // A receive pending when the Socket closes: had the runtime not known of the
