@@ -223,27 +223,34 @@ type internal Descriptor() =
 
                     made)
 
-    /// One receive or send that does not wait: the count, or -1 with errno
-    /// (Marshal.GetLastPInvokeError).
-    member _.Transfer(buffer: Span<byte>, isSend: bool) : int =
-        let mutable handle = current
-        let mutable added = false
+    /// The handle direct calls use, with a reference taken (the caller releases it): held
+    /// for a call, the descriptor cannot be closed, and so reused by another connection,
+    /// meanwhile. Given up to a Socket just now: that one's.
+    member private _.Acquire() : SafeHandle =
+        let handle = current
 
         if isNull handle then
             raise (ObjectDisposedException "the connection's socket is closed")
 
-        try
-            // Held for the call: the descriptor cannot be closed, and so reused by another
-            // connection, while the call uses it. Given up to a Socket just now: that one's.
-            try
-                handle.DangerousAddRef(&added)
-            with :? ObjectDisposedException when not (obj.ReferenceEquals(handle, current)) && not (isNull current) ->
-                handle <- current
-                handle.DangerousAddRef(&added)
+        let mutable added = false
 
+        try
+            handle.DangerousAddRef(&added)
+            handle
+        with :? ObjectDisposedException when not (isNull current) && not (obj.ReferenceEquals(handle, current)) ->
+            let next = current
+            next.DangerousAddRef(&added)
+            next
+
+    /// One receive or send that does not wait: the count, or -1 with errno
+    /// (Marshal.GetLastPInvokeError).
+    member d.Transfer(buffer: Span<byte>, isSend: bool) : int =
+        let handle = d.Acquire()
+
+        try
             Direct.transferFd (handle.DangerousGetHandle()) buffer isSend
         finally
-            if added then handle.DangerousRelease()
+            handle.DangerousRelease()
 
     /// Sends what can go at once (the heartbeat's answers); never waits, never throws.
     member d.SendNow(bytes: byte[]) =
@@ -264,21 +271,15 @@ type internal Descriptor() =
         // Under the gate: a Socket made meanwhile must learn of it (see Socket).
         lock gate (fun () ->
             if isNull socket && Direct.available then
-                let handle = current
-                let mutable added = false
+                let handle = d.Acquire()
 
                 try
-                    if isNull handle then
-                        raise (ObjectDisposedException "the connection's socket is closed")
-
-                    handle.DangerousAddRef(&added)
-
                     if Direct.shutdown (handle.DangerousGetHandle(), 1) <> 0 then
                         raise (SocketException(Marshal.GetLastPInvokeError()))
 
                     shutSend <- true
                 finally
-                    if added then handle.DangerousRelease()
+                    handle.DangerousRelease()
             else
                 d.Socket.Shutdown(SocketShutdown.Send))
 
@@ -294,20 +295,18 @@ type internal Descriptor() =
             if isNull s then null else s.RemoteEndPoint
 
     /// TCP_NODELAY on.
-    member _.SetNoDelay() =
+    member d.SetNoDelay() =
         let s = socket
 
         if not (isNull s) then
             s.NoDelay <- true
         else
-            let handle = current
-            let mutable added = false
+            let handle = d.Acquire()
 
             try
-                handle.DangerousAddRef(&added)
                 Direct.noDelay (handle.DangerousGetHandle())
             finally
-                if added then handle.DangerousRelease()
+                handle.DangerousRelease()
 
     /// Closes the socket (a plain close: FIN, not reset); never throws.
     member _.Close() =
