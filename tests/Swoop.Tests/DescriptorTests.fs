@@ -29,7 +29,7 @@ let private acceptPair () =
 let private attached () =
     let client, owned = acceptPair ()
     let d = Descriptor()
-    d.Attach owned
+    d.Attach(owned, false)
     client, owned, d
 
 /// Reads until the peer closes; a reset throws.
@@ -121,7 +121,7 @@ let ``the client's address comes from accept4, with no Socket, even after the cl
         client.Dispose()
         Threading.Thread.Sleep 50
         let d = Descriptor()
-        d.Attach owned
+        d.Attach(owned, false)
         Assert.Equal(address, d.RemoteEndPoint)
         Assert.False(d.HasSocket)
         d.Close()

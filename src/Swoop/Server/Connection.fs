@@ -125,7 +125,7 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
     /// The connection loop, until the connection closes.
     member c.RunAsync(socket: Socket, accepted: OwnedDescriptor) : Task =
         task {
-            transport.Attach(socket, accepted)
+            transport.Attach(socket, accepted, settings.Inline)
             head.Reset()
             transport.Deadline <- Heartbeat.NowMs + settings.KeepAliveMs
             Volatile.Write(&transport.State, ConnectionState.Idle)

@@ -1,93 +1,15 @@
 /// A connection's socket as a descriptor: system calls straight to libc where they need not
-/// wait, and the runtime's Socket only once something must wait. On Linux the accept thread
-/// takes connections with accept4 itself; a connection answered and closed without ever
-/// waiting (a deferred accept brings its request along) never costs a Socket, a
-/// SafeSocketHandle, nor the runtime's per-socket state and bookkeeping.
+/// wait. On Linux the accept thread takes connections with accept4 itself; such a connection
+/// waits on Swoop's own event loops and never costs a Socket, a SafeSocketHandle, nor the
+/// runtime's per-socket state and bookkeeping. Otherwise (the runtime accepted it, or
+/// completions are not inline) the runtime's Socket does the waiting, made from the
+/// descriptor the first time something must wait.
 namespace Swoop
 
 open System
 open System.Net.Sockets
 open System.Runtime.InteropServices
 open System.Threading
-
-/// Calls straight to libc, for attempts that must not wait (MSG_DONTWAIT), and the accept
-/// thread's accept4.
-module internal Direct =
-    [<DllImport("libc", SetLastError = true)>]
-    extern nativeint recv(nativeint fd, byte& buffer, unativeint length, int flags)
-
-    [<DllImport("libc", SetLastError = true)>]
-    extern nativeint send(nativeint fd, byte& buffer, unativeint length, int flags)
-
-    [<DllImport("libc", SetLastError = true)>]
-    extern int accept4(nativeint fd, byte& address, int& length, int flags)
-
-    [<DllImport("libc", SetLastError = true)>]
-    extern int close(nativeint fd)
-
-    [<DllImport("libc", SetLastError = true)>]
-    extern int shutdown(nativeint fd, int how)
-
-    [<DllImport("libc", SetLastError = true)>]
-    extern int setsockopt(nativeint fd, int level, int name, int64& value, int length)
-
-    [<DllImport("libc", SetLastError = true)>]
-    extern int poll(int64& pollfd, unativeint count, int timeout)
-
-    let dontWait = 0x40
-    let private noSignal = 0x4000
-
-    /// Linux only (the flags' values and errno's are Linux's), and only where libc resolves
-    /// (a receive on no descriptor, at start: it fails with EBADF, or the import is missing).
-    let available =
-        OperatingSystem.IsLinux()
-        && BitConverter.IsLittleEndian // the structs below are written as integers
-        && (try
-                let mutable probe = 0uy
-                recv (-1n, &probe, 0un, dontWait) |> ignore
-                true
-            with _ ->
-                false)
-
-    /// The socket error a failed call reports, as the runtime would, for the errors that a
-    /// retry would not see again (the kernel reports a reset once): otherwise None (would
-    /// block, EAGAIN, among them), and the runtime's way waits, or retries and reports.
-    let failure (errno: int) : SocketError voption =
-        match errno with
-        | 104 -> ValueSome SocketError.ConnectionReset
-        | 103 -> ValueSome SocketError.ConnectionAborted
-        | 110 -> ValueSome SocketError.TimedOut
-        | 32 -> ValueSome SocketError.Shutdown
-        | 107 -> ValueSome SocketError.NotConnected
-        | _ -> ValueNone
-
-    /// One receive or send on `fd` that does not wait: the count, or -1 with errno.
-    let transferFd (fd: nativeint) (buffer: Span<byte>) (isSend: bool) : int =
-        // A byref argument is pinned for the call by the marshaller.
-        let first = &MemoryMarshal.GetReference buffer
-
-        let n =
-            if isSend then send (fd, &first, unativeint buffer.Length, dontWait ||| noSignal)
-            else recv (fd, &first, unativeint buffer.Length, dontWait)
-
-        int n
-
-    /// SO_LINGER on with 0 s: the next close resets the connection (for refusals).
-    let lingerZero (fd: nativeint) =
-        // struct linger { int l_onoff; int l_linger; }
-        let mutable value = 1L
-        setsockopt (fd, 1, 13, &value, 8) |> ignore
-
-    /// TCP_NODELAY on.
-    let noDelay (fd: nativeint) =
-        let mutable value = 1L
-        setsockopt (fd, 6, 1, &value, 4) |> ignore
-
-    /// Waits until `fd` is readable (a listener: a connection is pending), or it fails.
-    let waitReadable (fd: nativeint) =
-        // struct pollfd { int fd; short events; short revents; }: POLLIN is 1.
-        let mutable pollfd = (int64 (int fd) &&& 0xFFFFFFFFL) ||| (1L <<< 32)
-        poll (&pollfd, 1un, -1) |> ignore
 
 /// A descriptor accepted with accept4, closed with close: a plain close, where disposing a
 /// bare SafeSocketHandle would reset the connection (the runtime closes its own handles
@@ -143,6 +65,7 @@ type internal OwnedDescriptor(fd: nativeint, peer: ReadOnlySpan<byte>) as this =
 /// its connection, for every socket that connection serves.
 [<Sealed>]
 type internal Descriptor() =
+    inherit Evented()
     // The handle direct calls hold while they use the descriptor: the owned descriptor until
     // a Socket exists, then the Socket's (the owned one is given up to it).
     [<VolatileField>]
@@ -153,6 +76,23 @@ type internal Descriptor() =
     let mutable closed = false
     let mutable shutSend = false
     let gate = obj ()
+    // Waiting on Swoop's event loops (see EventLoop.fs): whether this descriptor does, whether
+    // it is registered with one (as what number), who waits, and whether the socket may hold
+    // unread bytes (false after a short read: it was drained, so a receive waits at once).
+    let mutable evented = false
+    let mutable registeredFd = -1
+    let mutable reader: IEventWaiter = null
+    let mutable writer: IEventWaiter = null
+    let mutable mayHaveData = true
+
+    let closedError () = SocketException(int SocketError.OperationAborted)
+
+    /// Readiness of receiving and sending (Readiness's states).
+    [<DefaultValue>]
+    val mutable ReadState: int
+
+    [<DefaultValue>]
+    val mutable WriteState: int
 
     /// A socket the runtime accepted.
     member _.Attach(accepted: Socket) =
@@ -162,13 +102,22 @@ type internal Descriptor() =
         closed <- false
         shutSend <- false
 
-    /// A descriptor accepted with accept4.
-    member _.Attach(descriptor: OwnedDescriptor) =
+    /// A descriptor accepted with accept4; `onLoops`: its waits are Swoop's event loops'
+    /// (else the runtime's, through a Socket).
+    member d.Attach(descriptor: OwnedDescriptor, onLoops: bool) =
         socket <- null
         owned <- descriptor
         current <- descriptor
         closed <- false
         shutSend <- false
+        evented <- onLoops && Epoll.available
+        registeredFd <- -1
+        mayHaveData <- true
+        Volatile.Write(&d.ReadState, Readiness.NotReady)
+        Volatile.Write(&d.WriteState, Readiness.NotReady)
+
+    /// Waits are Swoop's event loops' (never the runtime's: no Socket is ever made).
+    member _.Evented = evented
 
     /// Forgets the socket (the connection is done with it; closed already).
     member _.Detach() =
@@ -193,6 +142,8 @@ type internal Descriptor() =
                     socket
                 elif closed || isNull owned then
                     raise (ObjectDisposedException "the connection's socket is closed")
+                elif evented then
+                    invalidOp "a descriptor on Swoop's event loops never becomes a Socket"
                 else
                     let fd = owned.DangerousGetHandle()
                     let handle = new SafeSocketHandle(fd, true)
@@ -308,14 +259,119 @@ type internal Descriptor() =
             finally
                 handle.DangerousRelease()
 
-    /// Closes the socket (a plain close: FIN, not reset); never throws.
-    member _.Close() =
+    /// Closes the socket (a plain close: FIN, not reset); a wait pending on an event loop
+    /// ends with OperationAborted, as the runtime's would; never throws.
+    member d.Close() =
         lock gate (fun () ->
             if not closed then
                 closed <- true
+
+                // Before the number can come back for another connection.
+                if registeredFd >= 0 then
+                    EventLoops.unregister registeredFd d
+                    registeredFd <- -1
 
                 try
                     if not (isNull socket) then socket.Dispose()
                     elif not (isNull owned) then owned.Dispose()
                 with _ ->
                     ())
+
+        if evented then
+            if Readiness.close &d.ReadState then reader.Aborted()
+            if Readiness.close &d.WriteState then writer.Aborted()
+
+    /// One receive or send that does not wait, retried when interrupted: the count, or -1 when
+    /// it would wait; other errors raise.
+    member private d.Io(buffer: Span<byte>, isSend: bool, flags: int) : int =
+        let handle = d.Acquire()
+
+        try
+            let fd = handle.DangerousGetHandle()
+            let mutable result = -2
+
+            while result = -2 do
+                let n = Direct.transferFlags fd buffer isSend flags
+
+                if n >= 0 then
+                    result <- n
+                else
+                    match Marshal.GetLastPInvokeError() with
+                    | 11 -> result <- -1 // EAGAIN
+                    | 4 -> () // EINTR
+                    | errno ->
+                        match Direct.failure errno with
+                        | ValueSome error -> raise (SocketException(int error))
+                        | ValueNone -> raise (SocketException(int SocketError.SocketError, "errno " + string errno))
+
+            result
+        finally
+            handle.DangerousRelease()
+
+    /// One attempt on an evented descriptor: the count, or -1 when it would wait (then call
+    /// Wait). A receive into no buffer only asks whether bytes are there (0 when they are,
+    /// or at the end). Errors raise, as the runtime reports them.
+    member d.Attempt(buffer: Span<byte>, isSend: bool) : int =
+        let prior = if isSend then Readiness.clear &d.WriteState else Readiness.clear &d.ReadState
+
+        if prior = Readiness.Closed then
+            raise (closedError ())
+
+        if isSend then
+            d.Io(buffer, true, 0)
+        elif not mayHaveData && prior <> Readiness.Ready then
+            // Drained by the last receive, and nothing came since: wait without a system call.
+            -1
+        elif buffer.IsEmpty then
+            // A peek at one byte (into a buffer whose contents nobody reads).
+            let n = d.Io(Span<byte>(SlabPool.Discard, 0, 1), false, Direct.peek)
+
+            if n < 0 then
+                mayHaveData <- false
+                -1
+            else
+                0
+        else
+            let n = d.Io(buffer, false, 0)
+            mayHaveData <- n = buffer.Length || n = 0
+            n
+
+    /// Registers `waiter` for the direction's next event: true if it now waits, false if an
+    /// event came meanwhile (attempt again). The first wait registers with an event loop.
+    member d.Wait(isSend: bool, waiter: IEventWaiter) : bool =
+        if registeredFd < 0 then
+            lock gate (fun () ->
+                if closed then
+                    raise (closedError ())
+
+                let handle = d.Acquire()
+
+                try
+                    let fd = int (handle.DangerousGetHandle())
+                    EventLoops.register fd d
+                    registeredFd <- fd
+                finally
+                    handle.DangerousRelease())
+
+        let prior =
+            if isSend then
+                writer <- waiter
+                Readiness.await &d.WriteState
+            else
+                reader <- waiter
+                Readiness.await &d.ReadState
+
+        if prior = Readiness.Closed then
+            raise (closedError ())
+
+        prior = Readiness.NotReady
+
+    /// A wait for bytes ended: the next receive tries at once.
+    member _.MarkReadable() = mayHaveData <- true
+
+    override d.Signal(events: uint32) =
+        if events &&& (Epoll.In ||| Epoll.RdHup ||| Epoll.Hup ||| Epoll.Err) <> 0u && Readiness.signal &d.ReadState then
+            reader.Ready()
+
+        if events &&& (Epoll.Out ||| Epoll.Hup ||| Epoll.Err) <> 0u && Readiness.signal &d.WriteState then
+            writer.Ready()

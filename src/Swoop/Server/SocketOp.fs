@@ -1,13 +1,15 @@
 /// A receive or a send that a connection reuses for every socket it serves, awaited as a
 /// ValueTask<int>. Socket.ReceiveAsync(Memory) and SendAsync create their awaitable event
 /// args (and its callbacks) once per socket: about 1 KB for every new connection. On Linux a
-/// call first goes straight to libc without waiting; only one that would wait takes the
-/// runtime's event loop (and from then on, every call of that direction on that socket).
+/// call first goes straight to libc without waiting. One that would wait waits on Swoop's
+/// event loop for a descriptor the accept thread took; otherwise it takes the runtime's event
+/// loop (and from then on, every call of that direction on that socket).
 namespace Swoop
 
 open System
 open System.Net.Sockets
 open System.Runtime.InteropServices
+open System.Threading
 open System.Threading.Tasks
 open System.Threading.Tasks.Sources
 
@@ -20,6 +22,10 @@ type internal SocketOp() =
     let mutable pending = false
     // Try libc first, until a call would have waited (then the runtime's way, for this socket).
     let mutable direct = false
+    // A wait on an event loop: for whom, into what, which way.
+    let mutable waitingOn: Descriptor = Unchecked.defaultof<_>
+    let mutable waitBuffer = Memory<byte>.Empty
+    let mutable waitSend = false
 
     let failure (error: SocketError) : exn = SocketException(int error)
 
@@ -45,6 +51,7 @@ type internal SocketOp() =
     member this.Clear() =
         if not pending then
             this.SetBuffer(Memory<byte>.Empty)
+            waitBuffer <- Memory<byte>.Empty
 
     /// Starts a receive or a send, one at a time: a second one would drop the first one's waiter.
     member private this.Start(descriptor: Descriptor, buffer: Memory<byte>, send: bool) : ValueTask<int> =
@@ -54,8 +61,10 @@ type internal SocketOp() =
                 + " was started on a connection whose previous one is still in flight (a FlushAsync or read not awaited before the next, or before the handler returned)"
             )
 
+        if descriptor.Evented then
+            this.StartEvented(descriptor, buffer, send)
         // A wait for data (no buffer) is always the runtime's: the waiting is its event loop's.
-        if not direct || buffer.Length = 0 then
+        elif not direct || buffer.Length = 0 then
             this.StartAsync(descriptor.Socket, buffer, send)
         else
             let n = descriptor.Transfer(buffer.Span, send)
@@ -68,6 +77,42 @@ type internal SocketOp() =
                 | ValueNone ->
                     direct <- false
                     this.StartAsync(descriptor.Socket, buffer, send)
+
+    /// On an event loop: an attempt, and a wait only if it would wait.
+    member private this.StartEvented(descriptor: Descriptor, buffer: Memory<byte>, send: bool) : ValueTask<int> =
+        try
+            let mutable result = descriptor.Attempt(buffer.Span, send)
+
+            if result >= 0 then
+                ValueTask<int>(result)
+            else
+                // Ready before the wait is registered: the loop may complete it at once.
+                core.Reset()
+                pending <- true
+                waitingOn <- descriptor
+                waitBuffer <- buffer
+                waitSend <- send
+                let mutable waiting = false
+
+                try
+                    while result < 0 && not waiting do
+                        if descriptor.Wait(send, this) then
+                            waiting <- true
+                        else
+                            result <- descriptor.Attempt(buffer.Span, send)
+                with _ ->
+                    pending <- false
+                    reraise ()
+
+                if waiting then
+                    // From here the op is the loop's: nothing of it may be touched.
+                    ValueTask<int>(this, core.Version)
+                else
+                    pending <- false
+                    waitBuffer <- Memory<byte>.Empty
+                    ValueTask<int>(result)
+        with e ->
+            ValueTask.FromException<int> e
 
     member private this.StartAsync(socket: Socket, buffer: Memory<byte>, send: bool) : ValueTask<int> =
         core.Reset()
@@ -96,6 +141,49 @@ type internal SocketOp() =
             core.SetResult e.BytesTransferred
         else
             core.SetException(failure e.SocketError)
+
+    interface IEventWaiter with
+        /// On the loop's thread: attempt again (a wait for data only is over), complete, and so
+        /// run the connection's continuation right here.
+        member this.Ready() =
+            let descriptor = waitingOn
+            let mutable result = -1
+            let mutable failure: exn = null
+
+            try
+                if waitBuffer.IsEmpty && not waitSend then
+                    descriptor.MarkReadable()
+                    result <- 0
+                else
+                    let mutable go = true
+
+                    while go do
+                        result <- descriptor.Attempt(waitBuffer.Span, waitSend)
+
+                        // An event that brought nothing (a stale one): wait on.
+                        if result >= 0 || descriptor.Wait(waitSend, this) then
+                            go <- false
+            with e ->
+                failure <- e
+
+            // Completing runs the continuation: outside the try, so that nothing it does
+            // could complete the op a second time.
+            if not (isNull failure) then
+                waitBuffer <- Memory<byte>.Empty
+                core.SetException failure
+            elif result >= 0 then
+                waitBuffer <- Memory<byte>.Empty
+                core.SetResult result
+
+        /// The descriptor was closed under the wait: fails it on the thread pool, not on the
+        /// closing thread (the heartbeat's).
+        member this.Aborted() =
+            ThreadPool.UnsafeQueueUserWorkItem(this, preferLocal = false) |> ignore
+
+    interface IThreadPoolWorkItem with
+        member _.Execute() =
+            waitBuffer <- Memory<byte>.Empty
+            core.SetException(SocketException(int SocketError.OperationAborted))
 
     interface IValueTaskSource<int> with
         member _.GetStatus(token) = core.GetStatus token

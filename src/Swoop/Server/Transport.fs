@@ -79,8 +79,9 @@ type internal Transport(pool: BufferPool) =
     /// Nagle's algorithm is left on until the connection sends a second time (a second
     /// response, a streamed part, a send in several steps): a connection that answers once and
     /// closes needs no setsockopt, and from the second send on nothing small waits for an ACK.
-    member t.Attach(socket: Socket, accepted: OwnedDescriptor) =
-        if isNull socket then descriptor.Attach accepted else descriptor.Attach socket
+    /// `onLoops`: a descriptor waits on Swoop's event loops (continuations run inline).
+    member t.Attach(socket: Socket, accepted: OwnedDescriptor, onLoops: bool) =
+        if isNull socket then descriptor.Attach(accepted, onLoops) else descriptor.Attach socket
 
         // An operation of the last socket never awaited to its end (a handler that left a
         // flush behind) may still complete: that op is left to it.

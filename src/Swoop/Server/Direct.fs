@@ -1,0 +1,93 @@
+/// Calls straight to libc (Linux): receives and sends that must not wait, the accept
+/// thread's accept4, and the few socket options a bare descriptor needs.
+namespace Swoop
+
+open System
+open System.Net.Sockets
+open System.Runtime.InteropServices
+
+/// Calls straight to libc, for attempts that must not wait (MSG_DONTWAIT), and the accept
+/// thread's accept4.
+module internal Direct =
+    [<DllImport("libc", SetLastError = true)>]
+    extern nativeint recv(nativeint fd, byte& buffer, unativeint length, int flags)
+
+    [<DllImport("libc", SetLastError = true)>]
+    extern nativeint send(nativeint fd, byte& buffer, unativeint length, int flags)
+
+    [<DllImport("libc", SetLastError = true)>]
+    extern int accept4(nativeint fd, byte& address, int& length, int flags)
+
+    [<DllImport("libc", SetLastError = true)>]
+    extern int close(nativeint fd)
+
+    [<DllImport("libc", SetLastError = true)>]
+    extern int shutdown(nativeint fd, int how)
+
+    [<DllImport("libc", SetLastError = true)>]
+    extern int setsockopt(nativeint fd, int level, int name, int64& value, int length)
+
+    [<DllImport("libc", SetLastError = true)>]
+    extern int poll(int64& pollfd, unativeint count, int timeout)
+
+    let dontWait = 0x40
+    let private noSignal = 0x4000
+
+    /// Linux only (the flags' values and errno's are Linux's), and only where libc resolves
+    /// (a receive on no descriptor, at start: it fails with EBADF, or the import is missing).
+    let available =
+        OperatingSystem.IsLinux()
+        && BitConverter.IsLittleEndian // the structs below are written as integers
+        && (try
+                let mutable probe = 0uy
+                recv (-1n, &probe, 0un, dontWait) |> ignore
+                true
+            with _ ->
+                false)
+
+    /// The socket error a failed call reports, as the runtime would, for the errors that a
+    /// retry would not see again (the kernel reports a reset once): otherwise None (would
+    /// block, EAGAIN, among them), and the runtime's way waits, or retries and reports.
+    let failure (errno: int) : SocketError voption =
+        match errno with
+        | 104 -> ValueSome SocketError.ConnectionReset
+        | 103 -> ValueSome SocketError.ConnectionAborted
+        | 110 -> ValueSome SocketError.TimedOut
+        | 32 -> ValueSome SocketError.Shutdown
+        | 107 -> ValueSome SocketError.NotConnected
+        | _ -> ValueNone
+
+    /// MSG_PEEK: a receive that leaves the bytes where they are.
+    let peek = 0x2
+
+    /// One receive or send on `fd` that does not wait, with `flags` besides: the count, or -1
+    /// with errno.
+    let transferFlags (fd: nativeint) (buffer: Span<byte>) (isSend: bool) (flags: int) : int =
+        // A byref argument is pinned for the call by the marshaller.
+        let first = &MemoryMarshal.GetReference buffer
+
+        let n =
+            if isSend then send (fd, &first, unativeint buffer.Length, dontWait ||| noSignal ||| flags)
+            else recv (fd, &first, unativeint buffer.Length, dontWait ||| flags)
+
+        int n
+
+    /// One receive or send on `fd` that does not wait: the count, or -1 with errno.
+    let transferFd (fd: nativeint) (buffer: Span<byte>) (isSend: bool) : int = transferFlags fd buffer isSend 0
+
+    /// SO_LINGER on with 0 s: the next close resets the connection (for refusals).
+    let lingerZero (fd: nativeint) =
+        // struct linger { int l_onoff; int l_linger; }
+        let mutable value = 1L
+        setsockopt (fd, 1, 13, &value, 8) |> ignore
+
+    /// TCP_NODELAY on.
+    let noDelay (fd: nativeint) =
+        let mutable value = 1L
+        setsockopt (fd, 6, 1, &value, 4) |> ignore
+
+    /// Waits until `fd` is readable (a listener: a connection is pending), or it fails.
+    let waitReadable (fd: nativeint) =
+        // struct pollfd { int fd; short events; short revents; }: POLLIN is 1.
+        let mutable pollfd = (int64 (int fd) &&& 0xFFFFFFFFL) ||| (1L <<< 32)
+        poll (&pollfd, 1un, -1) |> ignore

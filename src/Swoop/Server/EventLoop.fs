@@ -1,0 +1,211 @@
+/// Swoop's own event loops (Linux): an epoll instance and a thread each, for the connections
+/// the accept thread took as bare descriptors. A connection registers once, edge-triggered,
+/// the first time it must wait; its waits then cost no system call of their own (the loop's
+/// epoll_wait serves every connection at once), and a receive after a wake-up is the only
+/// receive: a short read said the socket was drained, so nothing is tried before waiting.
+/// The runtime's loop, by contrast, tries a receive before every wait. Continuations run on
+/// the loop's thread, as the runtime's inline completions do.
+namespace Swoop
+
+open System
+open System.Net.Sockets
+open System.Runtime.InteropServices
+open System.Threading
+
+module internal Epoll =
+    /// struct epoll_event for either layout: the events, then the descriptor's number at 4
+    /// and at 8 (on x86-64 the data starts at 4, packed; elsewhere at 8; see dataOffset).
+    [<Struct; StructLayout(LayoutKind.Sequential)>]
+    type Event =
+        val mutable Events: uint32
+        val mutable At4: int
+        val mutable At8: int
+        val mutable At12: int
+
+    [<DllImport("libc", SetLastError = true)>]
+    extern int epoll_create1(int flags)
+
+    [<DllImport("libc", SetLastError = true)>]
+    extern int epoll_ctl(int epfd, int op, int fd, Event& event)
+
+    [<DllImport("libc", SetLastError = true)>]
+    extern int epoll_wait(int epfd, nativeint events, int maxEvents, int timeout)
+
+    [<Literal>]
+    let In = 0x001u
+
+    [<Literal>]
+    let Out = 0x004u
+
+    [<Literal>]
+    let Err = 0x008u
+
+    [<Literal>]
+    let Hup = 0x010u
+
+    [<Literal>]
+    let RdHup = 0x2000u
+
+    [<Literal>]
+    let EdgeTriggered = 0x80000000u
+
+    let private x64 = RuntimeInformation.ProcessArchitecture = Architecture.X64
+
+    /// struct epoll_event: packed on x86-64 (12 bytes, the data at 4), aligned elsewhere
+    /// (16 bytes, the data at 8). The data holds the descriptor's number.
+    let eventSize = if x64 then 12 else 16
+    let dataOffset = if x64 then 4 else 8
+
+    /// Linux on x86-64 or Arm64 (the two layouts above), where libc has epoll.
+    let available =
+        Direct.available
+        && (x64 || RuntimeInformation.ProcessArchitecture = Architecture.Arm64)
+        && (try
+                let probe = epoll_create1 0x80000 // EPOLL_CLOEXEC
+
+                if probe >= 0 then
+                    Direct.close (nativeint probe) |> ignore
+
+                probe >= 0
+            with _ ->
+                false)
+
+/// Told by a loop that its descriptor is ready (on the loop's thread), or that it was closed
+/// while a wait was pending (on the closing thread: the waiter must not resume there).
+[<AllowNullLiteral>]
+type internal IEventWaiter =
+    abstract Ready: unit -> unit
+    abstract Aborted: unit -> unit
+
+/// What a loop hands its events to.
+[<AbstractClass; AllowNullLiteral>]
+type internal Evented() =
+    abstract Signal: events: uint32 -> unit
+
+/// One direction's readiness, as an int changed with Interlocked: the loop's thread and the
+/// connection's meet here, and exactly one of them wakes a waiter.
+module internal Readiness =
+    /// Nothing seen since the last attempt began.
+    [<Literal>]
+    let NotReady = 0
+
+    /// An event came since the last attempt began: try again before waiting.
+    [<Literal>]
+    let Ready = 1
+
+    /// A waiter is registered.
+    [<Literal>]
+    let Waiting = 2
+
+    [<Literal>]
+    let Closed = 3
+
+    /// Before an attempt: forget an event seen before it (one after it is news). The prior state.
+    let clear (state: byref<int>) : int =
+        Interlocked.CompareExchange(&state, NotReady, Ready)
+
+    /// After an attempt that would wait: the prior state (NotReady: now waiting).
+    let await (state: byref<int>) : int =
+        Interlocked.CompareExchange(&state, Waiting, NotReady)
+
+    /// From the loop: ready now; true if a waiter must be woken.
+    let signal (state: byref<int>) : bool =
+        let mutable wake = false
+        let mutable go = true
+
+        while go do
+            let s = Volatile.Read(&state)
+
+            if s = Ready || s = Closed then
+                go <- false
+            elif Interlocked.CompareExchange(&state, Ready, s) = s then
+                wake <- s = Waiting
+                go <- false
+
+        wake
+
+    /// At close: true if a waiter must be aborted.
+    let close (state: byref<int>) : bool =
+        Interlocked.Exchange(&state, Closed) = Waiting
+
+/// The loops: as many as processors (each descriptor stays with the loop it registered
+/// with), started the first time one is needed, running for the process's life.
+module internal EventLoops =
+    let private capacity = 256
+    // The descriptor number -> who gets its events. Written under the gate; read by the
+    // loops without it (a stale read only wakes a connection that then finds nothing).
+    let mutable private byFd: Evented[] = Array.zeroCreate 1024
+    let private gate = obj ()
+    let mutable private turn = 0
+
+    let private run (epfd: int) () =
+        let events = Marshal.AllocHGlobal(capacity * Epoll.eventSize)
+
+        while true do
+            let n = Epoll.epoll_wait (epfd, events, capacity, -1)
+
+            if n < 0 then
+                let errno = Marshal.GetLastPInvokeError()
+
+                if errno <> 4 then // EINTR is expected; anything else is reported, then retried
+                    Log.error ("swoop: epoll_wait failed, errno " + string errno)
+                    Thread.Sleep 10
+            else
+                for i in 0 .. n - 1 do
+                    let at = i * Epoll.eventSize
+                    let fd = Marshal.ReadInt32(events, at + Epoll.dataOffset)
+                    let table = Volatile.Read(&byFd)
+
+                    if fd >= 0 && fd < table.Length then
+                        let target = Volatile.Read(&table[fd])
+
+                        if not (isNull target) then
+                            try
+                                target.Signal(uint32 (Marshal.ReadInt32(events, at)))
+                            with e ->
+                                Log.error ("swoop: event loop: " + string e)
+
+    let private loops =
+        lazy
+            (Array.init (max 1 Environment.ProcessorCount) (fun i ->
+                let epfd = Epoll.epoll_create1 0x80000
+
+                if epfd < 0 then
+                    raise (SocketException(int SocketError.SocketError))
+
+                Thread(run epfd, 256 * 1024, IsBackground = true, Name = "swoop events " + string i).Start()
+                epfd))
+
+    /// Sends `fd`'s events to `target` from now on (edge-triggered: reading, writing, the
+    /// peer's end); raises if epoll refuses.
+    let register (fd: int) (target: Evented) =
+        let all = loops.Force()
+
+        let index =
+          lock gate (fun () ->
+            if fd >= byFd.Length then
+                let bigger = Array.zeroCreate (max (fd + 1) (byFd.Length * 2))
+                Array.blit byFd 0 bigger 0 byFd.Length
+                Volatile.Write(&byFd, bigger)
+
+            Volatile.Write(&byFd[fd], target)
+            turn <- (turn + 1) % all.Length
+            turn)
+
+        let epfd = all[index]
+        let mutable event = Epoll.Event()
+        event.Events <- Epoll.In ||| Epoll.Out ||| Epoll.RdHup ||| Epoll.EdgeTriggered
+        event.At4 <- fd
+        event.At8 <- fd
+
+        if Epoll.epoll_ctl (epfd, 1, fd, &event) <> 0 then // EPOLL_CTL_ADD
+            let errno = Marshal.GetLastPInvokeError()
+            lock gate (fun () -> if obj.ReferenceEquals(byFd[fd], target) then Volatile.Write(&byFd[fd], null))
+            raise (SocketException(int SocketError.SocketError, "epoll_ctl failed, errno " + string errno))
+
+    /// `fd`'s events go nowhere from now on (called before it is closed, which takes it out
+    /// of its epoll set: its number may then come back for another connection).
+    let unregister (fd: int) (target: Evented) =
+        lock gate (fun () ->
+            if fd >= 0 && fd < byFd.Length && obj.ReferenceEquals(byFd[fd], target) then
+                Volatile.Write(&byFd[fd], null))
