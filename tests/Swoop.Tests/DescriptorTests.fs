@@ -1,6 +1,7 @@
 /// A connection's socket as a bare descriptor (Linux, accepted with accept4): answered and
-/// closed without a Socket, a plain close; the runtime's Socket made only when asked for, and
-/// then the only owner of the descriptor.
+/// closed without a Socket, a plain close; when its waits are the runtime's (completions not
+/// inline), the runtime's Socket made only when asked for, and then the only owner of the
+/// descriptor. (Waits on Swoop's own event loops: EventLoopTests.)
 module Swoop.Tests.DescriptorTests
 
 open System
@@ -12,7 +13,7 @@ open Swoop
 open Swoop.Tests.Support
 
 /// A connected pair: the client's Socket, and the server side as a descriptor from accept4.
-let private acceptPair () =
+let internal acceptPair () =
     let listener = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp)
     listener.Bind(IPEndPoint(IPAddress.Loopback, 0))
     listener.Listen 1
@@ -147,7 +148,7 @@ let ``a half-close made on the descriptor holds after a Socket takes over: the c
 let ``the server answers on the accept thread, and a connection that must wait later goes on`` () =
     // A first request that comes with the connection (answered on the accept thread, no
     // Socket yet), the client's address read there, then a keep-alive request after a pause
-    // (the wait makes the Socket).
+    // (a wait, on an event loop).
     use server =
         serve testOptions (sync (fun ctx -> ctx.WriteString(string (ctx.RemoteEndPoint :?> IPEndPoint).Port)))
 

@@ -368,7 +368,10 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                 // The client stopped reading our answers.
                 transport.Close()
             elif settings.Stopping && state = ConnectionState.Idle then
-                if tryState ConnectionState.Closed ConnectionState.Idle then transport.Close()
+                // Not one whose next request is already here (its wake-up may still be on its
+                // way): that one is answered, with Connection: close.
+                if not (transport.Descriptor.HasUnread()) && tryState ConnectionState.Closed ConnectionState.Idle then
+                    transport.Close()
             elif now > transport.Deadline then
                 match state with
                 | ConnectionState.ReadingHead ->

@@ -84,6 +84,10 @@ type internal Descriptor() =
     let mutable reader: IEventWaiter = null
     let mutable writer: IEventWaiter = null
     let mutable mayHaveData = true
+    // The client's end (FIN or reset) was signalled: its edge came once, maybe with the last
+    // bytes, so receives try again from now on until they see the end (0 or the error).
+    [<VolatileField>]
+    let mutable peerEnded = false
 
     let closedError () = SocketException(int SocketError.OperationAborted)
 
@@ -113,6 +117,7 @@ type internal Descriptor() =
         evented <- onLoops && Epoll.available
         registeredFd <- -1
         mayHaveData <- true
+        peerEnded <- false
         Volatile.Write(&d.ReadState, Readiness.NotReady)
         Volatile.Write(&d.WriteState, Readiness.NotReady)
 
@@ -245,6 +250,18 @@ type internal Descriptor() =
             let s = socket
             if isNull s then null else s.RemoteEndPoint
 
+    /// Whether received bytes wait to be read (a request that came just as the server began
+    /// to stop must not be lost to a close); false when closed or in doubt.
+    member d.HasUnread() : bool =
+        try
+            let s = socket
+
+            if not (isNull s) then s.Available > 0
+            elif Direct.available then d.Io(Span<byte>(SlabPool.Discard, 0, 1), false, Direct.peek) > 0
+            else false
+        with _ ->
+            false
+
     /// TCP_NODELAY on.
     member d.SetNoDelay() =
         let s = socket
@@ -319,18 +336,17 @@ type internal Descriptor() =
 
         if isSend then
             d.Io(buffer, true, 0)
-        elif not mayHaveData && prior <> Readiness.Ready then
+        elif not mayHaveData && prior <> Readiness.Ready && not peerEnded then
             // Drained by the last receive, and nothing came since: wait without a system call.
             -1
         elif buffer.IsEmpty then
             // A peek at one byte (into a buffer whose contents nobody reads).
             let n = d.Io(Span<byte>(SlabPool.Discard, 0, 1), false, Direct.peek)
 
-            if n < 0 then
-                mayHaveData <- false
-                -1
-            else
-                0
+            // Bytes (or the end) there: the receive after this must try, whatever the state says
+            // (the event that told of them was taken by this attempt).
+            mayHaveData <- n >= 0
+            if n < 0 then -1 else 0
         else
             let n = d.Io(buffer, false, 0)
             mayHaveData <- n = buffer.Length || n = 0
@@ -370,6 +386,10 @@ type internal Descriptor() =
     member _.MarkReadable() = mayHaveData <- true
 
     override d.Signal(events: uint32) =
+        // Before the readiness it comes with: whoever sees that sees this.
+        if events &&& (Epoll.RdHup ||| Epoll.Hup ||| Epoll.Err) <> 0u then
+            peerEnded <- true
+
         if events &&& (Epoll.In ||| Epoll.RdHup ||| Epoll.Hup ||| Epoll.Err) <> 0u && Readiness.signal &d.ReadState then
             reader.Ready()
 

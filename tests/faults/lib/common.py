@@ -165,9 +165,16 @@ def socket_count(pid):
     maps as it loads assemblies on first use."""
     try:
         d = f"/proc/{pid}/fd"
-        return sum(1 for f in os.listdir(d) if os.readlink(f"{d}/{f}").startswith("socket:"))
+        names = os.listdir(d)
     except OSError:
         return None
+    count = 0
+    for f in names:
+        try:
+            count += os.readlink(f"{d}/{f}").startswith("socket:")
+        except OSError:
+            pass  # closed between the listing and the look
+    return count
 
 
 def thread_count(pid):

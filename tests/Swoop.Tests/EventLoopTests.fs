@@ -1,0 +1,207 @@
+/// Bare descriptors waiting on Swoop's own event loops (Linux): no Socket is ever made, a
+/// wait wakes for bytes, for room to send, for the client's end, and a close under a wait
+/// fails it as the runtime's would.
+module Swoop.Tests.EventLoopTests
+
+open System
+open System.Net.Sockets
+open System.Text
+open System.Threading
+open System.Threading.Tasks
+open Xunit
+open Swoop
+open Swoop.Tests.Support
+
+/// The server side of a connected pair on the event loops, with its receive and send ops.
+let private evented () =
+    let client, owned = DescriptorTests.acceptPair ()
+    let d = Descriptor()
+    d.Attach(owned, true)
+    let receiver = new SocketOp()
+    let sender = new SocketOp()
+    receiver.Renew()
+    sender.Renew()
+    client, d, receiver, sender
+
+let private result (vt: ValueTask<int>) =
+    let t = vt.AsTask()
+    Assert.True(t.Wait 3000, "the wait never woke")
+    t.Result
+
+let private ascii (s: string) = Encoding.ASCII.GetBytes s
+
+[<Fact>]
+let ``a receive waits on a loop, wakes for each request, and never makes a Socket`` () =
+    if Epoll.available then
+        let client, d, receiver, _ = evented ()
+        use _c = client
+        Assert.True d.Evented
+        let buffer = Array.zeroCreate<byte> 64
+
+        for word in [ "one"; "two"; "three" ] do
+            // Drained (or nothing yet): the receive cannot complete before the client sends.
+            let pending = receiver.Receive(d, Memory buffer)
+            Assert.False(pending.IsCompleted)
+            client.Send(ascii word) |> ignore
+            let n = result pending
+            Assert.Equal(word, Encoding.ASCII.GetString(buffer, 0, n))
+
+        Assert.False d.HasSocket
+        d.Close()
+
+[<Fact>]
+let ``a wait for data only leaves the bytes for the receive after it`` () =
+    if Epoll.available then
+        let client, d, receiver, _ = evented ()
+        use _c = client
+        let buffer = Array.zeroCreate<byte> 64
+        // First a receive that drains what came with the connection (nothing: it waits).
+        let first = receiver.Receive(d, Memory buffer)
+        client.Send(ascii "a") |> ignore
+        Assert.Equal(1, result first)
+        let wait = receiver.Receive(d, Memory<byte>.Empty)
+        Assert.False(wait.IsCompleted)
+        client.Send(ascii "bcd") |> ignore
+        Assert.Equal(0, result wait)
+        // The bytes are still there, read at once.
+        let next = receiver.Receive(d, Memory buffer)
+        Assert.True(next.IsCompleted)
+        Assert.Equal("bcd", Encoding.ASCII.GetString(buffer, 0, next.Result))
+        d.Close()
+
+[<Fact>]
+let ``bytes signalled before a wait for data are still received after it`` () =
+    if Epoll.available then
+        let client, d, receiver, _ = evented ()
+        use _c = client
+        let buffer = Array.zeroCreate<byte> 64
+        let first = receiver.Receive(d, Memory buffer)
+        client.Send(ascii "a") |> ignore
+        Assert.Equal(1, result first)
+        // The next bytes' event reaches the loop before anyone waits: the wait for data sees
+        // them at once, and the receive after it must still try (no event will come again).
+        client.Send(ascii "bcd") |> ignore
+        Thread.Sleep 100
+        let wait = receiver.Receive(d, Memory<byte>.Empty)
+        Assert.True(wait.IsCompleted)
+        Assert.Equal(0, wait.Result)
+        let next = receiver.Receive(d, Memory buffer)
+        Assert.Equal("bcd", Encoding.ASCII.GetString(buffer, 0, result next))
+        d.Close()
+
+[<Fact>]
+let ``the client's end wakes a waiting receive with 0`` () =
+    if Epoll.available then
+        let client, d, receiver, _ = evented ()
+        let pending = receiver.Receive(d, Memory(Array.zeroCreate<byte> 16))
+        client.Shutdown SocketShutdown.Send
+        Assert.Equal(0, result pending)
+        client.Dispose()
+        d.Close()
+
+[<Fact>]
+let ``the client's end signalled with its last bytes: the receive after them sees the end`` () =
+    if Epoll.available then
+        let client, d, receiver, _ = evented ()
+        let buffer = Array.zeroCreate<byte> 64
+        let first = receiver.Receive(d, Memory buffer)
+        client.Send(ascii "a") |> ignore
+        Assert.Equal(1, result first)
+        // Bytes and the end in one edge: a short read takes the bytes; no event follows.
+        client.Send(ascii "last") |> ignore
+        client.Shutdown SocketShutdown.Send
+        Thread.Sleep 100
+        Assert.Equal(4, result (receiver.Receive(d, Memory buffer)))
+        Assert.Equal(0, result (receiver.Receive(d, Memory buffer)))
+        client.Dispose()
+        d.Close()
+
+[<Fact>]
+let ``a close under a wait fails it with OperationAborted, not on the closing thread`` () =
+    if Epoll.available then
+        let client, d, receiver, _ = evented ()
+        use _c = client
+        let pending = receiver.Receive(d, Memory(Array.zeroCreate<byte> 16))
+        let closer = Environment.CurrentManagedThreadId
+        let mutable resumedOn = -1
+
+        let after =
+            task {
+                try
+                    let! _ = pending
+                    return SocketError.Success
+                with :? SocketException as e ->
+                    resumedOn <- Environment.CurrentManagedThreadId
+                    return e.SocketErrorCode
+            }
+
+        d.Close()
+        Assert.True(after.Wait 3000)
+        Assert.Equal(SocketError.OperationAborted, after.Result)
+        Assert.NotEqual(closer, resumedOn)
+        Assert.True(receiver.Pending |> not)
+        // Closed: a new attempt fails at once, as on a disposed Socket.
+        let again = receiver.Receive(d, Memory(Array.zeroCreate<byte> 16))
+        Assert.True(again.IsFaulted)
+
+[<Fact>]
+let ``a send bigger than the socket's buffers waits for room and all of it arrives`` () =
+    if Epoll.available then
+        let client, d, _, sender = evented ()
+        use _c = client
+        let total = 8 * 1024 * 1024
+        let payload = Array.init total (fun i -> byte (i % 251))
+
+        let sending =
+            task {
+                let mutable sent = 0
+
+                while sent < total do
+                    let! n = sender.Send(d, ReadOnlyMemory(payload, sent, min 65536 (total - sent)))
+                    sent <- sent + n
+
+                return sent
+            }
+
+        // A slow reader at first: the sender must wait for room, more than once.
+        Thread.Sleep 200
+        Assert.False(sending.IsCompleted)
+        let got = Array.zeroCreate<byte> total
+        let mutable read = 0
+        client.ReceiveTimeout <- 5000
+
+        while read < total do
+            let n = client.Receive(got, read, min 4096 (total - read), SocketFlags.None)
+            Assert.True(n > 0)
+            read <- read + n
+
+            if read % (1024 * 1024) < 4096 then
+                Thread.Sleep 5
+
+        Assert.True(sending.Wait 5000)
+        Assert.Equal(total, sending.Result)
+        Assert.True((payload = got))
+        Assert.False d.HasSocket
+        d.Close()
+
+[<Fact>]
+let ``many connections wait at once, each woken for its own bytes`` () =
+    if Epoll.available then
+        let pairs = Array.init 64 (fun _ -> evented ())
+        let buffers = Array.init pairs.Length (fun _ -> Array.zeroCreate<byte> 16)
+
+        let pending =
+            pairs |> Array.mapi (fun i (_, d, receiver, _) -> receiver.Receive(d, Memory buffers[i]).AsTask())
+
+        // In reverse order, each its own number.
+        for i in pairs.Length - 1 .. -1 .. 0 do
+            let client, _, _, _ = pairs[i]
+            client.Send(ascii (string i)) |> ignore
+
+        Assert.True(Task.WaitAll(Array.map (fun (t: Task<int>) -> t :> Task) pending, 5000))
+
+        pending |> Array.iteri (fun i t -> Assert.Equal(string i, Encoding.ASCII.GetString(buffers[i], 0, t.Result)))
+
+        for client, d, _, _ in pairs do
+            d.Close()
+            client.Dispose()
