@@ -212,6 +212,8 @@ def run(scn, args):
     every = 5.0
     server = Server(scn, "echo", args.port).start()
     try:
+        # After the start-up probe's connection is gone (its close may still be on its way).
+        time.sleep(1.0)
         fd0, sockets0 = server.fds(), server.sockets()
 
         async def soak():
