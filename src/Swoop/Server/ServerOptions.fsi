@@ -30,13 +30,14 @@ type ServerOptions =
         /// How long shutdown waits for in-flight requests before closing every connection.
         ShutdownTimeout: TimeSpan
         /// True (default): an idle keep-alive connection holds no buffer; it waits for bytes
-        /// with a zero-byte receive and leases 4 KiB only when they arrive. False: it receives
-        /// straight into its leased 4 KiB segment: one system call less per request, 4 KiB held
-        /// per idle connection.
+        /// and leases 4 KiB only when they arrive. False: it receives straight into its leased
+        /// 4 KiB segment, held per idle connection (where the runtime does the waiting, not
+        /// Swoop's event loops, that saves one system call per request).
         ReleaseBufferWhenIdle: bool
-        /// True (default): socket completions, and so handlers, run on the socket engine's own
-        /// threads (DOTNET_SYSTEM_NET_SOCKETS_INLINE_COMPLETIONS=1, Linux and macOS), as in an
-        /// event loop: no thread switch per request. A handler must then not block (no
+        /// True (default): socket completions, and so handlers, run on event-loop threads, as
+        /// in nginx: no thread switch per request. On Linux, for connections the accept thread
+        /// took (DeferAccept), those are Swoop's own event loops' threads; otherwise the .NET
+        /// socket engine's (DOTNET_SYSTEM_NET_SOCKETS_INLINE_COMPLETIONS=1, Linux and macOS). A handler must then not block (no
         /// synchronous I/O, no sync-over-async, no long CPU work before its first await): a
         /// call holding an engine thread for 0.5 s or more is reported on stderr, and after a
         /// second one every handler starts on the thread pool. False: completions run on the
