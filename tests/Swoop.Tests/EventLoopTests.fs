@@ -28,7 +28,6 @@ let private result (vt: ValueTask<int>) =
     Assert.True(t.Wait 3000, "the wait never woke")
     t.Result
 
-let private ascii (s: string) = Encoding.ASCII.GetBytes s
 
 [<Fact>]
 let ``a receive waits on a loop, wakes for each request, and never makes a Socket`` () =
@@ -205,3 +204,76 @@ let ``many connections wait at once, each woken for its own bytes`` () =
         for client, d, _, _ in pairs do
             d.Close()
             client.Dispose()
+
+[<Fact>]
+let ``a send and a receive wait at once on one socket, each woken for its own event`` () =
+    if Epoll.available then
+        let client, d, receiver, sender = evented ()
+        use _c = client
+        let total = 4 * 1024 * 1024
+        let payload = Array.create total 7uy
+
+        let sending =
+            task {
+                let mutable sent = 0
+
+                while sent < total do
+                    let! n = sender.Send(d, ReadOnlyMemory(payload, sent, min 65536 (total - sent)))
+                    sent <- sent + n
+
+                return sent
+            }
+
+        Thread.Sleep 100
+        Assert.False(sending.IsCompleted) // the client reads nothing yet: the send waits
+        let buffer = Array.zeroCreate<byte> 16
+        let receiving = receiver.Receive(d, Memory buffer)
+        Assert.False(receiving.IsCompleted)
+        client.Send(ascii "both") |> ignore
+        Assert.Equal("both", Encoding.ASCII.GetString(buffer, 0, result receiving))
+        let sink = Array.zeroCreate<byte> 65536
+        let mutable read = 0
+
+        while read < total do
+            read <- read + client.Receive sink
+
+        Assert.True(sending.Wait 5000)
+        d.Close()
+
+[<Fact>]
+let ``a receive a handler left waiting never reads the next socket's bytes`` () =
+    if Epoll.available then
+        let first, d, left, _ = evented ()
+        let abandoned = left.Receive(d, Memory(Array.zeroCreate<byte> 16))
+        Assert.False(abandoned.IsCompleted)
+        d.Close()
+        first.Dispose()
+        // The same Descriptor serves the next socket, with a new op (as Transport.Attach does).
+        let second, owned = DescriptorTests.acceptPair ()
+        use _s = second
+        d.Attach(owned, true)
+        let receiver = new SocketOp()
+        receiver.Renew()
+        let buffer = Array.zeroCreate<byte> 16
+        let next = receiver.Receive(d, Memory buffer)
+        second.Send(ascii "mine") |> ignore
+        Assert.Equal("mine", Encoding.ASCII.GetString(buffer, 0, result next))
+        let ended = abandoned.AsTask()
+        Assert.True(ended.ContinueWith(fun (_: Task<int>) -> ()).Wait 3000)
+        Assert.True(ended.IsFaulted)
+        d.Close()
+
+/// Not a tail call: every level keeps a frame.
+let rec private depth (n: int) = if n = 0 then 0 else 1 + depth (n - 1)
+
+[<Fact>]
+let ``handlers on an event loop's thread have the default stack`` () =
+    // A recursion that a 256 KiB stack would not hold, in a keep-alive request answered on an
+    // event loop (the first one is answered on the accept thread).
+    use server = serve testOptions (sync (fun ctx -> ctx.WriteString(string (depth 40000))))
+    use s = connect server
+    s.Send(ascii "GET /a HTTP/1.1\r\nHost: a\r\n\r\n") |> ignore
+    Assert.Contains("40000", text (fst (readAll s 200)))
+    Thread.Sleep 100
+    s.Send(ascii "GET /b HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n") |> ignore
+    Assert.Contains("40000", text (fst (readAll s 500)))

@@ -81,45 +81,54 @@ type internal Descriptor() =
     // unread bytes (false after a short read: it was drained, so a receive waits at once).
     let mutable evented = false
     let mutable registeredFd = -1
-    let mutable reader: IEventWaiter = null
-    let mutable writer: IEventWaiter = null
     let mutable mayHaveData = true
-    // The client's end (FIN or reset) was signalled: its edge came once, maybe with the last
-    // bytes, so receives try again from now on until they see the end (0 or the error).
+    // The client's end (FIN or reset) or urgent data was signalled: its edge came once, maybe
+    // with the last bytes (or a receive stops short at the urgent mark), so receives try from
+    // now on rather than trusting a short read.
     [<VolatileField>]
-    let mutable peerEnded = false
+    let mutable mustTry = false
+    // Counts the sockets attached: a wait started for one socket never acts on the next.
+    [<VolatileField>]
+    let mutable generation = 0
 
     let closedError () = SocketException(int SocketError.OperationAborted)
 
     /// Readiness of receiving and sending (Readiness's states).
     [<DefaultValue>]
-    val mutable ReadState: int
+    val mutable ReadState: obj
 
     [<DefaultValue>]
-    val mutable WriteState: int
+    val mutable WriteState: obj
 
     /// A socket the runtime accepted.
-    member _.Attach(accepted: Socket) =
+    member d.Attach(accepted: Socket) =
+        d.Reset()
         socket <- accepted
         owned <- null
         current <- accepted.SafeHandle
-        closed <- false
-        shutSend <- false
 
     /// A descriptor accepted with accept4; `onLoops`: its waits are Swoop's event loops'
     /// (else the runtime's, through a Socket).
     member d.Attach(descriptor: OwnedDescriptor, onLoops: bool) =
+        d.Reset()
         socket <- null
         owned <- descriptor
         current <- descriptor
+        evented <- onLoops && Epoll.available
+
+    member private d.Reset() =
+        generation <- generation + 1
         closed <- false
         shutSend <- false
-        evented <- onLoops && Epoll.available
+        evented <- false
         registeredFd <- -1
         mayHaveData <- true
-        peerEnded <- false
-        Volatile.Write(&d.ReadState, Readiness.NotReady)
-        Volatile.Write(&d.WriteState, Readiness.NotReady)
+        mustTry <- false
+        Volatile.Write(&d.ReadState, null)
+        Volatile.Write(&d.WriteState, null)
+
+    /// Which socket this is (see Attempt).
+    member _.Generation = generation
 
     /// Waits are Swoop's event loops' (never the runtime's: no Socket is ever made).
     member _.Evented = evented
@@ -257,7 +266,7 @@ type internal Descriptor() =
             let s = socket
 
             if not (isNull s) then s.Available > 0
-            elif Direct.available then d.Io(Span<byte>(SlabPool.Discard, 0, 1), false, Direct.peek) > 0
+            elif Direct.available then d.Io(Span<byte>(SlabPool.Discard, 0, 1), false, Direct.peek, generation) > 0
             else false
         with _ ->
             false
@@ -295,15 +304,23 @@ type internal Descriptor() =
                     ())
 
         if evented then
-            if Readiness.close &d.ReadState then reader.Aborted()
-            if Readiness.close &d.WriteState then writer.Aborted()
+            let reader = Readiness.close &d.ReadState
+            let writer = Readiness.close &d.WriteState
+
+            if not (isNull reader) then reader.Aborted()
+            if not (isNull writer) then writer.Aborted()
 
     /// One receive or send that does not wait, retried when interrupted: the count, or -1 when
     /// it would wait; other errors raise.
-    member private d.Io(buffer: Span<byte>, isSend: bool, flags: int) : int =
+    member private d.Io(buffer: Span<byte>, isSend: bool, flags: int, expected: int) : int =
         let handle = d.Acquire()
 
         try
+            // Checked with the handle held: a socket attached since cannot be this handle's,
+            // and this handle's descriptor stays open (its number not reused) meanwhile.
+            if generation <> expected then
+                raise (closedError ())
+
             let fd = handle.DangerousGetHandle()
             let mutable result = -2
 
@@ -325,73 +342,97 @@ type internal Descriptor() =
         finally
             handle.DangerousRelease()
 
-    /// One attempt on an evented descriptor: the count, or -1 when it would wait (then call
-    /// Wait). A receive into no buffer only asks whether bytes are there (0 when they are,
-    /// or at the end). Errors raise, as the runtime reports them.
-    member d.Attempt(buffer: Span<byte>, isSend: bool) : int =
+    /// One attempt on an evented descriptor, for the socket of generation `expected`: the
+    /// count, or -1 when it would wait (then call Wait). A receive into no buffer only asks
+    /// whether bytes are there (0 when they are, or at the end). Errors raise, as the runtime
+    /// reports them.
+    member d.Attempt(buffer: Span<byte>, isSend: bool, expected: int) : int =
         let prior = if isSend then Readiness.clear &d.WriteState else Readiness.clear &d.ReadState
 
-        if prior = Readiness.Closed then
+        if obj.ReferenceEquals(prior, Readiness.Closed) then
             raise (closedError ())
 
         if isSend then
-            d.Io(buffer, true, 0)
-        elif not mayHaveData && prior <> Readiness.Ready && not peerEnded then
+            d.Io(buffer, true, 0, expected)
+        elif not mayHaveData && not (obj.ReferenceEquals(prior, Readiness.Ready)) && not mustTry then
             // Drained by the last receive, and nothing came since: wait without a system call.
             -1
         elif buffer.IsEmpty then
             // A peek at one byte (into a buffer whose contents nobody reads).
-            let n = d.Io(Span<byte>(SlabPool.Discard, 0, 1), false, Direct.peek)
-
+            let n = d.Io(Span<byte>(SlabPool.Discard, 0, 1), false, Direct.peek, expected)
             // Bytes (or the end) there: the receive after this must try, whatever the state says
             // (the event that told of them was taken by this attempt).
             mayHaveData <- n >= 0
             if n < 0 then -1 else 0
         else
-            let n = d.Io(buffer, false, 0)
+            let n = d.Io(buffer, false, 0, expected)
             mayHaveData <- n = buffer.Length || n = 0
             n
 
     /// Registers `waiter` for the direction's next event: true if it now waits, false if an
     /// event came meanwhile (attempt again). The first wait registers with an event loop.
-    member d.Wait(isSend: bool, waiter: IEventWaiter) : bool =
+    member d.Wait(isSend: bool, waiter: IEventWaiter, expected: int) : bool =
         if registeredFd < 0 then
             lock gate (fun () ->
-                if closed then
+                if closed || generation <> expected then
                     raise (closedError ())
 
-                let handle = d.Acquire()
+                // Again under the gate: a receive and a send may both wait for the first time.
+                if registeredFd < 0 then
+                    let handle = d.Acquire()
 
-                try
-                    let fd = int (handle.DangerousGetHandle())
-                    EventLoops.register fd d
-                    registeredFd <- fd
-                finally
-                    handle.DangerousRelease())
+                    try
+                        let fd = int (handle.DangerousGetHandle())
+                        EventLoops.register fd d
+                        registeredFd <- fd
+                    finally
+                        handle.DangerousRelease())
 
-        let prior =
-            if isSend then
-                writer <- waiter
-                Readiness.await &d.WriteState
-            else
-                reader <- waiter
-                Readiness.await &d.ReadState
-
-        if prior = Readiness.Closed then
+        if generation <> expected then
             raise (closedError ())
 
-        prior = Readiness.NotReady
+        let prior =
+            if isSend then Readiness.await &d.WriteState waiter else Readiness.await &d.ReadState waiter
+
+        if isNull prior then
+            true
+        elif obj.ReferenceEquals(prior, Readiness.Ready) then
+            false
+        elif obj.ReferenceEquals(prior, Readiness.Closed) then
+            raise (closedError ())
+        else
+            // Another waiter in this direction: one a handler left behind on this socket.
+            invalidOp "a receive or send waited while another of the same direction still waited on this connection"
 
     /// A wait for bytes ended: the next receive tries at once.
     member _.MarkReadable() = mayHaveData <- true
 
     override d.Signal(events: uint32) =
         // Before the readiness it comes with: whoever sees that sees this.
-        if events &&& (Epoll.RdHup ||| Epoll.Hup ||| Epoll.Err) <> 0u then
-            peerEnded <- true
+        if events &&& (Epoll.RdHup ||| Epoll.Hup ||| Epoll.Err ||| Epoll.Pri) <> 0u then
+            mustTry <- true
 
-        if events &&& (Epoll.In ||| Epoll.RdHup ||| Epoll.Hup ||| Epoll.Err) <> 0u && Readiness.signal &d.ReadState then
-            reader.Ready()
+        // Both states first: a waiter's continuation may run long, or fail.
+        let reader =
+            if events &&& (Epoll.In ||| Epoll.Pri ||| Epoll.RdHup ||| Epoll.Hup ||| Epoll.Err) <> 0u then
+                Readiness.signal &d.ReadState
+            else
+                null
 
-        if events &&& (Epoll.Out ||| Epoll.Hup ||| Epoll.Err) <> 0u && Readiness.signal &d.WriteState then
-            writer.Ready()
+        let writer =
+            if events &&& (Epoll.Out ||| Epoll.Hup ||| Epoll.Err) <> 0u then
+                Readiness.signal &d.WriteState
+            else
+                null
+
+        if not (isNull reader) then
+            try
+                reader.Ready()
+            with e ->
+                EventLoops.report ("swoop: event loop: " + string e)
+
+        if not (isNull writer) then
+            try
+                writer.Ready()
+            with e ->
+                EventLoops.report ("swoop: event loop: " + string e)

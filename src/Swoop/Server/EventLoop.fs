@@ -34,6 +34,10 @@ module internal Epoll =
     [<Literal>]
     let In = 0x001u
 
+    /// Urgent data: a receive stops short at its mark, with bytes still behind it.
+    [<Literal>]
+    let Pri = 0x002u
+
     [<Literal>]
     let Out = 0x004u
 
@@ -82,64 +86,70 @@ type internal IEventWaiter =
 type internal Evented() =
     abstract Signal: events: uint32 -> unit
 
-/// One direction's readiness, as an int changed with Interlocked: the loop's thread and the
-/// connection's meet here, and exactly one of them wakes a waiter.
+/// One direction's readiness, as an object changed with Interlocked: null (nothing seen since
+/// the last attempt began), Ready (an event came since: try again before waiting), Closed, or
+/// the waiter itself. The loop's thread and the connection's meet here; whoever takes a
+/// waiter out of the state wakes exactly that waiter, once.
 module internal Readiness =
-    /// Nothing seen since the last attempt began.
-    [<Literal>]
-    let NotReady = 0
-
-    /// An event came since the last attempt began: try again before waiting.
-    [<Literal>]
-    let Ready = 1
-
-    /// A waiter is registered.
-    [<Literal>]
-    let Waiting = 2
-
-    [<Literal>]
-    let Closed = 3
+    let Ready = obj ()
+    let Closed = obj ()
 
     /// Before an attempt: forget an event seen before it (one after it is news). The prior state.
-    let clear (state: byref<int>) : int =
-        Interlocked.CompareExchange(&state, NotReady, Ready)
+    let clear (state: byref<obj>) : obj =
+        Interlocked.CompareExchange(&state, null, Ready)
 
-    /// After an attempt that would wait: the prior state (NotReady: now waiting).
-    let await (state: byref<int>) : int =
-        Interlocked.CompareExchange(&state, Waiting, NotReady)
+    /// After an attempt that would wait: the prior state (null: `waiter` now waits).
+    let await (state: byref<obj>) (waiter: IEventWaiter) : obj =
+        Interlocked.CompareExchange(&state, box waiter, null)
 
-    /// From the loop: ready now; true if a waiter must be woken.
-    let signal (state: byref<int>) : bool =
-        let mutable wake = false
+    /// From the loop: ready now; the waiter to wake, if one waited.
+    let signal (state: byref<obj>) : IEventWaiter =
+        let mutable woken = null
         let mutable go = true
 
         while go do
             let s = Volatile.Read(&state)
 
-            if s = Ready || s = Closed then
+            if obj.ReferenceEquals(s, Ready) || obj.ReferenceEquals(s, Closed) then
                 go <- false
-            elif Interlocked.CompareExchange(&state, Ready, s) = s then
-                wake <- s = Waiting
+            elif obj.ReferenceEquals(Interlocked.CompareExchange(&state, Ready, s), s) then
+                woken <-
+                    match s with
+                    | :? IEventWaiter as w -> w
+                    | _ -> null
+
                 go <- false
 
-        wake
+        woken
 
-    /// At close: true if a waiter must be aborted.
-    let close (state: byref<int>) : bool =
-        Interlocked.Exchange(&state, Closed) = Waiting
+    /// At close: the waiter to abort, if one waited.
+    let close (state: byref<obj>) : IEventWaiter =
+        match Interlocked.Exchange(&state, Closed) with
+        | :? IEventWaiter as w -> w
+        | _ -> null
 
 /// The loops: as many as processors (each descriptor stays with the loop it registered
 /// with), started the first time one is needed, running for the process's life.
 module internal EventLoops =
     let private capacity = 256
     // The descriptor number -> who gets its events. Written under the gate; read by the
-    // loops without it (a stale read only wakes a connection that then finds nothing).
+    // loops without it. An event read just before its descriptor closed can reach the next
+    // owner of the number (or of the Descriptor object): a spurious wake-up, after which the
+    // waiter tries again and, finding nothing, waits on.
     let mutable private byFd: Evented[] = Array.zeroCreate 1024
     let private gate = obj ()
     let mutable private turn = 0
 
+    /// A message on stderr that can never take a loop's thread down.
+    let report (message: string) =
+        try
+            Log.error message
+        with _ ->
+            ()
+
     let private run (epfd: int) () =
         let events = Marshal.AllocHGlobal(capacity * Epoll.eventSize)
+        let mutable failing = false
 
         while true do
             let n = Epoll.epoll_wait (epfd, events, capacity, -1)
@@ -147,8 +157,12 @@ module internal EventLoops =
             if n < 0 then
                 let errno = Marshal.GetLastPInvokeError()
 
-                if errno <> 4 then // EINTR is expected; anything else is reported, then retried
-                    Log.error ("swoop: epoll_wait failed, errno " + string errno)
+                // EINTR is expected; anything else is reported (once), then retried.
+                if errno <> 4 then
+                    if not failing then
+                        failing <- true
+                        report ("swoop: epoll_wait failed, errno " + string errno)
+
                     Thread.Sleep 10
             else
                 for i in 0 .. n - 1 do
@@ -160,10 +174,7 @@ module internal EventLoops =
                         let target = Volatile.Read(&table[fd])
 
                         if not (isNull target) then
-                            try
-                                target.Signal(uint32 (Marshal.ReadInt32(events, at)))
-                            with e ->
-                                Log.error ("swoop: event loop: " + string e)
+                            target.Signal(uint32 (Marshal.ReadInt32(events, at)))
 
     let private loops =
         lazy
@@ -173,7 +184,8 @@ module internal EventLoops =
                 if epfd < 0 then
                     raise (SocketException(int SocketError.SocketError))
 
-                Thread(run epfd, 256 * 1024, IsBackground = true, Name = "swoop events " + string i).Start()
+                // The default stack, as the runtime's engine threads: handlers run here.
+                Thread(run epfd, IsBackground = true, Name = "swoop events " + string i).Start()
                 epfd))
 
     /// Sends `fd`'s events to `target` from now on (edge-triggered: reading, writing, the
@@ -194,7 +206,7 @@ module internal EventLoops =
 
         let epfd = all[index]
         let mutable event = Epoll.Event()
-        event.Events <- Epoll.In ||| Epoll.Out ||| Epoll.RdHup ||| Epoll.EdgeTriggered
+        event.Events <- Epoll.In ||| Epoll.Pri ||| Epoll.Out ||| Epoll.RdHup ||| Epoll.EdgeTriggered
         event.At4 <- fd
         event.At8 <- fd
 

@@ -26,6 +26,10 @@ type internal SocketOp() =
     let mutable waitingOn: Descriptor = Unchecked.defaultof<_>
     let mutable waitBuffer = Memory<byte>.Empty
     let mutable waitSend = false
+    let mutable waitGeneration = 0
+    // 1 once the current wait is completed: the loop and a close may both try (a handler
+    // left the op behind), and a second completion would throw on whichever thread made it.
+    let mutable waitDone = 0
 
     let failure (error: SocketError) : exn = SocketException(int error)
 
@@ -81,7 +85,8 @@ type internal SocketOp() =
     /// On an event loop: an attempt, and a wait only if it would wait.
     member private this.StartEvented(descriptor: Descriptor, buffer: Memory<byte>, send: bool) : ValueTask<int> =
         try
-            let mutable result = descriptor.Attempt(buffer.Span, send)
+            let generation = descriptor.Generation
+            let mutable result = descriptor.Attempt(buffer.Span, send, generation)
 
             if result >= 0 then
                 ValueTask<int>(result)
@@ -92,14 +97,16 @@ type internal SocketOp() =
                 waitingOn <- descriptor
                 waitBuffer <- buffer
                 waitSend <- send
+                waitGeneration <- generation
+                waitDone <- 0
                 let mutable waiting = false
 
                 try
                     while result < 0 && not waiting do
-                        if descriptor.Wait(send, this) then
+                        if descriptor.Wait(send, this, generation) then
                             waiting <- true
                         else
-                            result <- descriptor.Attempt(buffer.Span, send)
+                            result <- descriptor.Attempt(buffer.Span, send, generation)
                 with _ ->
                     pending <- false
                     reraise ()
@@ -152,28 +159,26 @@ type internal SocketOp() =
 
             try
                 if waitBuffer.IsEmpty && not waitSend then
-                    descriptor.MarkReadable()
+                    if descriptor.Generation = waitGeneration then descriptor.MarkReadable()
                     result <- 0
                 else
                     let mutable go = true
 
                     while go do
-                        result <- descriptor.Attempt(waitBuffer.Span, waitSend)
+                        result <- descriptor.Attempt(waitBuffer.Span, waitSend, waitGeneration)
 
                         // An event that brought nothing (a stale one): wait on.
-                        if result >= 0 || descriptor.Wait(waitSend, this) then
+                        if result >= 0 || descriptor.Wait(waitSend, this, waitGeneration) then
                             go <- false
             with e ->
                 failure <- e
 
             // Completing runs the continuation: outside the try, so that nothing it does
             // could complete the op a second time.
-            if not (isNull failure) then
+            if (not (isNull failure) || result >= 0) && Interlocked.Exchange(&waitDone, 1) = 0 then
                 waitBuffer <- Memory<byte>.Empty
-                core.SetException failure
-            elif result >= 0 then
-                waitBuffer <- Memory<byte>.Empty
-                core.SetResult result
+
+                if isNull failure then core.SetResult result else core.SetException failure
 
         /// The descriptor was closed under the wait: fails it on the thread pool, not on the
         /// closing thread (the heartbeat's).
@@ -182,8 +187,9 @@ type internal SocketOp() =
 
     interface IThreadPoolWorkItem with
         member _.Execute() =
-            waitBuffer <- Memory<byte>.Empty
-            core.SetException(SocketException(int SocketError.OperationAborted))
+            if Interlocked.Exchange(&waitDone, 1) = 0 then
+                waitBuffer <- Memory<byte>.Empty
+                core.SetException(SocketException(int SocketError.OperationAborted))
 
     interface IValueTaskSource<int> with
         member _.GetStatus(token) = core.GetStatus token
