@@ -23,6 +23,18 @@ let private evented () =
     sender.Renew()
     client, d, receiver, sender
 
+/// Sends all of `payload` in steps of 64 KiB, waiting for room as needed; the count sent.
+let private sendAll (sender: SocketOp) (d: Descriptor) (payload: byte[]) =
+    task {
+        let mutable sent = 0
+
+        while sent < payload.Length do
+            let! n = sender.Send(d, ReadOnlyMemory(payload, sent, min 65536 (payload.Length - sent)))
+            sent <- sent + n
+
+        return sent
+    }
+
 let private result (vt: ValueTask<int>) =
     let t = vt.AsTask()
     Assert.True(t.Wait 3000, "the wait never woke")
@@ -151,16 +163,7 @@ let ``a send bigger than the socket's buffers waits for room and all of it arriv
         let total = 8 * 1024 * 1024
         let payload = Array.init total (fun i -> byte (i % 251))
 
-        let sending =
-            task {
-                let mutable sent = 0
-
-                while sent < total do
-                    let! n = sender.Send(d, ReadOnlyMemory(payload, sent, min 65536 (total - sent)))
-                    sent <- sent + n
-
-                return sent
-            }
+        let sending = sendAll sender d payload
 
         // A slow reader at first: the sender must wait for room, more than once.
         Thread.Sleep 200
@@ -213,16 +216,7 @@ let ``a send and a receive wait at once on one socket, each woken for its own ev
         let total = 4 * 1024 * 1024
         let payload = Array.create total 7uy
 
-        let sending =
-            task {
-                let mutable sent = 0
-
-                while sent < total do
-                    let! n = sender.Send(d, ReadOnlyMemory(payload, sent, min 65536 (total - sent)))
-                    sent <- sent + n
-
-                return sent
-            }
+        let sending = sendAll sender d payload
 
         Thread.Sleep 100
         Assert.False(sending.IsCompleted) // the client reads nothing yet: the send waits

@@ -155,13 +155,12 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                                 go <- false
                             else
                                 transport.Deadline <- Heartbeat.NowMs + settings.KeepAliveMs
-
                                 Volatile.Write(&transport.State, ConnectionState.Idle)
 
-                                // An idle connection holds no buffer: it waits for bytes with a
-                                // zero-byte receive and leases a segment only when they arrive.
-                                // (A receive with a cancellation token, to take the buffer back
-                                // later, costs an allocation now and then: not on this path.)
+                                // An idle connection holds no buffer: it waits for bytes and
+                                // leases a segment only when they arrive. (A receive with a
+                                // cancellation token, to take the buffer back later, costs an
+                                // allocation now and then: not on this path.)
                                 if settings.ReleaseBufferWhenIdle && not fresh then
                                     transport.ReleaseInput()
                                     let! _ = transport.WaitForDataAsync()
@@ -368,8 +367,7 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                 // The client stopped reading our answers.
                 transport.Close()
             elif settings.Stopping && state = ConnectionState.Idle then
-                // Not one whose next request is already here (its wake-up may still be on its
-                // way): that one is answered, with Connection: close.
+                // Not one whose next request is already here: that one is answered (and closed).
                 if not (transport.Descriptor.HasUnread()) && tryState ConnectionState.Closed ConnectionState.Idle then
                     transport.Close()
             elif now > transport.Deadline then
@@ -381,11 +379,9 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                 | ConnectionState.Lingering -> if tryState ConnectionState.TimedOut state then transport.Close()
                 | _ -> ()
 
-    /// Starts serving a socket (the runtime's `socket`, or a descriptor `accepted` with
-    /// accept4: one of the two): when `here` and on a socket engine thread (or the accept
-    /// thread), right there (the request that came with the connection is answered before the
-    /// next accept, with no thread-pool hop, whose waking workers spin on the cores the engine
-    /// needs); otherwise on the thread pool.
+    /// Starts serving the runtime's `socket` or a descriptor `accepted` with accept4: when
+    /// `here` and on an engine thread (or the accept thread), right there (no thread-pool hop,
+    /// whose waking workers spin on the cores the engine needs); otherwise on the thread pool.
     member c.Start(socket: Socket, accepted: OwnedDescriptor, here: bool) =
         if here && settings.Inline && not settings.OffloadHandlers && EngineThread.IsCurrent then
             c.RunAsync(socket, accepted) |> ignore
