@@ -41,6 +41,15 @@ let private result (vt: ValueTask<int>) =
     t.Result
 
 
+/// A first receive that waits (registering with a loop), woken by one byte: the socket is now
+/// known drained. The buffer it used.
+let private registeredAndDrained (client: Socket) (d: Descriptor) (receiver: SocketOp) =
+    let buffer = Array.zeroCreate<byte> 64
+    let first = receiver.Receive(d, Memory buffer)
+    client.Send(Encoding.ASCII.GetBytes "a") |> ignore
+    Assert.Equal(1, result first)
+    buffer
+
 [<Fact>]
 let ``a receive waits on a loop, wakes for each request, and never makes a Socket`` () =
     if Epoll.available then
@@ -65,11 +74,7 @@ let ``a wait for data only leaves the bytes for the receive after it`` () =
     if Epoll.available then
         let client, d, receiver, _ = evented ()
         use _c = client
-        let buffer = Array.zeroCreate<byte> 64
-        // First a receive that drains what came with the connection (nothing: it waits).
-        let first = receiver.Receive(d, Memory buffer)
-        client.Send(ascii "a") |> ignore
-        Assert.Equal(1, result first)
+        let buffer = registeredAndDrained client d receiver
         let wait = receiver.Receive(d, Memory<byte>.Empty)
         Assert.False(wait.IsCompleted)
         client.Send(ascii "bcd") |> ignore
@@ -85,10 +90,7 @@ let ``bytes signalled before a wait for data are still received after it`` () =
     if Epoll.available then
         let client, d, receiver, _ = evented ()
         use _c = client
-        let buffer = Array.zeroCreate<byte> 64
-        let first = receiver.Receive(d, Memory buffer)
-        client.Send(ascii "a") |> ignore
-        Assert.Equal(1, result first)
+        let buffer = registeredAndDrained client d receiver
         // The next bytes' event reaches the loop before anyone waits: the wait for data sees
         // them at once, and the receive after it must still try (no event will come again).
         client.Send(ascii "bcd") |> ignore
@@ -114,10 +116,7 @@ let ``the client's end wakes a waiting receive with 0`` () =
 let ``the client's end signalled with its last bytes: the receive after them sees the end`` () =
     if Epoll.available then
         let client, d, receiver, _ = evented ()
-        let buffer = Array.zeroCreate<byte> 64
-        let first = receiver.Receive(d, Memory buffer)
-        client.Send(ascii "a") |> ignore
-        Assert.Equal(1, result first)
+        let buffer = registeredAndDrained client d receiver
         // Bytes and the end in one edge: a short read takes the bytes; no event follows.
         client.Send(ascii "last") |> ignore
         client.Shutdown SocketShutdown.Send
