@@ -272,24 +272,7 @@ type internal Descriptor() =
             if generation <> expected then
                 raise (closedError ())
 
-            let fd = handle.DangerousGetHandle()
-            let mutable result = -2
-
-            while result = -2 do
-                let n = Direct.transferFlags fd buffer isSend flags
-
-                if n >= 0 then
-                    result <- n
-                else
-                    match Marshal.GetLastPInvokeError() with
-                    | 11 -> result <- -1 // EAGAIN
-                    | 4 -> () // EINTR
-                    | errno ->
-                        match Direct.failure errno with
-                        | ValueSome error -> raise (SocketException(int error))
-                        | ValueNone -> raise (SocketException(int SocketError.SocketError, "errno " + string errno))
-
-            result
+            Direct.attempt (handle.DangerousGetHandle()) buffer isSend flags
         finally
             handle.DangerousRelease()
 
@@ -298,9 +281,22 @@ type internal Descriptor() =
     /// whether bytes are there (0 when they are, or at the end). Errors raise, as the runtime
     /// reports them.
     member d.Attempt(buffer: Span<byte>, isSend: bool, expected: int) : int =
+        // A wait a handler left behind, woken after this Descriptor took the next socket, must
+        // not take that socket's readiness (its owner would then wait with no edge to come).
+        if generation <> expected then
+            raise (closedError ())
+
         let prior = if isSend then Readiness.clear &d.WriteState else Readiness.clear &d.ReadState
 
         if obj.ReferenceEquals(prior, Readiness.Closed) then
+            raise (closedError ())
+
+        if generation <> expected then
+            // Attached meanwhile: give back what was taken (a spurious Ready is harmless).
+            if obj.ReferenceEquals(prior, Readiness.Ready) then
+                if isSend then Interlocked.CompareExchange(&d.WriteState, Readiness.Ready, null) |> ignore
+                else Interlocked.CompareExchange(&d.ReadState, Readiness.Ready, null) |> ignore
+
             raise (closedError ())
 
         if isSend then
@@ -312,12 +308,17 @@ type internal Descriptor() =
             // A peek at one byte (into a buffer whose contents nobody reads).
             let n = d.Io(Span<byte>(SlabPool.Discard, 0, 1), false, Direct.peek, expected)
             // Bytes (or the end) there: the receive after this must try, whatever the state says
-            // (the event that told of them was taken by this attempt).
-            mayHaveData <- n >= 0
+            // (the event that told of them was taken by this attempt). Only for this socket.
+            if generation = expected then
+                mayHaveData <- n >= 0
+
             if n < 0 then -1 else 0
         else
             let n = d.Io(buffer, false, 0, expected)
-            mayHaveData <- n = buffer.Length || n = 0
+
+            if generation = expected then
+                mayHaveData <- n = buffer.Length || n = 0
+
             n
 
     /// Registers `waiter` for the direction's next event: true if it now waits, false if an
@@ -346,6 +347,14 @@ type internal Descriptor() =
             if isSend then Readiness.await &d.WriteState waiter else Readiness.await &d.ReadState waiter
 
         if isNull prior then
+            // Attached meanwhile (Reset counts before it clears the states): take the waiter
+            // back out of the next socket's state, leaving a harmless Ready.
+            if generation <> expected then
+                if isSend then Interlocked.CompareExchange(&d.WriteState, Readiness.Ready, waiter) |> ignore
+                else Interlocked.CompareExchange(&d.ReadState, Readiness.Ready, waiter) |> ignore
+
+                raise (closedError ())
+
             true
         elif obj.ReferenceEquals(prior, Readiness.Ready) then
             false
@@ -380,10 +389,10 @@ type internal Descriptor() =
             try
                 reader.Ready()
             with e ->
-                EventLoops.report ("swoop: event loop: " + string e)
+                EventLoops.report e
 
         if not (isNull writer) then
             try
                 writer.Ready()
             with e ->
-                EventLoops.report ("swoop: event loop: " + string e)
+                EventLoops.report e

@@ -75,6 +75,27 @@ module internal Direct =
     /// One receive or send on `fd` that does not wait: the count, or -1 with errno.
     let transferFd (fd: nativeint) (buffer: Span<byte>) (isSend: bool) : int = transferFlags fd buffer isSend 0
 
+    /// One receive or send that does not wait, retried when interrupted: the count, or -1 when
+    /// it would wait; other errors raise, as the runtime reports them.
+    let attempt (fd: nativeint) (buffer: Span<byte>) (isSend: bool) (flags: int) : int =
+        let mutable result = -2
+
+        while result = -2 do
+            let n = transferFlags fd buffer isSend flags
+
+            if n >= 0 then
+                result <- n
+            else
+                match Marshal.GetLastPInvokeError() with
+                | 11 -> result <- -1 // EAGAIN
+                | 4 -> () // EINTR
+                | errno ->
+                    match failure errno with
+                    | ValueSome error -> raise (SocketException(int error))
+                    | ValueNone -> raise (SocketException(int SocketError.SocketError, "errno " + string errno))
+
+        result
+
     /// SO_LINGER on with 0 s: the next close resets the connection (for refusals).
     let lingerZero (fd: nativeint) =
         // struct linger { int l_onoff; int l_linger; }

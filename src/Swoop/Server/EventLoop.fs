@@ -140,10 +140,10 @@ module internal EventLoops =
     let private gate = obj ()
     let mutable private turn = 0
 
-    /// A message on stderr that can never take a loop's thread down.
-    let report (message: string) =
+    /// A failure on stderr, in a way that can never take a loop's thread down.
+    let report (failure: exn) =
         try
-            Log.error message
+            Log.error ("swoop: event loop: " + string failure)
         with _ ->
             ()
 
@@ -161,7 +161,7 @@ module internal EventLoops =
                 if errno <> 4 then
                     if not failing then
                         failing <- true
-                        report ("swoop: epoll_wait failed, errno " + string errno)
+                        report (SocketException(int SocketError.SocketError, "epoll_wait failed, errno " + string errno))
 
                     Thread.Sleep 10
             else
@@ -174,7 +174,10 @@ module internal EventLoops =
                         let target = Volatile.Read(&table[fd])
 
                         if not (isNull target) then
-                            target.Signal(uint32 (Marshal.ReadInt32(events, at)))
+                            try
+                                target.Signal(uint32 (Marshal.ReadInt32(events, at)))
+                            with e ->
+                                report e
 
     let private loops =
         lazy
