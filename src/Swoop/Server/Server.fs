@@ -195,6 +195,7 @@ type RunningServer internal (listener: Socket, settings: ConnectionSettings, shu
     let mutable lastTrim = Environment.TickCount64
     let mutable uncollected = 0L
     let mutable acceptedAtTrim = 0L
+    let mutable allocatedAtCollect = 0L
 
     let trimmer =
         { new ITimed with
@@ -221,8 +222,15 @@ type RunningServer internal (listener: Socket, settings: ConnectionSettings, shu
                     let quiet = seen = acceptedAtTrim
                     acceptedAtTrim <- seen
 
-                    if quiet && uncollected >= 8L * 1024L * 1024L then
+                    // Also when no connection is open at all (nobody to stall) and the process
+                    // allocated 8 MiB or more since: what the GC kept committed after a burst
+                    // goes back too.
+                    let allocated = GC.GetTotalAllocatedBytes false
+                    let drained = Volatile.Read(&open') = 0 && allocated - allocatedAtCollect >= 8L * 1024L * 1024L
+
+                    if quiet && (uncollected >= 8L * 1024L * 1024L || drained) then
                         uncollected <- 0L
+                        allocatedAtCollect <- allocated
                         GC.Collect(2, GCCollectionMode.Aggressive, true, true) }
 
     do settings.Heartbeat.Register trimmer |> ignore
