@@ -78,6 +78,10 @@ type internal Descriptor() =
         Volatile.Write(&d.ReadState, null)
         Volatile.Write(&d.WriteState, null)
 
+    /// The readiness of sending or of receiving.
+    member private d.StateOf(isSend: bool) : byref<obj> =
+        if isSend then &d.WriteState else &d.ReadState
+
     /// Which socket this is (see Attempt).
     member _.Generation = generation
 
@@ -286,7 +290,8 @@ type internal Descriptor() =
         if generation <> expected then
             raise (closedError ())
 
-        let prior = if isSend then Readiness.clear &d.WriteState else Readiness.clear &d.ReadState
+        let state = &d.StateOf isSend
+        let prior = Readiness.clear &state
 
         if obj.ReferenceEquals(prior, Readiness.Closed) then
             raise (closedError ())
@@ -294,8 +299,7 @@ type internal Descriptor() =
         if generation <> expected then
             // Attached meanwhile: give back what was taken (a spurious Ready is harmless).
             if obj.ReferenceEquals(prior, Readiness.Ready) then
-                if isSend then Interlocked.CompareExchange(&d.WriteState, Readiness.Ready, null) |> ignore
-                else Interlocked.CompareExchange(&d.ReadState, Readiness.Ready, null) |> ignore
+                Interlocked.CompareExchange(&state, Readiness.Ready, null) |> ignore
 
             raise (closedError ())
 
@@ -343,15 +347,14 @@ type internal Descriptor() =
         if generation <> expected then
             raise (closedError ())
 
-        let prior =
-            if isSend then Readiness.await &d.WriteState waiter else Readiness.await &d.ReadState waiter
+        let state = &d.StateOf isSend
+        let prior = Readiness.await &state waiter
 
         if isNull prior then
             // Attached meanwhile (Reset counts before it clears the states): take the waiter
             // back out of the next socket's state, leaving a harmless Ready.
             if generation <> expected then
-                if isSend then Interlocked.CompareExchange(&d.WriteState, Readiness.Ready, waiter) |> ignore
-                else Interlocked.CompareExchange(&d.ReadState, Readiness.Ready, waiter) |> ignore
+                Interlocked.CompareExchange(&state, Readiness.Ready, waiter) |> ignore
 
                 raise (closedError ())
 

@@ -53,6 +53,10 @@ module internal Epoll =
     [<Literal>]
     let EdgeTriggered = 0x80000000u
 
+    /// EPOLL_CLOEXEC, for epoll_create1.
+    [<Literal>]
+    let CloseOnExec = 0x80000
+
     let private x64 = RuntimeInformation.ProcessArchitecture = Architecture.X64
 
     /// struct epoll_event: packed on x86-64 (12 bytes, the data at 4), aligned elsewhere
@@ -65,7 +69,7 @@ module internal Epoll =
         Direct.available
         && (x64 || RuntimeInformation.ProcessArchitecture = Architecture.Arm64)
         && (try
-                let probe = epoll_create1 0x80000 // EPOLL_CLOEXEC
+                let probe = epoll_create1 CloseOnExec
 
                 if probe >= 0 then
                     Direct.close (nativeint probe) |> ignore
@@ -182,7 +186,7 @@ module internal EventLoops =
     let private loops =
         lazy
             (Array.init (max 1 Environment.ProcessorCount) (fun i ->
-                let epfd = Epoll.epoll_create1 0x80000
+                let epfd = Epoll.epoll_create1 Epoll.CloseOnExec
 
                 if epfd < 0 then
                     raise (SocketException(int SocketError.SocketError))
@@ -191,21 +195,28 @@ module internal EventLoops =
                 Thread(run epfd, IsBackground = true, Name = "swoop events " + string i).Start()
                 epfd))
 
+    /// `fd`'s events go nowhere from now on (called before it is closed, which takes it out
+    /// of its epoll set: its number may then come back for another connection).
+    let unregister (fd: int) (target: Evented) =
+        lock gate (fun () ->
+            if fd >= 0 && fd < byFd.Length && obj.ReferenceEquals(byFd[fd], target) then
+                Volatile.Write(&byFd[fd], null))
+
     /// Sends `fd`'s events to `target` from now on (edge-triggered: reading, writing, the
     /// peer's end); raises if epoll refuses.
     let register (fd: int) (target: Evented) =
         let all = loops.Force()
 
         let index =
-          lock gate (fun () ->
-            if fd >= byFd.Length then
-                let bigger = Array.zeroCreate (max (fd + 1) (byFd.Length * 2))
-                Array.blit byFd 0 bigger 0 byFd.Length
-                Volatile.Write(&byFd, bigger)
+            lock gate (fun () ->
+                if fd >= byFd.Length then
+                    let bigger = Array.zeroCreate (max (fd + 1) (byFd.Length * 2))
+                    Array.blit byFd 0 bigger 0 byFd.Length
+                    Volatile.Write(&byFd, bigger)
 
-            Volatile.Write(&byFd[fd], target)
-            turn <- (turn + 1) % all.Length
-            turn)
+                Volatile.Write(&byFd[fd], target)
+                turn <- (turn + 1) % all.Length
+                turn)
 
         let epfd = all[index]
         let mutable event = Epoll.Event()
@@ -215,12 +226,5 @@ module internal EventLoops =
 
         if Epoll.epoll_ctl (epfd, 1, fd, &event) <> 0 then // EPOLL_CTL_ADD
             let errno = Marshal.GetLastPInvokeError()
-            lock gate (fun () -> if obj.ReferenceEquals(byFd[fd], target) then Volatile.Write(&byFd[fd], null))
+            unregister fd target
             raise (SocketException(int SocketError.SocketError, "epoll_ctl failed, errno " + string errno))
-
-    /// `fd`'s events go nowhere from now on (called before it is closed, which takes it out
-    /// of its epoll set: its number may then come back for another connection).
-    let unregister (fd: int) (target: Evented) =
-        lock gate (fun () ->
-            if fd >= 0 && fd < byFd.Length && obj.ReferenceEquals(byFd[fd], target) then
-                Volatile.Write(&byFd[fd], null))
