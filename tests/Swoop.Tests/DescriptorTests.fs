@@ -114,6 +114,19 @@ let ``a half-close on the bare descriptor lets the client read to the end and st
         d.Close()
 
 [<Fact>]
+let ``a half-close is done once, and on a connection the client already reset it is no error`` () =
+    if Direct.available then
+        let client, _, d = attached ()
+        client.LingerState <- LingerOption(true, 0)
+        client.Dispose()
+        Threading.Thread.Sleep 50
+        // The first half-close meets ENOTCONN (the peer is gone), the second does nothing:
+        // a cut connection is half-closed by its answer and again by its linger.
+        d.ShutdownSend()
+        d.ShutdownSend()
+        d.Close()
+
+[<Fact>]
 let ``the client's address comes from accept4, with no Socket, even after the client reset`` () =
     if Direct.available then
         let client, owned = acceptPair ()

@@ -48,6 +48,9 @@ type internal BodyReader(transport: Transport, head: RequestHead, bodyTimeoutMs:
     member _.IsDone = isDone
     member _.Decoder = decoder
 
+    /// The connection closed: nothing of its last body is kept while the reader waits in the pool.
+    member _.LetGo() = whole <- null
+
     /// Prepares for the request whose head was just parsed.
     member this.Begin(maxSize: int64) =
         this.MaxSize <- maxSize
@@ -248,48 +251,49 @@ type internal BodyReader(transport: Transport, head: RequestHead, bodyTimeoutMs:
             wholeFilled <- 0
             wholeGo <- true
 
-            // Let go of the array however this ends: the reader is pooled with its connection.
-            try
-                while wholeGo do
-                    if wholeFilled = whole.Length then
-                        if wholeFilled >= cap then
-                            wholeGo <- false
-                        else
-                            // Double, or take at once all that has arrived (a body sent after its head).
-                            let there = int64 wholeFilled + int64 (transport.InEnd - transport.InPos)
-                            let bigger = Array.zeroCreate<byte> (int (min (int64 cap) (max there (2L * int64 whole.Length))))
-                            Buffer.BlockCopy(whole, 0, bigger, 0, wholeFilled)
-                            whole <- bigger
+            // The array is let go when this ends well, else by Release or the next Begin (the
+            // reader is pooled with its connection). Not a try/finally: in a task that catches and
+            // throws again, a second exception for every body cut or broken.
+            while wholeGo do
+                if wholeFilled = whole.Length then
+                    if wholeFilled >= cap then
+                        wholeGo <- false
+                    else
+                        // Double, or take at once all that has arrived (a body sent after its head).
+                        let there = int64 wholeFilled + int64 (transport.InEnd - transport.InPos)
+                        let bigger = Array.zeroCreate<byte> (int (min (int64 cap) (max there (2L * int64 whole.Length))))
+                        Buffer.BlockCopy(whole, 0, bigger, 0, wholeFilled)
+                        whole <- bigger
 
-                    if wholeGo then
-                        let n = this.ReadBuffered(Span<byte>(whole, wholeFilled, whole.Length - wholeFilled))
+                if wholeGo then
+                    let n = this.ReadBuffered(Span<byte>(whole, wholeFilled, whole.Length - wholeFilled))
 
-                        if n > 0 then
-                            wholeFilled <- wholeFilled + n
-                        elif isDone then
-                            wholeGo <- false
-                        elif this.NeedsContinue || transport.OutLength > 0L then
-                            // "100 Continue" or earlier answers to send first: the general path.
-                            let! m = this.ReadAsync(Memory<byte>(whole, wholeFilled, whole.Length - wholeFilled))
+                    if n > 0 then
+                        wholeFilled <- wholeFilled + n
+                    elif isDone then
+                        wholeGo <- false
+                    elif this.NeedsContinue || transport.OutLength > 0L then
+                        // "100 Continue" or earlier answers to send first: the general path.
+                        let! m = this.ReadAsync(Memory<byte>(whole, wholeFilled, whole.Length - wholeFilled))
 
-                            if m = 0 then wholeGo <- false else wholeFilled <- wholeFilled + m
-                        else
-                            // The common wait, awaited here: a body that drips in costs no task
-                            // per receive (each would live until the next byte, and be promoted).
-                            this.PrepareReceive()
-                            got <- 0
+                        if m = 0 then wholeGo <- false else wholeFilled <- wholeFilled + m
+                    else
+                        // The common wait, awaited here: a body that drips in costs no task
+                        // per receive (each would live until the next byte, and be promoted).
+                        this.PrepareReceive()
+                        got <- 0
 
-                            try
-                                let! r = transport.ReceiveAsync()
-                                got <- r
-                            with e ->
-                                this.ReceiveFailed e
+                        try
+                            let! r = transport.ReceiveAsync()
+                            got <- r
+                        with e ->
+                            this.ReceiveFailed e
 
-                            this.FinishReceive got
+                        this.FinishReceive got
 
-                return if wholeFilled = whole.Length then whole else Array.sub whole 0 wholeFilled
-            finally
-                whole <- null
+            let result = if wholeFilled = whole.Length then whole else Array.sub whole 0 wholeFilled
+            whole <- null
+            return result
         }
 
     /// Reads and throws away what the handler left unread, up to `limit` bytes. False when

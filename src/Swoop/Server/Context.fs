@@ -368,6 +368,7 @@ type HttpContext
 
     member internal _.Release() =
         releaseBody ()
+        reader.LetGo()
 
         if not (isNull reader.Decoder) then
             reader.Decoder.Release()

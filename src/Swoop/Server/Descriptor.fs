@@ -186,22 +186,29 @@ type internal Descriptor() =
         with _ ->
             ()
 
-    /// Half-closes: no more sending.
+    /// Half-closes: no more sending. Once is enough; a connection the peer already ended
+    /// (ENOTCONN) has nothing left to half-close, and that is not an error: a cut connection
+    /// is half-closed by its answer and again by its linger, often after the client left.
     member d.ShutdownSend() =
         // Under the gate: a Socket made meanwhile must learn of it (see Socket).
         lock gate (fun () ->
-            if isNull socket && Direct.available then
-                let handle = d.Acquire()
+            if not shutSend then
+                if isNull socket && Direct.available then
+                    let handle = d.Acquire()
 
-                try
-                    if Direct.shutdown (handle.DangerousGetHandle(), 1) <> 0 then
-                        raise (SocketException(Marshal.GetLastPInvokeError()))
+                    try
+                        if Direct.shutdown (handle.DangerousGetHandle(), 1) <> 0 then
+                            let errno = Marshal.GetLastPInvokeError()
 
-                    shutSend <- true
-                finally
-                    handle.DangerousRelease()
-            else
-                d.Socket.Shutdown(SocketShutdown.Send))
+                            if errno <> 107 then
+                                raise (SocketException errno)
+
+                        shutSend <- true
+                    finally
+                        handle.DangerousRelease()
+                else
+                    d.Socket.Shutdown(SocketShutdown.Send)
+                    shutSend <- true)
 
     /// The client's address: from accept4 for a descriptor (no Socket needed), else the
     /// Socket's.

@@ -19,6 +19,9 @@ open System
 open System.Threading.Tasks
 open Swoop
 
+/// Exceptions thrown so far (first chance, all threads), for /gc.
+let mutable exceptions = 0L
+
 /// What /hang awaits: a task nobody completes.
 let never = TaskCompletionSource().Task
 
@@ -69,13 +72,14 @@ let handler (ctx: HttpContext) : ValueTask =
 
         ctx.WriteString(
             sprintf
-                "allocated %d gen0 %d gen1 %d gen2 %d pause_ms %.1f lock_contentions %d"
+                "allocated %d gen0 %d gen1 %d gen2 %d pause_ms %.1f lock_contentions %d exceptions %d"
                 (GC.GetTotalAllocatedBytes true)
                 (GC.CollectionCount 0)
                 (GC.CollectionCount 1)
                 (GC.CollectionCount 2)
                 (GC.GetTotalPauseDuration().TotalMilliseconds)
                 System.Threading.Monitor.LockContentionCount
+                (System.Threading.Interlocked.Read &exceptions)
         )
 
         ValueTask.CompletedTask
@@ -129,6 +133,11 @@ let parse (argv: string[]) =
 [<EntryPoint>]
 let main argv =
     let options = parse argv
+
+    AppDomain.CurrentDomain.FirstChanceException.Add(fun e ->
+        let n = System.Threading.Interlocked.Increment &exceptions
+        if n > 3000L && n < 3030L && not (isNull (Environment.GetEnvironmentVariable "EXC_TRACE")) then
+            eprintfn "EXC %d %s: %s\n%s" n (e.Exception.GetType().Name) e.Exception.Message (Environment.StackTrace))
 
     eprintfn
         "faultserver: head %gs, body %gs, keep-alive %gs, grace %gs, shutdown %gs, rates %d/%d B/s"
