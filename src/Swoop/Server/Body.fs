@@ -252,8 +252,8 @@ type internal BodyReader(transport: Transport, head: RequestHead, bodyTimeoutMs:
             wholeGo <- true
 
             // The array is let go when this ends well, else by Release or the next Begin (the
-            // reader is pooled with its connection). Not a try/finally: in a task that catches and
-            // throws again, a second exception for every body cut or broken.
+            // reader is pooled with its connection). Not by a try/finally: in a task, a finally
+            // catches and throws again, a second exception for every body cut or broken.
             while wholeGo do
                 if wholeFilled = whole.Length then
                     if wholeFilled >= cap then

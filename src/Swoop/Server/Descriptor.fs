@@ -1,9 +1,8 @@
 /// A connection's socket as a descriptor: system calls straight to libc where they need not
 /// wait. On Linux the accept thread takes connections with accept4 itself; such a connection
 /// waits on Swoop's own event loops and never costs a Socket, a SafeSocketHandle, nor the
-/// runtime's per-socket state and bookkeeping. Otherwise (the runtime accepted it, or
-/// completions are not inline) the runtime's Socket does the waiting, made from the
-/// descriptor the first time something must wait.
+/// runtime's per-socket state. Otherwise (the runtime accepted it, or completions are not
+/// inline) the runtime's Socket waits, made from the descriptor the first time it must.
 namespace Swoop
 
 open System
@@ -11,9 +10,8 @@ open System.Net.Sockets
 open System.Runtime.InteropServices
 open System.Threading
 
-/// A connection's socket: either the runtime's Socket (accepted by the runtime, or made from
-/// the descriptor the first time something must wait), or only the descriptor. Reused, with
-/// its connection, for every socket that connection serves.
+/// A connection's socket, the runtime's Socket or only the descriptor; reused, with its
+/// connection, for every socket that connection serves.
 [<Sealed>]
 type internal Descriptor() =
     inherit Evented()
@@ -47,7 +45,6 @@ type internal Descriptor() =
     /// Readiness of receiving and sending (Readiness's states).
     [<DefaultValue>]
     val mutable ReadState: obj
-
     [<DefaultValue>]
     val mutable WriteState: obj
 
@@ -98,8 +95,7 @@ type internal Descriptor() =
     /// Whether the runtime's Socket exists yet.
     member _.HasSocket = not (isNull socket)
 
-    /// The runtime's Socket, made from the descriptor the first time (a few system calls:
-    /// the runtime reads the socket's type and addresses).
+    /// The runtime's Socket, made from the descriptor the first time (the runtime then reads its type and addresses).
     member _.Socket: Socket =
         let s = socket
 
@@ -186,9 +182,8 @@ type internal Descriptor() =
         with _ ->
             ()
 
-    /// Half-closes: no more sending. Once is enough; a connection the peer already ended
-    /// (ENOTCONN) has nothing left to half-close, and that is not an error: a cut connection
-    /// is half-closed by its answer and again by its linger, often after the client left.
+    /// Half-closes: no more sending. Once: a cut connection is half-closed by its answer and
+    /// by its linger, often after the client left (ENOTCONN, then: nothing left to half-close).
     member d.ShutdownSend() =
         // Under the gate: a Socket made meanwhile must learn of it (see Socket).
         lock gate (fun () ->
@@ -197,11 +192,8 @@ type internal Descriptor() =
                     let handle = d.Acquire()
 
                     try
-                        if Direct.shutdown (handle.DangerousGetHandle(), 1) <> 0 then
-                            let errno = Marshal.GetLastPInvokeError()
-
-                            if errno <> 107 then
-                                raise (SocketException errno)
+                        if Direct.shutdown (handle.DangerousGetHandle(), 1) <> 0 && Marshal.GetLastPInvokeError() <> 107 then
+                            raise (SocketException(Marshal.GetLastPInvokeError()))
 
                         shutSend <- true
                     finally
