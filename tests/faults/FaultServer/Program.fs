@@ -134,10 +134,7 @@ let parse (argv: string[]) =
 let main argv =
     let options = parse argv
 
-    AppDomain.CurrentDomain.FirstChanceException.Add(fun e ->
-        let n = System.Threading.Interlocked.Increment &exceptions
-        if n > 3000L && n < 3030L && not (isNull (Environment.GetEnvironmentVariable "EXC_TRACE")) then
-            eprintfn "EXC %d %s: %s\n%s" n (e.Exception.GetType().Name) e.Exception.Message (Environment.StackTrace))
+    AppDomain.CurrentDomain.FirstChanceException.Add(fun _ -> System.Threading.Interlocked.Increment &exceptions |> ignore)
 
     eprintfn
         "faultserver: head %gs, body %gs, keep-alive %gs, grace %gs, shutdown %gs, rates %d/%d B/s"
