@@ -8,7 +8,6 @@ open System.Net.Sockets
 open System.Text
 open System.Threading
 open System.Threading.Tasks
-open System.Threading.Tasks.Sources
 
 [<Sealed; AllowNullLiteral>]
 type internal Connection(settings: ConnectionSettings, onClosed: Connection -> unit) =
@@ -30,14 +29,9 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
     let mutable fresh = true
     let mutable pending: Socket = null
     let mutable pendingDescriptor: OwnedDescriptor = null
-    // The loop lives as long as the object: between sockets it awaits the next one (handed
-    // over by Start through this source), so a socket costs no task or state machine of its own.
-    let mutable next = ManualResetValueTaskSourceCore<bool>()
-    let mutable looping = false
-    // The execution context the loop started in. A handler that completes synchronously and
-    // sets an AsyncLocal changes the loop's own context; each request starts from this one,
-    // so nothing of a request's flows into the next (another client's, behind a proxy or on
-    // the next socket).
+    // The execution context the connection started in. A handler that completes synchronously
+    // and sets an AsyncLocal changes the loop's own context; each request starts from this
+    // one, so nothing of a request's flows into the next (another client's, behind a proxy).
     let mutable home: ExecutionContext = null
     // When the synchronous part of the current handler call began (Environment.TickCount64),
     // 0 when no call is running: the heartbeat's blocking watch reads it.
@@ -132,209 +126,201 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                 return recover e
         }
 
-    /// The connection loop: serves the socket Start handed over until it closes, then waits
-    /// in the pool for the next; never ends.
-    member private c.LoopAsync() : Task =
+    /// The connection loop, until the connection closes.
+    member c.RunAsync(socket: Socket, accepted: OwnedDescriptor) : Task =
         task {
-            while true do
-                transport.Attach(pending, pendingDescriptor, settings.Inline)
-                pending <- null
-                pendingDescriptor <- null
-                head.Reset()
-                transport.Deadline <- Heartbeat.NowMs + settings.KeepAliveMs
-                Volatile.Write(&transport.State, ConnectionState.Idle)
-                // A reused connection starts its data-rate clock afresh (K2 in docs/reliability.md).
-                lastTickMs <- 0L
-                slot <- settings.Heartbeat.Register c
-                go <- true
-                linger <- false
-                // The first request usually came with the connection: receive it at once, without
-                // first waiting for data with a zero-byte receive (one system call fewer).
-                fresh <- true
+            home <- ExecutionContext.Capture()
+            transport.Attach(socket, accepted, settings.Inline)
+            head.Reset()
+            transport.Deadline <- Heartbeat.NowMs + settings.KeepAliveMs
+            Volatile.Write(&transport.State, ConnectionState.Idle)
+            // A reused connection starts its data-rate clock afresh (K2 in docs/reliability.md).
+            lastTickMs <- 0L
+            slot <- settings.Heartbeat.Register c
+            go <- true
+            linger <- false
+            // The first request usually came with the connection: receive it at once, without
+            // first waiting for data with a zero-byte receive (one system call fewer).
+            fresh <- true
 
+            try
                 try
-                    try
-                        while go do
-                            if transport.InStart = transport.InEnd then
-                                // Nothing buffered: send what is pending, give the buffer back, wait.
-                                if transport.OutLength > 0L then
-                                    do! transport.FlushAsync()
+                    while go do
+                        if transport.InStart = transport.InEnd then
+                            // Nothing buffered: send what is pending, give the buffer back, wait.
+                            if transport.OutLength > 0L then
+                                do! transport.FlushAsync()
 
-                                // Nothing unread: the next request starts at the buffer's start.
-                                transport.InStart <- 0
-                                transport.InPos <- 0
-                                transport.InEnd <- 0
+                            // Nothing unread: the next request starts at the buffer's start.
+                            transport.InStart <- 0
+                            transport.InPos <- 0
+                            transport.InEnd <- 0
 
-                                if settings.Stopping then
+                            if settings.Stopping then
+                                go <- false
+                            else
+                                transport.Deadline <- Heartbeat.NowMs + settings.KeepAliveMs
+                                Volatile.Write(&transport.State, ConnectionState.Idle)
+
+                                // An idle connection holds no buffer: it waits for bytes and
+                                // leases a segment only when they arrive. (A receive with a
+                                // cancellation token, to take the buffer back later, costs an
+                                // allocation now and then: not on this path.)
+                                if settings.ReleaseBufferWhenIdle && not fresh then
+                                    transport.ReleaseInput()
+                                    let! _ = transport.WaitForDataAsync()
+                                    ()
+
+                                transport.EnsureInput()
+                                fresh <- false
+                                let! n = transport.ReceiveAsync()
+                                received <- n
+
+                                // Still Idle until bytes arrive: the heartbeat may have closed us.
+                                if received = 0 || not (tryState ConnectionState.ReadingHead ConnectionState.Idle) then
                                     go <- false
                                 else
-                                    transport.Deadline <- Heartbeat.NowMs + settings.KeepAliveMs
-                                    Volatile.Write(&transport.State, ConnectionState.Idle)
+                                    transport.Deadline <- Heartbeat.NowMs + settings.RequestHeadMs
+                                    transport.InEnd <- transport.InEnd + received
 
-                                    // An idle connection holds no buffer: it waits for bytes and
-                                    // leases a segment only when they arrive. (A receive with a
-                                    // cancellation token, to take the buffer back later, costs an
-                                    // allocation now and then: not on this path.)
-                                    if settings.ReleaseBufferWhenIdle && not fresh then
-                                        transport.ReleaseInput()
-                                        let! _ = transport.WaitForDataAsync()
-                                        ()
+                        if go then
+                            match Parser.parse transport.Request settings.Limits head with
+                            | Parser.ParseResult.Done ->
+                                transport.InPos <- transport.InStart + head.HeadLength
 
-                                    transport.EnsureInput()
-                                    fresh <- false
-                                    let! n = transport.ReceiveAsync()
-                                    received <- n
+                                // The heartbeat may have answered 408 just now: then stop here.
+                                if not (tryState ConnectionState.Processing ConnectionState.ReadingHead) then
+                                    go <- false
+                                    handlerOk <- false
+                                else
+                                    context.Begin()
+                                    handlerOk <- true
 
-                                    // Still Idle until bytes arrive: the heartbeat may have closed us.
-                                    if received = 0 || not (tryState ConnectionState.ReadingHead ConnectionState.Idle) then
-                                        go <- false
-                                    else
-                                        transport.Deadline <- Heartbeat.NowMs + settings.RequestHeadMs
-                                        transport.InEnd <- transport.InEnd + received
+                                    if not (isNull home) && not (obj.ReferenceEquals(ExecutionContext.Capture(), home)) then
+                                        ExecutionContext.Restore home
 
-                            if go then
-                                match Parser.parse transport.Request settings.Limits head with
-                                | Parser.ParseResult.Done ->
-                                    transport.InPos <- transport.InStart + head.HeadLength
+                                    // On an engine thread the call is watched, unless handlers
+                                    // blocked before: then it leaves for the thread pool first.
+                                    // (Immutable bindings: a mutable local living across an await
+                                    // would be a heap cell per request.)
+                                    let onEngine = settings.Inline && EngineThread.IsCurrent
+                                    let offload = onEngine && settings.OffloadHandlers
 
-                                    // The heartbeat may have answered 408 just now: then stop here.
-                                    if not (tryState ConnectionState.Processing ConnectionState.ReadingHead) then
-                                        go <- false
-                                        handlerOk <- false
-                                    else
-                                        context.Begin()
-                                        handlerOk <- true
+                                    if offload then
+                                        do! Task.Yield()
 
-                                        if not (isNull home) && not (obj.ReferenceEquals(ExecutionContext.Capture(), home)) then
-                                            ExecutionContext.Restore home
+                                    let watched = onEngine && not offload
 
-                                        // On an engine thread the call is watched, unless handlers
-                                        // blocked before: then it leaves for the thread pool first.
-                                        // (Immutable bindings: a mutable local living across an await
-                                        // would be a heap cell per request.)
-                                        let onEngine = settings.Inline && EngineThread.IsCurrent
-                                        let offload = onEngine && settings.OffloadHandlers
+                                    if watched then
+                                        handlerCallStart <- Environment.TickCount64
 
-                                        if offload then
-                                            do! Task.Yield()
+                                    let pending = invokeHandler ()
 
-                                        let watched = onEngine && not offload
+                                    if watched then
+                                        handlerCallStart <- 0L
 
-                                        if watched then
-                                            handlerCallStart <- Environment.TickCount64
+                                    // The synchronous path is a plain call: no task, no allocation.
+                                    if not pending.IsCompletedSuccessfully then
+                                        if settings.RequestTimeoutMs <= 0L then
+                                            // Awaited here, in the connection's own state machine (no
+                                            // task per call), and without a throw when it failed.
+                                            let running = pending.AsTask()
+                                            do! running.ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing)
 
-                                        let pending = invokeHandler ()
-
-                                        if watched then
-                                            handlerCallStart <- 0L
-
-                                        // The synchronous path is a plain call: no task, no allocation.
-                                        if not pending.IsCompletedSuccessfully then
-                                            if settings.RequestTimeoutMs <= 0L then
-                                                // Awaited here, in the connection's own state machine (no
-                                                // task per call), and without a throw when it failed.
-                                                let running = pending.AsTask()
-                                                do! running.ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing)
-
-                                                if not running.IsCompletedSuccessfully then
-                                                    handlerOk <- recover (failureOf running)
-                                            else
-                                                let! finished = awaitHandlerWithTimeoutAsync pending
-                                                handlerOk <- finished
-
-                                    // The heartbeat timed the body out (and may have answered 408):
-                                    // nothing of this handler's goes out; read what still comes.
-                                    let timedOut = Volatile.Read(&transport.State)
-
-                                    if handlerOk && (timedOut = ConnectionState.TimedOut || timedOut = ConnectionState.Lingering) then
-                                        handlerOk <- false
-                                        linger <- true
-
-                                    // A body that is not the length the handler declared: its mistake, a 500.
-                                    if handlerOk && not (isNull context.LengthMismatch) then
-                                        handlerOk <- recover (InvalidOperationException context.LengthMismatch)
-
-                                    if not handlerOk then
-                                        go <- false
-                                    else
-                                        let! drained = context.Reader.DrainAsync settings.DrainLimit
-                                        let keepAlive = context.Complete(drained && not settings.Stopping)
-                                        transport.InStart <- transport.InPos
-                                        transport.SkipEmptyLines()
-                                        head.Reset()
-
-                                        if not keepAlive then
-                                            do! transport.FlushAsync()
-                                            go <- false
-                                            // The client may still be sending (an unread body, pipelined
-                                            // requests): linger, so the answer is not lost to a reset.
-                                            linger <- not drained || context.Reader.FramingBroken || transport.InStart < transport.InEnd
-                                        elif transport.OutLength > 65536L then
-                                            do! transport.FlushAsync()
-
-                                        if go && transport.InStart < transport.InEnd then
-                                            transport.Deadline <- Heartbeat.NowMs + settings.RequestHeadMs
-                                            Volatile.Write(&transport.State, ConnectionState.ReadingHead)
-                                | Parser.ParseResult.NeedMore ->
-                                    // A partial head: answer what came before it, then read on. While
-                                    // answers go out the state is Processing, so that a head timeout's
-                                    // 408 never lands inside them; a timeout already decided stands.
-                                    if transport.OutLength > 0L then
-                                        if tryState ConnectionState.Processing ConnectionState.ReadingHead
-                                           || Volatile.Read(&transport.State) = ConnectionState.Processing then
-                                            do! transport.FlushAsync()
+                                            if not running.IsCompletedSuccessfully then
+                                                handlerOk <- recover (failureOf running)
                                         else
-                                            go <- false
+                                            let! finished = awaitHandlerWithTimeoutAsync pending
+                                            handlerOk <- finished
 
-                                    if go && Volatile.Read(&transport.State) = ConnectionState.Processing then
-                                        transport.Deadline <- Heartbeat.NowMs + settings.RequestHeadMs
-                                        tryState ConnectionState.ReadingHead ConnectionState.Processing |> ignore
+                                // The heartbeat timed the body out (and may have answered 408):
+                                // nothing of this handler's goes out; read what still comes.
+                                let timedOut = Volatile.Read(&transport.State)
 
-                                    if go && Volatile.Read(&transport.State) <> ConnectionState.ReadingHead then
+                                if handlerOk && (timedOut = ConnectionState.TimedOut || timedOut = ConnectionState.Lingering) then
+                                    handlerOk <- false
+                                    linger <- true
+
+                                // A body that is not the length the handler declared: its mistake, a 500.
+                                if handlerOk && not (isNull context.LengthMismatch) then
+                                    handlerOk <- recover (InvalidOperationException context.LengthMismatch)
+
+                                if not handlerOk then
+                                    go <- false
+                                else
+                                    let! drained = context.Reader.DrainAsync settings.DrainLimit
+                                    let keepAlive = context.Complete(drained && not settings.Stopping)
+                                    transport.InStart <- transport.InPos
+                                    transport.SkipEmptyLines()
+                                    head.Reset()
+
+                                    if not keepAlive then
+                                        do! transport.FlushAsync()
                                         go <- false
+                                        // The client may still be sending (an unread body, pipelined
+                                        // requests): linger, so the answer is not lost to a reset.
+                                        linger <- not drained || context.Reader.FramingBroken || transport.InStart < transport.InEnd
+                                    elif transport.OutLength > 65536L then
+                                        do! transport.FlushAsync()
 
-                                    if go then
-                                        transport.MakeRoom 512
-                                        let! n = transport.ReceiveAsync()
-
-                                        if n = 0 || Volatile.Read(&transport.State) <> ConnectionState.ReadingHead then
-                                            go <- false
-                                            // Answered 408 by the heartbeat meanwhile: linger on.
-                                            linger <- n > 0 && Volatile.Read(&transport.State) = ConnectionState.Lingering
-                                        else
-                                            transport.InEnd <- transport.InEnd + n
-                                | _ ->
-                                    // A parse error never overwrites a timeout the heartbeat decided.
+                                    if go && transport.InStart < transport.InEnd then
+                                        transport.Deadline <- Heartbeat.NowMs + settings.RequestHeadMs
+                                        Volatile.Write(&transport.State, ConnectionState.ReadingHead)
+                            | Parser.ParseResult.NeedMore ->
+                                // A partial head: answer what came before it, then read on. While
+                                // answers go out the state is Processing, so that a head timeout's
+                                // 408 never lands inside them; a timeout already decided stands.
+                                if transport.OutLength > 0L then
                                     if tryState ConnectionState.Processing ConnectionState.ReadingHead
                                        || Volatile.Read(&transport.State) = ConnectionState.Processing then
-                                        transport.Append(ReadOnlySpan<byte>(Response.errorAnswer head.ErrorStatus))
                                         do! transport.FlushAsync()
-                                        linger <- true
+                                    else
+                                        go <- false
 
+                                if go && Volatile.Read(&transport.State) = ConnectionState.Processing then
+                                    transport.Deadline <- Heartbeat.NowMs + settings.RequestHeadMs
+                                    tryState ConnectionState.ReadingHead ConnectionState.Processing |> ignore
+
+                                if go && Volatile.Read(&transport.State) <> ConnectionState.ReadingHead then
                                     go <- false
 
-                        if linger then
-                            do! transport.LingerAsync()
-                    with
-                    | :? SocketException
-                    | :? ObjectDisposedException
-                    | :? ClientDisconnectedException
-                    | :? OperationCanceledException -> ()
-                    | e -> if settings.MayLog() then Log.error ("swoop: connection failed: " + string e)
-                finally
-                    Volatile.Write(&transport.State, ConnectionState.Closed)
-                    settings.Heartbeat.Unregister slot
-                    transport.Close()
-                    transport.Descriptor.Detach()
-                    transport.ReleaseAll()
-                    context.Release()
-                    head.Reset()
-                    // Ready for the next socket before the pool can hand this object out again.
-                    next.Reset()
-                    onClosed c
+                                if go then
+                                    transport.MakeRoom 512
+                                    let! n = transport.ReceiveAsync()
 
-                let! _ = ValueTask<bool>(c, next.Version)
-                ()
+                                    if n = 0 || Volatile.Read(&transport.State) <> ConnectionState.ReadingHead then
+                                        go <- false
+                                        // Answered 408 by the heartbeat meanwhile: linger on.
+                                        linger <- n > 0 && Volatile.Read(&transport.State) = ConnectionState.Lingering
+                                    else
+                                        transport.InEnd <- transport.InEnd + n
+                            | _ ->
+                                // A parse error never overwrites a timeout the heartbeat decided.
+                                if tryState ConnectionState.Processing ConnectionState.ReadingHead
+                                   || Volatile.Read(&transport.State) = ConnectionState.Processing then
+                                    transport.Append(ReadOnlySpan<byte>(Response.errorAnswer head.ErrorStatus))
+                                    do! transport.FlushAsync()
+                                    linger <- true
+
+                                go <- false
+
+                    if linger then
+                        do! transport.LingerAsync()
+                with
+                | :? SocketException
+                | :? ObjectDisposedException
+                | :? ClientDisconnectedException
+                | :? OperationCanceledException -> ()
+                | e -> if settings.MayLog() then Log.error ("swoop: connection failed: " + string e)
+            finally
+                Volatile.Write(&transport.State, ConnectionState.Closed)
+                settings.Heartbeat.Unregister slot
+                transport.Close()
+                transport.Descriptor.Detach()
+                transport.ReleaseAll()
+                context.Release()
+                head.Reset()
+                onClosed c
         }
 
     interface ITimed with
@@ -405,30 +391,17 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
     /// `here` and on an engine thread (or the accept thread), right there (no thread-pool hop,
     /// whose waking workers spin on the cores the engine needs); otherwise on the thread pool.
     member c.Start(socket: Socket, accepted: OwnedDescriptor, here: bool) =
-        pending <- socket
-        pendingDescriptor <- accepted
-
         if here && settings.Inline && not settings.OffloadHandlers && EngineThread.IsCurrent then
-            c.Serve()
+            c.RunAsync(socket, accepted) |> ignore
         else
+            pending <- socket
+            pendingDescriptor <- accepted
             ThreadPool.UnsafeQueueUserWorkItem(c, preferLocal = false) |> ignore
 
-    /// The first socket starts the loop; later ones wake it (it goes on inline, here).
-    member private c.Serve() =
-        if looping then
-            next.SetResult true
-        else
-            looping <- true
-            home <- ExecutionContext.Capture()
-            c.LoopAsync() |> ignore
-
     interface IThreadPoolWorkItem with
-        member c.Execute() = c.Serve()
-
-    interface IValueTaskSource<bool> with
-        member _.GetStatus(token) = next.GetStatus token
-
-        member _.OnCompleted(continuation, state, token, flags) =
-            next.OnCompleted(continuation, state, token, flags)
-
-        member _.GetResult(token) = next.GetResult token
+        member c.Execute() =
+            let s = pending
+            let d = pendingDescriptor
+            pending <- null
+            pendingDescriptor <- null
+            c.RunAsync(s, d) |> ignore
