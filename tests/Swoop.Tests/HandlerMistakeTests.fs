@@ -208,3 +208,28 @@ let ``a handler past the request timeout gets its request answered 503, and othe
         Assert.True(sw.ElapsedMilliseconds < 4000L, sprintf "%d ms" sw.ElapsedMilliseconds)
         never.SetResult()
     }
+
+/// What a handler stores in an AsyncLocal: per request.
+let private flowing = Threading.AsyncLocal<string>()
+
+[<Fact>]
+let ``an AsyncLocal a synchronous handler sets does not flow into the next request or the next connection`` () =
+    let handler =
+        sync (fun ctx ->
+            let seen = if isNull flowing.Value then "none" else flowing.Value
+            flowing.Value <- "set by " + ctx.Path
+            ctx.WriteString seen)
+
+    use server = serve testOptions handler
+    // Two requests on one connection, then (one after another, so the pooled connection
+    // object serves them in turn) more connections.
+    let answers, _ =
+        exchange server (ascii "GET /a HTTP/1.1\r\nHost: x\r\n\r\nGET /b HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n") 2000
+
+    Assert.Equal(2, (statuses answers).Length)
+    Assert.DoesNotContain("set by", answers)
+
+    for i in 1..3 do
+        let answer, _ = exchange server (ascii (sprintf "GET /c%d HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n" i)) 2000
+        Assert.EndsWith("none", answer)
+        Threading.Thread.Sleep 20

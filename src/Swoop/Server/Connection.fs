@@ -29,9 +29,8 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
     let mutable fresh = true
     let mutable pending: Socket = null
     let mutable pendingDescriptor: OwnedDescriptor = null
-    // The execution context the connection started in. A handler that completes synchronously
-    // and sets an AsyncLocal changes the loop's own context; each request starts from this
-    // one, so nothing of a request's flows into the next (another client's, behind a proxy).
+    // The execution context the connection started in: each handler call starts from it, so an
+    // AsyncLocal a synchronous handler set never reaches the next request (maybe another client's).
     let mutable home: ExecutionContext = null
     // When the synchronous part of the current handler call began (Environment.TickCount64),
     // 0 when no call is running: the heartbeat's blocking watch reads it.
@@ -76,6 +75,9 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
 
     /// Calls the handler; a synchronous throw becomes a faulted ValueTask.
     let invokeHandler () =
+        if not (isNull home) && not (obj.ReferenceEquals(ExecutionContext.Capture(), home)) then
+            ExecutionContext.Restore home
+
         try
             settings.Handler context
         with e ->
@@ -162,10 +164,8 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                                 transport.Deadline <- Heartbeat.NowMs + settings.KeepAliveMs
                                 Volatile.Write(&transport.State, ConnectionState.Idle)
 
-                                // An idle connection holds no buffer: it waits for bytes and
-                                // leases a segment only when they arrive. (A receive with a
-                                // cancellation token, to take the buffer back later, costs an
-                                // allocation now and then: not on this path.)
+                                // An idle connection holds no buffer: it leases a segment when bytes
+                                // arrive (not a receive with a cancellation token: it allocates).
                                 if settings.ReleaseBufferWhenIdle && not fresh then
                                     transport.ReleaseInput()
                                     let! _ = transport.WaitForDataAsync()
@@ -196,13 +196,9 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                                     context.Begin()
                                     handlerOk <- true
 
-                                    if not (isNull home) && not (obj.ReferenceEquals(ExecutionContext.Capture(), home)) then
-                                        ExecutionContext.Restore home
-
-                                    // On an engine thread the call is watched, unless handlers
-                                    // blocked before: then it leaves for the thread pool first.
-                                    // (Immutable bindings: a mutable local living across an await
-                                    // would be a heap cell per request.)
+                                    // On an engine thread the call is watched, unless handlers blocked
+                                    // before: then it leaves for the thread pool first. (Immutable
+                                    // bindings: a mutable local across an await is a heap cell.)
                                     let onEngine = settings.Inline && EngineThread.IsCurrent
                                     let offload = onEngine && settings.OffloadHandlers
 
@@ -222,8 +218,7 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                                     // The synchronous path is a plain call: no task, no allocation.
                                     if not pending.IsCompletedSuccessfully then
                                         if settings.RequestTimeoutMs <= 0L then
-                                            // Awaited here, in the connection's own state machine (no
-                                            // task per call), and without a throw when it failed.
+                                            // Awaited in the connection's own state machine (no task per call), no throw.
                                             let running = pending.AsTask()
                                             do! running.ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing)
 
@@ -233,8 +228,7 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                                             let! finished = awaitHandlerWithTimeoutAsync pending
                                             handlerOk <- finished
 
-                                // The heartbeat timed the body out (and may have answered 408):
-                                // nothing of this handler's goes out; read what still comes.
+                                // The heartbeat timed the body out (maybe answered 408): nothing of this handler's goes out; linger.
                                 let timedOut = Volatile.Read(&transport.State)
 
                                 if handlerOk && (timedOut = ConnectionState.TimedOut || timedOut = ConnectionState.Lingering) then
@@ -400,8 +394,7 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
 
     interface IThreadPoolWorkItem with
         member c.Execute() =
-            let s = pending
-            let d = pendingDescriptor
+            let s, d = pending, pendingDescriptor
             pending <- null
             pendingDescriptor <- null
             c.RunAsync(s, d) |> ignore
