@@ -67,7 +67,8 @@ let handler (ctx: HttpContext) : ValueTask =
             :> Task
         )
     | "/gc" ->
-        // The probes' view of the heap: bytes allocated so far (all threads) and collections.
+        // The probes' view of the heap: bytes allocated so far (all threads), collections, lock
+        // contentions and first-chance exceptions.
         ctx.ContentType <- "text/plain"
 
         ctx.WriteString(
