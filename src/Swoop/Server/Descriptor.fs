@@ -158,21 +158,21 @@ type internal Descriptor() =
             next.DangerousAddRef(&added)
             next
 
-    /// One receive or send that does not wait: the count, or -1 with errno
-    /// (Marshal.GetLastPInvokeError).
-    member d.Transfer(buffer: Span<byte>, isSend: bool) : int =
+    /// One receive or send that does not wait, `flags` besides: the count, or -1 with errno.
+    member d.Transfer(buffer: Span<byte>, isSend: bool, flags: int) : int =
         let handle = d.Acquire()
 
         try
-            Direct.transferFd (handle.DangerousGetHandle()) buffer isSend
+            Direct.transferFlags (handle.DangerousGetHandle()) buffer isSend flags
         finally
             handle.DangerousRelease()
 
-    /// Sends what can go at once (the heartbeat's answers); never waits, never throws.
-    member d.SendNow(bytes: byte[]) =
+    /// Sends what can go at once (the heartbeat's answers); never waits, never throws. With
+    /// `halfCloseNext` the bytes wait for the FIN (MSG_MORE): one segment, one client wake-up.
+    member d.SendNow(bytes: byte[], halfCloseNext: bool) =
         try
             if Direct.available then
-                d.Transfer(Span bytes, true) |> ignore
+                d.Transfer(Span bytes, true, (if halfCloseNext then Direct.more else 0)) |> ignore
             else
                 let s = socket
 

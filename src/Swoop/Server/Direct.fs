@@ -60,6 +60,9 @@ module internal Direct =
     /// MSG_PEEK: a receive that leaves the bytes where they are.
     let peek = 0x2
 
+    /// MSG_MORE: more is coming (here: the FIN), so the bytes wait for it.
+    let more = 0x8000
+
     /// One receive or send on `fd` that does not wait, with `flags` besides: the count, or -1
     /// with errno.
     let transferFlags (fd: nativeint) (buffer: Span<byte>) (isSend: bool) (flags: int) : int =
@@ -71,9 +74,6 @@ module internal Direct =
             else recv (fd, &first, unativeint buffer.Length, dontWait ||| flags)
 
         int n
-
-    /// One receive or send on `fd` that does not wait: the count, or -1 with errno.
-    let transferFd (fd: nativeint) (buffer: Span<byte>) (isSend: bool) : int = transferFlags fd buffer isSend 0
 
     /// One receive or send that does not wait, retried when interrupted: the count, or -1 when
     /// it would wait; other errors raise, as the runtime reports them.

@@ -71,7 +71,7 @@ type internal SocketOp() =
         elif not direct || buffer.Length = 0 then
             this.StartAsync(descriptor.Socket, buffer, send)
         else
-            let n = descriptor.Transfer(buffer.Span, send)
+            let n = descriptor.Transfer(buffer.Span, send, 0)
 
             if n >= 0 then
                 ValueTask<int>(n)

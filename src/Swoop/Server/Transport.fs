@@ -298,13 +298,13 @@ type internal Transport(pool: BufferPool) =
 
     /// Sends an error answer if it can go at once: never blocking, since it comes from the
     /// heartbeat or beside a handler still running.
-    member private _.AnswerNow(status: int) =
-        descriptor.SendNow(Response.errorAnswer status)
+    member private _.AnswerNow(status: int, halfCloseNext: bool) =
+        descriptor.SendNow(Response.errorAnswer status, halfCloseNext)
 
     /// Answers (if it can go at once), then closes.
     member t.AnswerAndClose(status: int) =
         try
-            t.AnswerNow status
+            t.AnswerNow(status, false)
         with _ ->
             ()
 
@@ -316,7 +316,7 @@ type internal Transport(pool: BufferPool) =
     /// before it reads the answer.
     member t.AnswerAndLinger(status: int) =
         try
-            t.AnswerNow status
+            t.AnswerNow(status, true)
             t.HalfClose()
         with _ ->
             t.Close()
