@@ -7,6 +7,7 @@
 ///   /hang            the handler never completes (awaits forever)
 ///   /delay?ms=N      the handler answers after N ms (in flight during a shutdown)
 ///   /big?kb=N        a body of N KiB ('x' bytes)
+///   /fixed           a constant body; the request allocates nothing
 ///   anything else    reads the body; answers "ok <method> <path> <body bytes>"
 ///
 /// Flags (beside Swoop's own --port, --host, --no-inline, --hold-buffers), in seconds:
@@ -21,6 +22,9 @@ open Swoop
 
 /// Exceptions thrown so far (first chance, all threads), for /gc.
 let mutable exceptions = 0L
+
+/// What /fixed answers: a body made once, so that the request allocates nothing.
+let fixedBody = "fixed answer\n"B
 
 /// What /hang awaits: a task nobody completes.
 let never = TaskCompletionSource().Task
@@ -85,6 +89,10 @@ let handler (ctx: HttpContext) : ValueTask =
 
         ValueTask.CompletedTask
     | "/hang" -> ValueTask never
+    | "/fixed" ->
+        ctx.ContentType <- "text/plain"
+        ctx.Write(ReadOnlySpan fixedBody)
+        ValueTask.CompletedTask
     | "/delay" ->
         let ms = queryInt ctx "ms" 1000
 

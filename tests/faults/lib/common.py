@@ -54,6 +54,12 @@ def client_pin():
     return ["taskset", "-c", "1"] if CORES >= 2 else []
 
 
+def attacker_pin():
+    """Hostile clients (the slow clients): a core of their own when there are three, so that
+    neither the server nor wrk shares one with them (nor with their kernel work); else wrk's."""
+    return ["taskset", "-c", "2"] if CORES >= 3 else client_pin()
+
+
 def yield_to_load_tool():
     """Lowers the calling thread (and threads and processes it starts) to nice 10: a Python
     client that shares the load generator's core then mostly runs while wrk is waiting, so
