@@ -41,7 +41,7 @@ let private readResponse (s: Socket) (timeoutMs: int) =
 
     got
 
-/// Sends /block on a connection that has served a request and waits for the next, so that
+/// Sends a blocking request (`path`) on a connection that has served one and waits, so that
 /// the handler runs where that receive completes: on a socket engine thread when completions
 /// are inline. (A connection's first request may be read on the thread pool.)
 let private sendBlockAt (path: string) (server: RunningServer) =

@@ -286,7 +286,7 @@ def run(scn, args):
             normal_priority()
         rss1, fd1 = server.settle(2)
         # Undisturbed again, now that every slow connection is gone: the reference is the
-        # better (lower p99) of the two undisturbed runs.
+        # median of all six undisturbed windows, before and after.
         base2 = wrk_windows(scn, args.port, wrk_seconds, "wrk alone again (undisturbed, after)")
         scn.log(f"undisturbed again: {'; '.join(map(wrk_text, base2))}")
         ref, during = merged(base + base2), merged(during)
