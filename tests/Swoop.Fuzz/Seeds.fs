@@ -33,7 +33,9 @@ let private validBodies =
        "1\r\n\x00\r\n1\r\n\xff\r\n2\r\n\r\n\r\n0\r\n\r\n"
        "000000005\r\nhello\r\n0000\r\n\r\n"
        "a ;b=c ; d = \"e\"\r\n0123456789\r\n0;last\r\nTrailer-Name:\tv\t\r\n\r\n"
-       "F\r\nfifteen bytes!!\r\n0\r\n\r\nGET / HTTP/1.1\r\nHost: a\r\n\r\n" |]
+       "F\r\nfifteen bytes!!\r\n0\r\n\r\nGET / HTTP/1.1\r\nHost: a\r\n\r\n"
+       // More chunks than the extension budget has bytes: the line ends are no extension.
+       String.replicate 20_000 "1\r\nx\r\n" + "0\r\n\r\n" |]
     |> Array.map latin1
 
 /// Every chunked body: the tests' invalid ones, valid ones, and samples of ChunkedTests.genBody.

@@ -156,3 +156,32 @@ let ``chunk extensions are bounded per body`` () =
     let r = d.Decode(ReadOnlySpan input, Span(Array.zeroCreate 100), &consumed, &produced)
     Assert.Equal(ChunkedResult.Error, r)
     Assert.Equal(400, d.ErrorStatus)
+
+[<Fact>]
+let ``many small chunks without extensions are accepted, in one pass`` () =
+    // 200,000 one-byte chunks: 1.2 MB of framing, no extension byte at all.
+    let count = 200_000
+    let body = Text.StringBuilder()
+
+    for i in 0 .. count - 1 do
+        body.Append("1\r\n").Append(char (int 'a' + i % 26)).Append("\r\n") |> ignore
+
+    body.Append("0\r\n\r\n") |> ignore
+    let input = b (body.ToString())
+    let data, _, outcome, left = decode input [ 4096; 100_000; 700_000 ] 4096
+    Assert.Equal("done", outcome)
+    Assert.Equal(0, left)
+    Assert.Equal(count, data.Length)
+    Assert.Equal('a', data[0])
+    Assert.Equal(char (int 'a' + (count - 1) % 26), data[count - 1])
+
+[<Fact>]
+let ``the extension budget counts extension bytes only`` () =
+    // ";e" is two extension bytes a chunk: 8,000 chunks are 16,000 bytes, within 16 KiB...
+    let within = String.replicate 8_000 "1;e\r\nx\r\n" + "0\r\n\r\n"
+    let _, _, outcome, _ = decode (b within) [] 4096
+    Assert.Equal("done", outcome)
+    // ...9,000 are 18,000, past it.
+    let past = String.replicate 9_000 "1;e\r\nx\r\n" + "0\r\n\r\n"
+    let _, _, outcome, _ = decode (b past) [] 4096
+    Assert.Equal("error 400", outcome)

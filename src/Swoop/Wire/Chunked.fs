@@ -213,8 +213,9 @@ type internal ChunkedDecoder(maxChunkLine: int, maxTrailerSection: int, maxTrail
                 i <- i + 1
                 lineLength <- lineLength + 1
 
-                // Everything on a size line after the size and before its CR is extension.
-                if state <> Size && state <> SizeLF && state <> DataCR && state <> DataLF then
+                // Everything on a size line after the size and before its CR is extension; the
+                // CR that ends the line is not (counting it capped the number of chunks).
+                if state <> Size && state <> SizeLF && state <> DataCR && state <> DataLF && b <> CR then
                     extensionBytes <- extensionBytes + 1
 
                 if lineLength > maxChunkLine || extensionBytes > maxExtensionBytes then
