@@ -120,7 +120,7 @@ let debugGc (ctx: HttpContext) =
     )
 
 let app (ctx: HttpContext) : ValueTask =
-    let path = ctx.PathBytes
+    let path = ctx.RawPathBytes
 
     if ctx.Method <> HttpMethod.Get && ctx.Method <> HttpMethod.Head then
         ctx.StatusCode <- 404

@@ -335,7 +335,7 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                 // context's caches; the path only (a query may hold secrets).
                 let request =
                     try
-                        context.MethodName + " " + Encoding.Latin1.GetString(context.PathBytes)
+                        context.MethodName + " " + Encoding.Latin1.GetString(context.RawPathBytes)
                     with _ ->
                         "unknown request"
 

@@ -23,6 +23,7 @@ type HttpContext
     /// Body bytes sent after a streamed head, to hold the handler to its Content-Length.
     let mutable streamed = 0L
     let mutable path: string = null
+    let mutable rawPath: string = null
     let mutable bodyStream: Stream = null
     let mutable items: Collections.Generic.Dictionary<string, obj> = null
 
@@ -137,13 +138,25 @@ type HttpContext
 
     member _.Target = stringAt head.TargetStart head.TargetLength
 
-    member _.Path =
+    member this.Path =
         if isNull path then
-            path <- (if head.PathLength = 0 then "/" else stringAt head.PathStart head.PathLength)
+            path <-
+                if head.PathLength = 0 then
+                    "/"
+                else
+                    match PathDecoding.decodeToString (bytesAt head.PathStart head.PathLength) with
+                    | null -> this.RawPath // broken escapes: the toolkit answers 400 before any handler
+                    | decoded -> decoded
 
         path
 
-    member _.PathBytes = bytesAt head.PathStart head.PathLength
+    member _.RawPath =
+        if isNull rawPath then
+            rawPath <- (if head.PathLength = 0 then "/" else stringAt head.PathStart head.PathLength)
+
+        rawPath
+
+    member _.RawPathBytes = bytesAt head.PathStart head.PathLength
 
     member _.QueryString =
         if head.QueryStart < 0 then "" else stringAt head.QueryStart head.QueryLength
@@ -313,6 +326,7 @@ type HttpContext
         closeDelimited <- false
         streamed <- 0L
         path <- null
+        rawPath <- null
 
         if not (isNull items) && items.Count > 0 then
             items.Clear()

@@ -27,12 +27,19 @@ type HttpContext =
     /// The request-target exactly as sent, e.g. "/users/1?x=2".
     member Target: string
 
-    /// The path part of the target, still percent-encoded, e.g. "/users/1". For an
-    /// absolute-form target ("http://host/a") the path is "/a"; when there is none, "/".
+    /// The path, percent-decoded exactly as the web toolkit's router matches it, e.g.
+    /// "/admin/x" for "/%61dmin/x": check this one in guards. %2F and %25 stay escaped
+    /// ("/a%2Fb" is one segment, not two), and the decoded bytes are read as UTF-8; a path
+    /// whose escapes are broken is given raw (the toolkit answers it 400 before any handler).
+    /// For an absolute-form target ("http://host/a") the path is "/a"; when there is none, "/".
     member Path: string
 
-    /// The path bytes, without making a string (valid only during the handler).
-    member PathBytes: ReadOnlySpan<byte>
+    /// The path part of the target exactly as sent, still percent-encoded, e.g. "/%61dmin/x".
+    /// Never use it to decide access: use `Path`.
+    member RawPath: string
+
+    /// The raw path's bytes, without making a string (valid only during the handler).
+    member RawPathBytes: ReadOnlySpan<byte>
 
     /// The query after '?', without it; "" when there is none.
     member QueryString: string

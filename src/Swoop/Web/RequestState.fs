@@ -7,7 +7,6 @@ namespace Swoop.Web
 open System
 open System.Buffers
 open System.Text
-open System.Text.Unicode
 open Swoop
 
 /// Limits of multipart/form-data reading (see WebOptions.defaults for the values).
@@ -110,7 +109,7 @@ type internal RequestState(options: WebOptions) =
         this.Form <- null
         this.Body <- null
         this.Cleanup <- []
-        let raw = ctx.PathBytes
+        let raw = ctx.RawPathBytes
 
         if path.Length < raw.Length then
             path <- Array.zeroCreate (max raw.Length (path.Length * 2))
@@ -119,61 +118,14 @@ type internal RequestState(options: WebOptions) =
             path[0] <- '/'
             this.PathLength <- 1
             this.PathValid <- true
-        elif raw.IndexOf(byte '%') < 0 then
-            this.PathLength <- Encoding.Latin1.GetChars(raw, Span<char>(path))
-            this.PathValid <- true
         else
-            this.DecodePercent raw
+            if isNull decodeBuffer || decodeBuffer.Length < raw.Length then
+                decodeBuffer <- Array.zeroCreate (max raw.Length 128)
 
-    /// Decodes %XX escapes, except %2F and %25, which stay escaped so that '/' keeps
-    /// separating segments and '%' stays unambiguous (route values decode them later).
-    /// The bytes must form UTF-8; else the path is invalid.
-    member private this.DecodePercent(raw: ReadOnlySpan<byte>) =
-        if isNull decodeBuffer || decodeBuffer.Length < raw.Length then
-            decodeBuffer <- Array.zeroCreate (max raw.Length 128)
-
-        let bytes = decodeBuffer
-        let mutable n = 0
-        let mutable i = 0
-        let mutable ok = true
-
-        while ok && i < raw.Length do
-            let b = raw[i]
-
-            if b <> byte '%' then
-                bytes[n] <- b
-                n <- n + 1
-                i <- i + 1
-            elif i + 2 < raw.Length && Uri.IsHexDigit(char raw[i + 1]) && Uri.IsHexDigit(char raw[i + 2]) then
-                let v = byte (Uri.FromHex(char raw[i + 1]) * 16 + Uri.FromHex(char raw[i + 2]))
-
-                if v = byte '/' || v = byte '%' then
-                    bytes[n] <- byte '%'
-                    bytes[n + 1] <- byte '2'
-                    bytes[n + 2] <- if v = byte '/' then byte 'F' else byte '5'
-                    n <- n + 3
-                else
-                    bytes[n] <- v
-                    n <- n + 1
-
-                i <- i + 3
-            else
-                ok <- false
-
-        if ok then
-            let mutable read = 0
-            let mutable written = 0
-
-            match Utf8.ToUtf16(ReadOnlySpan<byte>(bytes, 0, n), Span<char>(path), &read, &written, false, true) with
-            | OperationStatus.Done ->
-                this.PathLength <- written
-                this.PathValid <- true
-            | _ ->
-                this.PathLength <- 0
-                this.PathValid <- false
-        else
-            this.PathLength <- 0
-            this.PathValid <- false
+            // The same decoding as ctx.Path: what a guard reads is what the routes match.
+            let n = PathDecoding.decode raw decodeBuffer (Span<char>(path))
+            this.PathLength <- max n 0
+            this.PathValid <- n >= 0
 
     /// The route value at `index` of the matched route, fully decoded.
     member this.Capture(index: int) =
