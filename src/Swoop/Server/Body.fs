@@ -193,7 +193,7 @@ type internal BodyReader(transport: Transport, head: RequestHead, bodyTimeoutMs:
                     this.Fail(413, "request body larger than the limit")
 
                 continueSent <- true
-                transport.Append(Response.continue100)
+                transport.AppendForHandler Response.continue100
                 do! transport.FlushAsync()
 
             slowResult <- -1

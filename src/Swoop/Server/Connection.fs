@@ -51,7 +51,7 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
     /// Turns a handler's failure into an answer; false if the connection must be cut
     /// (the response had already started).
     let recover (failure: exn) =
-        if ClientDisconnectedException.IsIn failure then
+        if ClientDisconnectedException.IsIn failure || (failure :? OperationCanceledException && context.IsAborted) then
             // The client left; nothing can be answered, and it is not the handler's fault.
             context.Reader.FramingBroken <- true
             false
@@ -99,39 +99,30 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
         if not ended.IsCanceled then ended.Exception.InnerException
         else (try ended.GetAwaiter().GetResult(); null with e -> e)
 
-    /// The handler did not finish synchronously, and RequestTimeout is set: wait for it, or
-    /// answer 503 when it runs past the timeout; recover from its failure.
-    let awaitHandlerWithTimeoutAsync (pending: ValueTask) : Task<bool> =
-        task {
-            try
-                let running = pending.AsTask()
-                let! first = Task.WhenAny(running, Task.Delay(int settings.RequestTimeoutMs))
+    /// The request timeout's answer while its handler runs on (null: none), under `answerGate`:
+    /// the heartbeat claims the response and starts the answer in one step, the connection
+    /// looks at both in one step.
+    let mutable timeoutAnswer: Task = null
+    let answerGate = obj ()
 
-                if obj.ReferenceEquals(first, running) || context.HasStarted then
-                    do! running
-                    return true
-                else
-                    if settings.MayLog() then
-                        Log.error ("swoop: " + context.MethodName + " " + context.Target + " ran past the request timeout: answered 503")
+    /// From the heartbeat: the handler of request `claim` (as read) ran past RequestTimeout.
+    /// Its response not started, the request is answered 503 after the answers queued before
+    /// it; started, only RequestAborted fires (and its flushes stop). Either way it is aborted.
+    let requestTimedOut (claim: int64) =
+        lock answerGate (fun () ->
+            if transport.ClaimForTimeout claim then
+                if settings.MayLog() then
+                    Log.error ("swoop: " + context.MethodName + " " + Encoding.Latin1.GetString(context.RawPathBytes) + " ran past the request timeout: answered 503")
 
-                    // 503; the context stays this handler's until it ends: the caller
-                    // waits for it before the connection is reused.
-                    transport.AnswerAndClose 503
+                timeoutAnswer <- transport.AnswerAfterQueuedAsync 503)
 
-                    try
-                        do! running
-                    with _ ->
-                        ()
-
-                    return false
-            with e ->
-                return recover e
-        }
+        context.Abort(claim >>> 2, true)
 
     /// The connection loop, until the connection closes.
     member c.RunAsync(socket: Socket, accepted: OwnedDescriptor) : Task =
         task {
             home <- ExecutionContext.Capture()
+            transport.Descriptor.Watcher <- c
             transport.Attach(socket, accepted, settings.Inline)
             head.Reset()
             transport.Deadline <- Heartbeat.NowMs + settings.KeepAliveMs
@@ -193,6 +184,7 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                                     go <- false
                                     handlerOk <- false
                                 else
+                                    transport.NextRequest()
                                     context.Begin()
                                     handlerOk <- true
 
@@ -217,16 +209,30 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
 
                                     // The synchronous path is a plain call: no task, no allocation.
                                     if not pending.IsCompletedSuccessfully then
-                                        if settings.RequestTimeoutMs <= 0L then
-                                            // Awaited in the connection's own state machine (no task per call), no throw.
-                                            let running = pending.AsTask()
-                                            do! running.ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing)
+                                        // The heartbeat times it (no timer per request).
+                                        if settings.RequestTimeoutMs > 0L then
+                                            transport.RequestDeadline <- Heartbeat.NowMs + settings.RequestTimeoutMs
 
-                                            if not running.IsCompletedSuccessfully then
-                                                handlerOk <- recover (failureOf running)
-                                        else
-                                            let! finished = awaitHandlerWithTimeoutAsync pending
-                                            handlerOk <- finished
+                                        // Awaited in the connection's own state machine (no task per call), no throw.
+                                        let running = pending.AsTask()
+                                        do! running.ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing)
+
+                                        if not running.IsCompletedSuccessfully then
+                                            handlerOk <- recover (failureOf running)
+
+                                        if settings.RequestTimeoutMs > 0L then
+                                            transport.RequestDeadline <- 0L
+
+                                            // Answered 503 meanwhile: that answer goes out, then the connection closes.
+                                            let answer = lock answerGate (fun () -> if transport.ClaimForHandler() then null else timeoutAnswer)
+
+                                            if not (isNull answer) then
+                                                handlerOk <- false
+                                                do! answer.ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing)
+
+                                        // Cut (a reset, the timeout after the response started): the rest never goes out.
+                                        if handlerOk && context.IsCut then
+                                            handlerOk <- false
 
                                 // The heartbeat timed the body out (maybe answered 408): nothing of this handler's goes out; linger.
                                 let timedOut = Volatile.Read(&transport.State)
@@ -308,6 +314,7 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                 | e -> if settings.MayLog() then Log.error ("swoop: connection failed: " + string e)
             finally
                 Volatile.Write(&transport.State, ConnectionState.Closed)
+                timeoutAnswer <- null
                 settings.Heartbeat.Unregister slot
                 transport.Close()
                 transport.Descriptor.Detach()
@@ -317,9 +324,31 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                 onClosed c
         }
 
+    interface IPeerWatcher with
+        member _.PeerClosed(reset: bool) =
+            let state = Volatile.Read(&transport.State)
+
+            if state = ConnectionState.Processing || state = ConnectionState.ReadingBody then
+                context.PeerClosed reset
+
     interface ITimed with
         member _.Tick(now: int64) =
             let state = Volatile.Read(&transport.State)
+            // The claim before the deadline: a deadline read after a claim is that request's (see NextRequest).
+            let claim = Volatile.Read(&transport.Claim)
+            let requestDeadline = Volatile.Read(&transport.RequestDeadline)
+
+            if
+                requestDeadline > 0L
+                && now > requestDeadline
+                && (state = ConnectionState.Processing || state = ConnectionState.ReadingBody)
+                && Interlocked.CompareExchange(&transport.RequestDeadline, 0L, requestDeadline) = requestDeadline
+            then
+                if (Volatile.Read(&transport.Claim) >>> 2) = (claim >>> 2) then
+                    requestTimedOut claim
+                else
+                    // The claim read was the last request's: the deadline is the next one's.
+                    Interlocked.CompareExchange(&transport.RequestDeadline, requestDeadline, 0L) |> ignore
 
             let sendDeadline = Volatile.Read(&transport.SendDeadline)
             let callStart = handlerCallStart
@@ -381,20 +410,36 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                 | ConnectionState.Lingering -> if tryState ConnectionState.TimedOut state then transport.Close()
                 | _ -> ()
 
-    /// Starts serving the runtime's `socket` or a descriptor `accepted` with accept4: when
-    /// `here` and on an engine thread (or the accept thread), right there (no thread-pool hop,
-    /// whose waking workers spin on the cores the engine needs); otherwise on the thread pool.
+    /// Starts serving the runtime's `socket` or a descriptor `accepted` with accept4. A
+    /// descriptor from the accept thread goes to one of Swoop's event loops (one waiting for
+    /// work if any is), never served on the accept thread: new connections then use every
+    /// core, and a slow handler on one loop delays no other loop's new connections. A socket
+    /// the runtime accepted is served right there when `here` on its engine thread (no
+    /// thread-pool hop, whose waking workers spin on the cores the engine needs). Otherwise,
+    /// on the thread pool.
     member c.Start(socket: Socket, accepted: OwnedDescriptor, here: bool) =
-        if here && settings.Inline && not settings.OffloadHandlers && EngineThread.IsCurrent then
+        let inline' = here && settings.Inline && not settings.OffloadHandlers
+
+        if inline' && isNull socket && Epoll.available then
+            pending <- null
+            pendingDescriptor <- accepted
+            EventLoops.post c
+        elif inline' && not (isNull socket) && EngineThread.IsCurrent then
             c.RunAsync(socket, accepted) |> ignore
         else
             pending <- socket
             pendingDescriptor <- accepted
             ThreadPool.UnsafeQueueUserWorkItem(c, preferLocal = false) |> ignore
 
+    /// Runs the connection handed over by Start (on the thread pool or an event loop).
+    member private c.RunPending() =
+        let s, d = pending, pendingDescriptor
+        pending <- null
+        pendingDescriptor <- null
+        c.RunAsync(s, d) |> ignore
+
     interface IThreadPoolWorkItem with
-        member c.Execute() =
-            let s, d = pending, pendingDescriptor
-            pending <- null
-            pendingDescriptor <- null
-            c.RunAsync(s, d) |> ignore
+        member c.Execute() = c.RunPending()
+
+    interface ILoopWork with
+        member c.Run() = c.RunPending()

@@ -5,6 +5,7 @@ open System.Buffers
 open System.IO
 open System.Net
 open System.Text
+open System.Threading
 open System.Threading.Tasks
 open Swoop.Ascii
 
@@ -26,6 +27,13 @@ type HttpContext
     let mutable rawPath: string = null
     let mutable bodyStream: Stream = null
     let mutable items: Collections.Generic.Dictionary<string, obj> = null
+    // RequestAborted's source: made when first asked for, reused request after request until
+    // it fires (a request that never asks allocates nothing).
+    let mutable abortSource: CancellationTokenSource = null
+    // The number of the request aborted (0: none), and whether the socket is gone with it
+    // (a reset, the request timeout), so that reads and flushes stop; after a FIN they go on.
+    let mutable abortedRequest = 0L
+    let mutable abortHard = false
 
     let bytesAt (start: int) (length: int) =
         ReadOnlySpan<byte>(transport.InputArray, transport.InputOffset + transport.InStart + start, length)
@@ -105,7 +113,15 @@ type HttpContext
     let keepAliveNow (allowed: bool) =
         allowed && head.KeepAlive && not response.CloseRequested && not reader.FramingBroken && not closeDelimited
 
+    /// A hard abort (a reset, the request timeout) of this request: reads and flushes stop.
+    let throwIfAborted () =
+        if abortHard && Volatile.Read(&abortedRequest) = transport.RequestNumber then
+            raise (OperationCanceledException "the request was aborted: the client reset the connection, or the request ran past RequestTimeout")
+
     let startStreaming () =
+        if not (transport.ClaimForHandler()) then
+            invalidOp "the request ran past RequestTimeout and was answered 503: this response can no longer be sent"
+
         started <- true
         reader.SuppressContinue()
 
@@ -191,7 +207,9 @@ type HttpContext
         else ValueNone
 
     member _.HasRequestBody = head.Body <> BodyKind.NoBody
-    member _.ReadAsync(destination: Memory<byte>) = reader.ReadAsync destination
+    member _.ReadAsync(destination: Memory<byte>) =
+        throwIfAborted ()
+        reader.ReadAsync destination
 
     member _.ReadBodyAsync() : Task<byte[]> = reader.ReadAllAsync()
 
@@ -226,6 +244,46 @@ type HttpContext
         latin1.GetString(reader.Decoder.TrailerBytes, t.ValueStart, t.ValueLength)
 
     member _.RemoteEndPoint = transport.Descriptor.RemoteEndPoint
+
+    member this.RequestAborted: CancellationToken =
+        if isNull abortSource then
+            Interlocked.Exchange(&abortSource, new CancellationTokenSource()) |> ignore
+
+            // On Swoop's loops, the socket registers now so that the client's end is heard of
+            // (also one signalled before this).
+            if transport.Descriptor.WatchPeer() && transport.Descriptor.PeerClosed <> 0 then
+                this.PeerClosed(transport.Descriptor.PeerClosed = 2)
+
+        // Aborted before the source existed (or before this request asked): fire it now.
+        if Volatile.Read(&abortedRequest) = transport.RequestNumber && not abortSource.IsCancellationRequested then
+            abortSource.Cancel()
+
+        abortSource.Token
+
+    /// Whether the current request was aborted.
+    member internal _.IsAborted = Volatile.Read(&abortedRequest) = transport.RequestNumber
+
+    /// Whether the current request was aborted with its socket (a reset, the request timeout):
+    /// nothing more of its response may go out.
+    member internal this.IsCut = abortHard && this.IsAborted
+
+    /// Aborts request `number` if it is still the current one: RequestAborted fires (on the
+    /// thread pool: its callbacks are the app's code, not the caller's).
+    member internal _.Abort(number: int64, hard: bool) =
+        if number = transport.RequestNumber then
+            if hard then abortHard <- true
+            Interlocked.Exchange(&abortedRequest, number) |> ignore
+            let source = Volatile.Read(&abortSource)
+
+            if not (isNull source) then
+                ThreadPool.UnsafeQueueUserWorkItem((fun (s: CancellationTokenSource) -> try s.Cancel() with _ -> ()), source, false)
+                |> ignore
+
+    /// The client's end came while a handler runs: a reset aborts the request, and so does a
+    /// FIN with nothing pipelined behind the request (else it is a half-close: answers go on).
+    member internal this.PeerClosed(reset: bool) =
+        if reset || not transport.HasPipelined then
+            this.Abort(transport.RequestNumber, reset)
 
     member _.Items: Collections.Generic.IDictionary<string, obj> =
         if isNull items then
@@ -287,6 +345,8 @@ type HttpContext
     member this.BodyWriter = this :> IBufferWriter<byte>
 
     member _.FlushAsync() : ValueTask =
+        throwIfAborted ()
+
         if transport.Sending then
             invalidOp "FlushAsync was called while the previous flush was still sending: await each FlushAsync before the next"
 
@@ -327,6 +387,13 @@ type HttpContext
         streamed <- 0L
         path <- null
         rawPath <- null
+
+        // A source that fired (or will: an abort is queued) is not reused.
+        if not (isNull abortSource) && (abortedRequest <> 0L || not (abortSource.TryReset())) then
+            abortSource <- null
+
+        abortedRequest <- 0L
+        abortHard <- false
 
         if not (isNull items) && items.Count > 0 then
             items.Clear()

@@ -99,6 +99,15 @@ type HttpContext =
     /// The client's address.
     member RemoteEndPoint: EndPoint
 
+    /// Fires when the request is aborted: the client reset the connection, or closed its end
+    /// (a FIN) while the handler runs with nothing pipelined behind the request, or the request
+    /// ran past `RequestTimeout`. After a reset or the timeout, `ReadAsync` and `FlushAsync`
+    /// raise OperationCanceledException; after a FIN they go on (a half-closed client may still
+    /// read the answer). Costs nothing for a request that never asks for it. On Swoop's own
+    /// event loops (Linux) a FIN or reset is seen at once; elsewhere when a read or send fails.
+    /// Example: `do! Task.Delay(1000, ctx.RequestAborted)`.
+    member RequestAborted: Threading.CancellationToken
+
     /// Values a handler keeps for the rest of this request (made on first use, emptied
     /// before the next request on the connection). Example: `ctx.Items["user"] <- user`.
     member Items: Collections.Generic.IDictionary<string, obj>
@@ -151,6 +160,10 @@ type HttpContext =
     member internal ResetResponse: errorStatus: int -> unit
     member internal Complete: keepAliveAllowed: bool -> bool
     member internal Release: unit -> unit
+    member internal Abort: number: int64 * hard: bool -> unit
+    member internal IsAborted: bool
+    member internal IsCut: bool
+    member internal PeerClosed: reset: bool -> unit
 
 /// A request handler: reads the request from the context and writes the response. Return
 /// a completed ValueTask (`ValueTask.CompletedTask`) when the work is synchronous: that path

@@ -10,6 +10,12 @@ open System.Net.Sockets
 open System.Runtime.InteropServices
 open System.Threading
 
+/// Told, on an event loop's thread, that the client closed its end (`reset`: reset, or an
+/// error) while the socket is registered with a loop.
+[<AllowNullLiteral>]
+type internal IPeerWatcher =
+    abstract PeerClosed: reset: bool -> unit
+
 /// A connection's socket, the runtime's Socket or only the descriptor; reused, with its
 /// connection, for every socket that connection serves.
 [<Sealed>]
@@ -36,6 +42,9 @@ type internal Descriptor() =
     // now on rather than trusting a short read.
     [<VolatileField>]
     let mutable mustTry = false
+    // The client's FIN (1) or reset (2) was signalled by the loop, for RequestAborted.
+    [<VolatileField>]
+    let mutable peerClosed = 0
     // Counts the sockets attached: a wait started for one socket never acts on the next.
     [<VolatileField>]
     let mutable generation = 0
@@ -72,6 +81,7 @@ type internal Descriptor() =
         registeredFd <- -1
         mayHaveData <- true
         mustTry <- false
+        peerClosed <- 0
         Volatile.Write(&d.ReadState, null)
         Volatile.Write(&d.WriteState, null)
 
@@ -327,21 +337,7 @@ type internal Descriptor() =
     /// Registers `waiter` for the direction's next event: true if it now waits, false if an
     /// event came meanwhile (attempt again). The first wait registers with an event loop.
     member d.Wait(isSend: bool, waiter: IEventWaiter, expected: int) : bool =
-        if registeredFd < 0 then
-            lock gate (fun () ->
-                if closed || generation <> expected then
-                    raise (closedError ())
-
-                // Again under the gate: a receive and a send may both wait for the first time.
-                if registeredFd < 0 then
-                    let handle = d.Acquire()
-
-                    try
-                        let fd = int (handle.DangerousGetHandle())
-                        EventLoops.register fd d
-                        registeredFd <- fd
-                    finally
-                        handle.DangerousRelease())
+        d.Register expected
 
         if generation <> expected then
             raise (closedError ())
@@ -366,6 +362,43 @@ type internal Descriptor() =
             // Another waiter in this direction: one a handler left behind on this socket.
             invalidOp "a receive or send waited while another of the same direction still waited on this connection"
 
+    /// Registers with an event loop, once per socket (the first wait, or a watch).
+    member private d.Register(expected: int) =
+        if registeredFd < 0 then
+            lock gate (fun () ->
+                if closed || generation <> expected then
+                    raise (closedError ())
+
+                // Again under the gate: a receive and a send may both wait for the first time.
+                if registeredFd < 0 then
+                    let handle = d.Acquire()
+
+                    try
+                        let fd = int (handle.DangerousGetHandle())
+                        EventLoops.register fd d
+                        registeredFd <- fd
+                    finally
+                        handle.DangerousRelease())
+
+    /// Who hears of the client's end (the connection), set once.
+    member val Watcher: IPeerWatcher = null with get, set
+
+    /// Makes sure the client's end will be heard of (an evented descriptor registers with its
+    /// loop, which then reports a FIN or reset even if it came before); false where only a
+    /// failing read or send can tell (the runtime's Socket).
+    member d.WatchPeer() : bool =
+        if not evented then
+            false
+        else
+            try
+                d.Register generation
+                true
+            with _ ->
+                false
+
+    /// What the loop reported of the client's end: 0 nothing, 1 FIN, 2 reset or error.
+    member _.PeerClosed = peerClosed
+
     /// A wait for bytes ended: the next receive tries at once.
     member _.MarkReadable() = mayHaveData <- true
 
@@ -373,6 +406,17 @@ type internal Descriptor() =
         // Before the readiness it comes with: whoever sees that sees this.
         if events &&& (Epoll.RdHup ||| Epoll.Hup ||| Epoll.Err ||| Epoll.Pri) <> 0u then
             mustTry <- true
+
+            if events &&& (Epoll.RdHup ||| Epoll.Hup ||| Epoll.Err) <> 0u then
+                let reset = events &&& (Epoll.Hup ||| Epoll.Err) <> 0u
+                peerClosed <- if reset then 2 else max peerClosed 1
+                let watcher = d.Watcher
+
+                if not (isNull watcher) then
+                    try
+                        watcher.PeerClosed reset
+                    with e ->
+                        EventLoops.report e
 
         // Both states first: a waiter's continuation may run long, or fail.
         let reader =

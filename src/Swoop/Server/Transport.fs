@@ -348,6 +348,72 @@ type internal Transport(pool: BufferPool) =
                 ()
         }
 
+    /// The current request's number on this connection and who owns its response, in one
+    /// value changed with Interlocked: number * 4 + owner (0: nobody yet; 1: the handler, which
+    /// started streaming or finished; 2: the request timeout, which answers 503). One value,
+    /// so that a late look at one request can never claim the next one's response.
+    [<DefaultValue>]
+    val mutable Claim: int64
+
+    /// When the running handler's request times out, on the heartbeat's clock (0: not timed).
+    [<DefaultValue>]
+    val mutable RequestDeadline: int64
+
+    /// The current request's number on this connection.
+    member t.RequestNumber = Threading.Volatile.Read(&t.Claim) >>> 2
+
+    /// A new request: the next number; nobody owns its response; not timed.
+    member t.NextRequest() =
+        t.RequestDeadline <- 0L
+        Threading.Volatile.Write(&t.Claim, (t.RequestNumber + 1L) <<< 2)
+
+    /// The handler takes the response (its first flush, or its end): false if the request
+    /// timeout took it first.
+    member t.ClaimForHandler() : bool =
+        let c = Threading.Volatile.Read(&t.Claim)
+
+        match c &&& 3L with
+        | 0L ->
+            Threading.Interlocked.CompareExchange(&t.Claim, c + 1L, c) = c
+            || Threading.Volatile.Read(&t.Claim) &&& 3L = 1L
+        | 1L -> true
+        | _ -> false
+
+    /// The request timeout takes the response of request `claim` (as read, owner 0): false
+    /// if the handler took it, or the request is another one by now.
+    member t.ClaimForTimeout(claim: int64) : bool =
+        claim &&& 3L = 0L && Threading.Interlocked.CompareExchange(&t.Claim, claim + 2L, claim) = claim
+
+    /// Whether the request timeout answered the current request.
+    member t.AnsweredByTimeout = Threading.Volatile.Read(&t.Claim) &&& 3L = 2L
+
+    /// Appends what the server sends on the handler's behalf while it runs ("100 Continue"):
+    /// never after the request timeout took the response (its 503 is then queued or sent).
+    member t.AppendForHandler(bytes: byte[]) =
+        lock t (fun () ->
+            if t.AnsweredByTimeout then
+                raise (OperationCanceledException "the request ran past RequestTimeout and was answered 503")
+
+            output.Append(ReadOnlySpan<byte> bytes))
+
+    /// The request timeout's answer, from the heartbeat, while the handler still runs: the
+    /// error after every answer queued before it (pipelined requests answered earlier), sent
+    /// in order, then a half-close; the heartbeat closes the socket 2 s later.
+    member t.AnswerAfterQueuedAsync(status: int) : Task =
+        lock t (fun () -> output.Append(ReadOnlySpan<byte>(Response.errorAnswer status)))
+
+        task {
+            try
+                do! t.FlushAsync()
+                t.HalfClose()
+            with _ ->
+                t.Close()
+        }
+
+    /// Whether bytes beyond the current request's head and body cursor are already here
+    /// (pipelined requests): a FIN after them is a half-close, not the client leaving.
+    member t.HasPipelined = t.InEnd > t.InPos || descriptor.HasUnread()
+
     /// Gives every buffer back (connection closed).
     member t.ReleaseAll() =
         receiver.Clear()
