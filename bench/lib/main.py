@@ -42,6 +42,8 @@ def parse_args(argv):
                    help="skip the system-call probes (a short perf-traced run per subject and scenario)")
     p.add_argument("--no-publish", action="store_true",
                    help="do not update docs/benchmarks.md and bench/results/latest even after a complete full run")
+    p.add_argument("--baseline", metavar="REF",
+                   help="a git ref whose samples/Hello the `swoop-baseline` subject runs (name it in --only)")
     p.add_argument("--list", action="store_true", help="list subjects and scenarios, then exit")
     a = p.parse_args(argv)
     a.mode = a.mode or "full"
@@ -232,6 +234,11 @@ def main(argv):
             ok, secs, err = subj.publish("bench/hammer/Hammer.fsproj", os.path.join(subj.BIN, "hammer"),
                                          os.path.join(subj.LOGS, "build-hammer.log"))
             print(f"  hammer: {'ok' if ok else 'FAILED: ' + str(err)} ({secs:.0f} s)", flush=True)
+    if any(s.name == "swoop-baseline" for s in chosen_subjects):
+        if not args.baseline:
+            sys.exit("swoop-baseline needs --baseline REF (the git ref to build it from)")
+        if not args.no_build and not subj.prepare_baseline(args.baseline, log=lambda t: print(t, flush=True)):
+            sys.exit(f"--baseline {args.baseline}: could not check it out")
     subj.build_all(chosen_subjects, log=lambda t: print(t, flush=True))
     build_seconds = time.monotonic() - t_build
 

@@ -83,6 +83,22 @@ def _slug(path):
     return re.sub(r"[^A-Za-z0-9]+", "-", path).strip("-").lower()
 
 
+# `--baseline REF`: samples/Hello of an earlier commit, from a worktree under bench/.work.
+BASELINE_DIR = os.path.join(REPO, "bench", ".work", "baseline")
+BASELINE_PROJECT = os.path.relpath(os.path.join(BASELINE_DIR, "samples", "Hello", "Hello.fsproj"), REPO)
+
+
+def prepare_baseline(ref, log=print):
+    """Checks out `ref` (detached) in bench/.work/baseline, replacing what was there."""
+    subprocess.call(["git", "worktree", "remove", "--force", BASELINE_DIR], cwd=REPO,
+                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    subprocess.call(["git", "worktree", "prune"], cwd=REPO)
+    rc = subprocess.call(["git", "worktree", "add", "--detach", BASELINE_DIR, ref], cwd=REPO,
+                         stdout=subprocess.DEVNULL)
+    log(f"  baseline: {ref} in {os.path.relpath(BASELINE_DIR, REPO)}" + ("" if rc == 0 else " FAILED"))
+    return rc == 0
+
+
 def swoop_project(sample="Hello"):
     found = sorted(glob.glob(os.path.join(REPO, "samples", sample, "*.fsproj")))
     return os.path.relpath(found[0], REPO) if found else f"samples/{sample}/{sample}.fsproj"
@@ -119,6 +135,11 @@ def all_subjects():
                 "samples/Hello with `--no-defer-accept`: every completed handshake accepted at once (no "
                 "TCP_DEFER_ACCEPT), like nginx's default `listen`; otherwise as `swoop`",
                 project=swoop_project(), args=["--no-defer-accept"], env=DEBUG_ENV, optional=True),
+        Subject("swoop-baseline", "Swoop baseline", "Swoop, an earlier build", "dotnet",
+                "samples/Hello as `swoop`, built from the git ref given with `--baseline REF` (a worktree in "
+                "bench/.work/baseline): the previous build in the same run, for ratios between two builds; "
+                "runs only when named in `--only`",
+                project=BASELINE_PROJECT, env=DEBUG_ENV, optional=True),
         Subject("kestrel-raw", "Kestrel raw", "Kestrel raw", "dotnet",
                 "Generic host + Kestrel, one terminal middleware (app.Run), no routing, no logging providers, AddServerHeader=false; Kestrel defaults otherwise",
                 project="bench/subjects/kestrel/Kestrel.csproj", env=DEBUG_ENV),

@@ -1,0 +1,42 @@
+/// New connections: the accept thread hands each one to an event loop (one that waits for
+/// work first) and never runs a handler itself. It holds a loop's thread on purpose, so it
+/// runs alone (see Support.Serial).
+[<Xunit.Collection("serial")>]
+module Swoop.Tests.AcceptTests
+
+open System
+open System.Diagnostics
+open System.Threading
+open System.Threading.Tasks
+open Xunit
+open Swoop
+open Swoop.Tests.Support
+
+[<Fact>]
+let ``a handler that holds one loop delays no other client's new connection`` () =
+    // Two loops or more (one a core); on one core there is nothing to spread over.
+    if Environment.ProcessorCount >= 2 then
+        let handler =
+            sync (fun ctx ->
+                // 200 ms: under the blocking watch's threshold, so handlers stay on the loops.
+                if ctx.Path = "/slow" then Thread.Sleep 200
+                ctx.WriteString "done")
+
+        use server = serve testOptions handler
+        // Ten slow requests pipelined on one connection: its loop is held for 2 s, no pause.
+        use slow = connect server
+        slow.Send(ascii (String.replicate 10 "GET /slow HTTP/1.1\r\nHost: a\r\n\r\n")) |> ignore
+        Thread.Sleep 100
+        let mutable slowest = 0L
+
+        for _ in 1..20 do
+            let sw = Stopwatch.StartNew()
+            let answer, _ = exchange server (ascii "GET /fast HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n") 1000
+            slowest <- max slowest sw.ElapsedMilliseconds
+            Assert.EndsWith("done", answer)
+
+        // Behind the held loop a new connection would wait up to 200 ms (or 2 s, if the
+        // accept thread ran the slow handler itself).
+        Assert.True(slowest < 150L, sprintf "the slowest new connection took %d ms" slowest)
+        let answers, _ = readAll slow 3000
+        Assert.Equal(10, (statuses (text answers)).Length)
