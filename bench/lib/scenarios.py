@@ -127,6 +127,10 @@ GROUPS = {
     # (samples/Api) against the same paths in Hello, and the routes against their peers.
     "routing": ["swoop", "swoop-jit", "swoop-api", "swoop-api-threadpool", "minimal-routes", "node-routes",
                 "plaintext-c32", "plaintext-c256", "json-c32", "json-c256", "route-*"],
+    # The server on both cores beside the same servers on one: keep-alive and a new
+    # connection per request.
+    "two-cores": ["swoop", "swoop-2core", "nginx", "nginx-2core", "kestrel-raw", "kestrel-2core",
+                  "plaintext-c256", "close-c32", "close-c256"],
 }
 
 BY_NAME = {s.name: s for s in ALL}

@@ -54,7 +54,7 @@ def session_warmup(port, mode, subject):
 def _start(subject, rep, port, log_dir, attempt):
     """Spawns the subject pinned to the server core. Returns (proc, first_response_s or error)."""
     argv, env = subj.launch_spec(subject, port)
-    argv = ["taskset", "-c", SERVER_CORE, *argv]
+    argv = ["taskset", "-c", getattr(subject, "cores", SERVER_CORE), *argv]
     suffix = "" if attempt == 0 else f"-restart{attempt}"
     out = open(os.path.join(log_dir, f"{subject.name}-rep{rep}-server{suffix}.log"), "w")
     started = time.monotonic()

@@ -41,8 +41,12 @@ TECHEMPOWER_ENV = {
 
 class Subject:
     def __init__(self, name, short, title, kind, summary, project=None, args=(), env=None,
-                 scenarios=None, note=None, optional=False, tiers=("basic",), script=None, publish_props=()):
+                 scenarios=None, note=None, optional=False, tiers=("basic",), script=None, publish_props=(),
+                 cores="0"):
         self.name = name
+        # The cores the server is pinned to (taskset -c): "0" for every subject but the
+        # two-core variants ("0,1"), which then share core 1 with the load tool.
+        self.cores = cores
         # Extra `dotnet publish` properties (e.g. -p:PublishAot=false): a separate build.
         self.publish_props = tuple(publish_props)
         # Which scenario tiers it serves: "basic" (/plaintext, /json, /time as samples/Hello)
@@ -140,6 +144,19 @@ def all_subjects():
                 "bench/.work/baseline): the previous build in the same run, for ratios between two builds; "
                 "runs only when named in `--only`",
                 project=BASELINE_PROJECT, env=DEBUG_ENV, optional=True),
+        # The server on both cores (the load tool shares core 1 with it: a machine of two
+        # cores has no third). Swoop then runs two event loops (one a core), nginx two workers,
+        # Kestrel as many I/O threads as it likes; run only when named in `--only` (or `two-cores`).
+        Subject("swoop-2core", "Swoop 2 cores", "Swoop on two cores", "dotnet",
+                "as `swoop`, pinned to cores 0 and 1: two event loops; the accept thread hands new connections "
+                "to a loop that waits for work",
+                project=swoop_project(), env=DEBUG_ENV, optional=True, cores="0,1"),
+        Subject("nginx-2core", "nginx 2 workers", "nginx, two workers on two cores", "nginx",
+                "as `nginx`, with `worker_processes 2` and `reuseport`, pinned to cores 0 and 1",
+                args=["two-workers"], optional=True, cores="0,1"),
+        Subject("kestrel-2core", "Kestrel 2 cores", "Kestrel raw on two cores", "dotnet",
+                "as `kestrel-raw`, pinned to cores 0 and 1",
+                project="bench/subjects/kestrel/Kestrel.csproj", env=DEBUG_ENV, optional=True, cores="0,1"),
         Subject("kestrel-raw", "Kestrel raw", "Kestrel raw", "dotnet",
                 "Generic host + Kestrel, one terminal middleware (app.Run), no routing, no logging providers, AddServerHeader=false; Kestrel defaults otherwise",
                 project="bench/subjects/kestrel/Kestrel.csproj", env=DEBUG_ENV),
@@ -333,6 +350,9 @@ def launch_spec(s, port):
         conf = conf.replace("@PORT@", str(port)).replace("@HOST@", "127.0.0.1").replace("@PREFIX@", prefix)
         if "deferred" in s.args:
             conf = conf.replace("default_server;", "default_server deferred;")
+        if "two-workers" in s.args:
+            conf = conf.replace("worker_processes 1;", "worker_processes 2;")
+            conf = conf.replace("default_server;", "default_server reuseport;")
         path = os.path.join(prefix, "nginx.conf")
         with open(path, "w") as f:
             f.write(conf)
