@@ -410,21 +410,14 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                 | ConnectionState.Lingering -> if tryState ConnectionState.TimedOut state then transport.Close()
                 | _ -> ()
 
-    /// Starts serving the runtime's `socket` or a descriptor `accepted` with accept4. A
-    /// descriptor from the accept thread goes to one of Swoop's event loops (one waiting for
-    /// work if any is), never served on the accept thread: new connections then use every
-    /// core, and a slow handler on one loop delays no other loop's new connections. A socket
-    /// the runtime accepted is served right there when `here` on its engine thread (no
-    /// thread-pool hop, whose waking workers spin on the cores the engine needs). Otherwise,
-    /// on the thread pool.
+    /// Starts serving the runtime's `socket` or a descriptor `accepted` with accept4: when
+    /// `here` on the event loop that accepted it, or on the runtime's engine thread, right
+    /// there (no thread-pool hop, whose waking workers spin on the cores the engine needs);
+    /// otherwise (an accept thread of Swoop's own: it never runs a handler) on the thread pool.
     member c.Start(socket: Socket, accepted: OwnedDescriptor, here: bool) =
         let inline' = here && settings.Inline && not settings.OffloadHandlers
 
-        if inline' && isNull socket && Epoll.available then
-            pending <- null
-            pendingDescriptor <- accepted
-            EventLoops.post c
-        elif inline' && not (isNull socket) && EngineThread.IsCurrent then
+        if inline' && (if isNull socket then EventLoopThread.Index > 0 else EngineThread.IsCurrent) then
             c.RunAsync(socket, accepted) |> ignore
         else
             pending <- socket
@@ -440,6 +433,3 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
 
     interface IThreadPoolWorkItem with
         member c.Execute() = c.RunPending()
-
-    interface ILoopWork with
-        member c.Run() = c.RunPending()

@@ -31,15 +31,6 @@ module internal Epoll =
     [<DllImport("libc", SetLastError = true)>]
     extern int epoll_wait(int epfd, nativeint events, int maxEvents, int timeout)
 
-    [<DllImport("libc", SetLastError = true)>]
-    extern int eventfd(uint32 initval, int flags)
-
-    [<DllImport("libc", SetLastError = true)>]
-    extern nativeint read(int fd, int64& value, unativeint count)
-
-    [<DllImport("libc", SetLastError = true)>]
-    extern nativeint write(int fd, int64& value, unativeint count)
-
     [<Literal>]
     let In = 0x001u
 
@@ -61,6 +52,10 @@ module internal Epoll =
 
     [<Literal>]
     let EdgeTriggered = 0x80000000u
+
+    /// Of the loops waiting on one descriptor (a shared listener), wake one, not all.
+    [<Literal>]
+    let Exclusive = 0x10000000u
 
     /// EPOLL_CLOEXEC, for epoll_create1.
     [<Literal>]
@@ -141,52 +136,6 @@ module internal Readiness =
         | :? IEventWaiter as w -> w
         | _ -> null
 
-/// Work handed to a loop from another thread (a new connection from the accept thread).
-[<AllowNullLiteral>]
-type internal ILoopWork =
-    abstract Run: unit -> unit
-
-/// One loop: its epoll instance, the eventfd that wakes it for handed-over work, the work,
-/// and whether it sits in epoll_wait now (free to take a new connection at once).
-[<Sealed>]
-type internal Loop(epfd: int, wakeFd: int) =
-    inherit Evented()
-    let work = Collections.Concurrent.ConcurrentQueue<ILoopWork>()
-    // 1 once a wake-up is written and not yet read: one write per batch of work, not per item.
-    let mutable signalled = 0
-
-    member _.Epfd = epfd
-    member _.WakeFd = wakeFd
-
-    /// 1 while the loop's thread waits in epoll_wait, 0 while it runs continuations.
-    [<DefaultValue>]
-    val mutable Waiting: int
-
-    /// Queues `item` and wakes the loop (unless a wake-up is already on its way).
-    member _.Post(item: ILoopWork) =
-        work.Enqueue item
-
-        if Interlocked.Exchange(&signalled, 1) = 0 then
-            let mutable one = 1L
-            Epoll.write (wakeFd, &one, 8un) |> ignore
-
-    /// On the loop's thread, for the eventfd's event: runs the work handed over. The flag is
-    /// cleared before the queue is read, so work queued meanwhile writes a wake-up of its own.
-    override _.Signal(_events: uint32) =
-        let mutable count = 0L
-        Epoll.read (wakeFd, &count, 8un) |> ignore
-        Volatile.Write(&signalled, 0)
-        let mutable item = null
-
-        while work.TryDequeue(&item) do
-            try
-                item.Run()
-            with e ->
-                try
-                    Log.error ("swoop: event loop: " + string e)
-                with _ ->
-                    ()
-
 /// Which loop's thread this is.
 [<AbstractClass; Sealed>]
 type internal EventLoopThread =
@@ -217,16 +166,13 @@ module internal EventLoops =
         with _ ->
             ()
 
-    let private run (index: int) (loop: Loop) () =
+    let private run (index: int) (epfd: int) () =
         EventLoopThread.Index <- index + 1
-        let epfd = loop.Epfd
         let events = Marshal.AllocHGlobal(capacity * Epoll.eventSize)
         let mutable failing = false
 
         while true do
-            Volatile.Write(&loop.Waiting, 1)
             let n = Epoll.epoll_wait (epfd, events, capacity, -1)
-            Volatile.Write(&loop.Waiting, 0)
 
             if n < 0 then
                 let errno = Marshal.GetLastPInvokeError()
@@ -261,48 +207,18 @@ module internal EventLoops =
                 if epfd < 0 then
                     raise (SocketException(int SocketError.SocketError))
 
-                // EFD_NONBLOCK | EFD_CLOEXEC: read only after its event, never waits.
-                let wakeFd = Epoll.eventfd (0u, 0x800 ||| 0x80000)
-
-                if wakeFd < 0 then
-                    raise (SocketException(int SocketError.SocketError, "eventfd failed, errno " + string (Marshal.GetLastPInvokeError())))
-
-                let loop = Loop(epfd, wakeFd)
-                let mutable event = Epoll.Event()
-                event.Events <- Epoll.In ||| Epoll.EdgeTriggered
-                event.At4 <- wakeFd
-                event.At8 <- wakeFd
-
-                lock gate (fun () ->
-                    if wakeFd >= byFd.Length then
-                        let bigger = Array.zeroCreate (max (wakeFd + 1) (byFd.Length * 2))
-                        Array.blit byFd 0 bigger 0 byFd.Length
-                        Volatile.Write(&byFd, bigger)
-
-                    Volatile.Write(&byFd[wakeFd], (loop :> Evented)))
-
-                if Epoll.epoll_ctl (epfd, 1, wakeFd, &event) <> 0 then
-                    raise (SocketException(int SocketError.SocketError, "epoll_ctl failed for the wake-up, errno " + string (Marshal.GetLastPInvokeError())))
-
                 // The default stack, as the runtime's engine threads: handlers run here.
-                Thread(run i loop, IsBackground = true, Name = "swoop events " + string i).Start()
-                loop))
+                Thread(run i epfd, IsBackground = true, Name = "swoop events " + string i).Start()
+                epfd))
 
-    /// Hands `item` to a loop, to run on its thread: the next one in turn that waits in
-    /// epoll_wait (free now), else the next in turn. A handler holding one loop (a slow
-    /// computation, a blocking call) then delays none of the new connections.
-    let post (item: ILoopWork) =
-        let all = loops.Force()
-        let start = Interlocked.Increment(&turn) &&& Int32.MaxValue
-        let mutable chosen = -1
-        let mutable k = 0
+    let private setTarget (fd: int) (target: Evented) =
+        lock gate (fun () ->
+            if fd >= byFd.Length then
+                let bigger = Array.zeroCreate (max (fd + 1) (byFd.Length * 2))
+                Array.blit byFd 0 bigger 0 byFd.Length
+                Volatile.Write(&byFd, bigger)
 
-        while chosen < 0 && k < all.Length do
-            let i = (start + k) % all.Length
-            if Volatile.Read(&all[i].Waiting) = 1 then chosen <- i
-            k <- k + 1
-
-        all[(if chosen >= 0 then chosen else start % all.Length)].Post item
+            Volatile.Write(&byFd[fd], target))
 
     /// `fd`'s events go nowhere from now on (called before it is closed, which takes it out
     /// of its epoll set: its number may then come back for another connection).
@@ -312,34 +228,48 @@ module internal EventLoops =
                 Volatile.Write(&byFd[fd], null))
 
     /// Sends `fd`'s events to `target` from now on (edge-triggered: reading, writing, the
-    /// peer's end); raises if epoll refuses.
+    /// peer's end), on the loop of the calling thread if it is one (a connection stays where
+    /// it runs), else the next in turn; raises if epoll refuses.
     let register (fd: int) (target: Evented) =
         let all = loops.Force()
+        setTarget fd target
+        let here = EventLoopThread.Index - 1
 
         let index =
-            lock gate (fun () ->
-                if fd >= byFd.Length then
-                    let bigger = Array.zeroCreate (max (fd + 1) (byFd.Length * 2))
-                    Array.blit byFd 0 bigger 0 byFd.Length
-                    Volatile.Write(&byFd, bigger)
+            if here >= 0 && here < all.Length then here
+            else (Interlocked.Increment(&turn) &&& Int32.MaxValue) % all.Length
 
-                Volatile.Write(&byFd[fd], target)
-
-                // On a loop's thread the socket stays with that loop (its connection runs there).
-                let here = EventLoopThread.Index - 1
-
-                if here >= 0 && here < all.Length then
-                    here
-                else
-                    (Interlocked.Increment(&turn) &&& Int32.MaxValue) % all.Length)
-
-        let epfd = all[index].Epfd
         let mutable event = Epoll.Event()
         event.Events <- Epoll.In ||| Epoll.Pri ||| Epoll.Out ||| Epoll.RdHup ||| Epoll.EdgeTriggered
         event.At4 <- fd
         event.At8 <- fd
 
-        if Epoll.epoll_ctl (epfd, 1, fd, &event) <> 0 then // EPOLL_CTL_ADD
+        if Epoll.epoll_ctl (all[index], 1, fd, &event) <> 0 then // EPOLL_CTL_ADD
             let errno = Marshal.GetLastPInvokeError()
             unregister fd target
             raise (SocketException(int SocketError.SocketError, "epoll_ctl failed, errno " + string errno))
+
+    /// A listener every loop waits on (level-triggered, exclusive): the kernel wakes one loop
+    /// that sits in epoll_wait for each new connection, so new connections go to loops free
+    /// to take them, and the loop that accepts one serves it. Raises if epoll refuses.
+    let registerShared (fd: int) (target: Evented) =
+        let all = loops.Force()
+        setTarget fd target
+
+        for epfd in all do
+            let mutable event = Epoll.Event()
+            event.Events <- Epoll.In ||| Epoll.Exclusive
+            event.At4 <- fd
+            event.At8 <- fd
+
+            if Epoll.epoll_ctl (epfd, 1, fd, &event) <> 0 then
+                let errno = Marshal.GetLastPInvokeError()
+                raise (SocketException(int SocketError.SocketError, "epoll_ctl failed for the listener, errno " + string errno))
+
+    /// The shared listener leaves every loop (before it is closed, or to pause accepting).
+    let unregisterShared (fd: int) (target: Evented) =
+        for epfd in loops.Force() do
+            let mutable event = Epoll.Event()
+            Epoll.epoll_ctl (epfd, 2, fd, &event) |> ignore // EPOLL_CTL_DEL
+
+        unregister fd target

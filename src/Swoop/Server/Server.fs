@@ -7,6 +7,19 @@ open System.Runtime.InteropServices
 open System.Threading
 open System.Threading.Tasks
 
+/// The client's address as accept4 writes it (sockaddr_storage): one buffer per accepting
+/// thread (the loops accept side by side).
+[<AbstractClass; Sealed>]
+type internal AcceptBuffer =
+    [<ThreadStatic; DefaultValue>]
+    static val mutable private peer: byte[]
+
+    static member Peer =
+        if isNull AcceptBuffer.peer then
+            AcceptBuffer.peer <- Array.zeroCreate 128
+
+        AcceptBuffer.peer
+
 [<Sealed>]
 type RunningServer internal (listener: Socket, settings: ConnectionSettings, shutdownTimeout: TimeSpan, maxConnections: int, nativeAccept: bool) =
     let idle = System.Collections.Concurrent.ConcurrentBag<Connection>()
@@ -25,14 +38,17 @@ type RunningServer internal (listener: Socket, settings: ConnectionSettings, shu
             lastAcceptError <- now
             Log.error ("swoop: accept failed: " + e.Message)
 
+    // Accepting on the event loops: paused (until the heartbeat's time in ms) after running
+    // out of descriptors or memory, so that a level-triggered listener does not spin the loops.
+    let mutable acceptPausedUntil = 0L
+
     let onClosed (c: Connection) =
         idle.Add c
 
         if Interlocked.Decrement(&open') = 0 && settings.Stopping then
             allClosed.TrySetResult() |> ignore
 
-    // Connections accepted so far (written by the accept loop only): the trimmer's sign of
-    // a quiet server.
+    // Connections accepted so far: the trimmer's sign of a quiet server.
     let mutable acceptedCount = 0L
 
     // How long the accept loop may serve new connections on an engine thread since its accept
@@ -57,7 +73,7 @@ type RunningServer internal (listener: Socket, settings: ConnectionSettings, shu
                 ()
         else
             Interlocked.Increment(&open') |> ignore
-            acceptedCount <- acceptedCount + 1L
+            Interlocked.Increment(&acceptedCount) |> ignore
 
             let connection =
                 try
@@ -182,9 +198,77 @@ type RunningServer internal (listener: Socket, settings: ConnectionSettings, shu
                 with _ ->
                     ()
 
+    /// Linux, deferred accepts, inline: every event loop waits on the listener (see
+    /// EventLoops.registerShared), and the one the kernel wakes for a new connection accepts
+    /// it and serves it on its own thread, as nginx's workers do with EPOLLEXCLUSIVE: no
+    /// thread in between, and a loop busy with a slow handler is not woken for new ones.
+    let loopAcceptor =
+        { new Evented() with
+            member this.Signal(_events: uint32) =
+                let handle = listener.SafeHandle
+                let nonBlockingCloseOnExec = 0x800 ||| 0x80000
+                let peer = AcceptBuffer.Peer
+                let mutable go = true
+                // A few a wake-up, then back to the loop's other events (level-triggered: the
+                // listener is reported again while connections wait).
+                let mutable budget = 8
+
+                while go && budget > 0 do
+                    let mutable added = false
+                    let mutable fd = -1
+                    let mutable errno = 0
+                    let mutable length = peer.Length
+
+                    try
+                        try
+                            handle.DangerousAddRef(&added)
+                            fd <- Direct.accept4 (handle.DangerousGetHandle(), &peer[0], &length, nonBlockingCloseOnExec)
+                            if fd < 0 then errno <- Marshal.GetLastPInvokeError()
+                        finally
+                            if added then handle.DangerousRelease()
+                    with :? ObjectDisposedException ->
+                        errno <- 9
+
+                    if fd >= 0 then
+                        budget <- budget - 1
+
+                        try
+                            admit null (new OwnedDescriptor(nativeint fd, ReadOnlySpan(peer, 0, min length peer.Length))) true
+                        with e ->
+                            reportAcceptError e
+                    else
+                        match errno with
+                        | 4 // EINTR
+                        | 103 // ECONNABORTED: the client gave up before the accept
+                        | 71 // EPROTO, and network errors the new connection brought along
+                        | 100
+                        | 101
+                        | 112
+                        | 113 -> ()
+                        | 11 -> go <- false // EAGAIN: none left (another loop may have taken it)
+                        | 22 // EINVAL: not listening any more
+                        | 9 -> // EBADF
+                            go <- false
+
+                            if not settings.Stopping then
+                                acceptFailed.TrySetResult(SocketException errno) |> ignore
+                        | _ ->
+                            // Out of descriptors (EMFILE, ENFILE) or memory: say so, and leave
+                            // the listener out of the loops for a second (the trimmer's beat
+                            // puts it back), rather than spin on it.
+                            go <- false
+                            reportAcceptError (SocketException errno)
+
+                            if Interlocked.CompareExchange(&acceptPausedUntil, Heartbeat.NowMs + 1000L, 0L) = 0L then
+                                EventLoops.unregisterShared (int (handle.DangerousGetHandle())) this }
+
+    let acceptOnLoops = nativeAccept && settings.Inline && Epoll.available
     let endPoint = listener.LocalEndPoint :?> IPEndPoint
     do
-        if nativeAccept then
+        if acceptOnLoops then
+            listener.Blocking <- false
+            EventLoops.registerShared (int (listener.SafeHandle.DangerousGetHandle())) loopAcceptor
+        elif nativeAccept then
             let thread = Thread(nativeAcceptLoop, IsBackground = true, Name = "swoop accept")
             thread.Start()
         else
@@ -200,6 +284,17 @@ type RunningServer internal (listener: Socket, settings: ConnectionSettings, shu
     let trimmer =
         { new ITimed with
             member _.Tick(now: int64) =
+                // Accepting paused after running out of descriptors: back on the loops.
+                let paused = Volatile.Read(&acceptPausedUntil)
+
+                if paused > 0L && now >= paused && not settings.Stopping then
+                    try
+                        EventLoops.registerShared (int (listener.SafeHandle.DangerousGetHandle())) loopAcceptor
+                    with e ->
+                        reportAcceptError e
+
+                    Volatile.Write(&acceptPausedUntil, 0L)
+
                 if now - lastTrim >= 5_000L then
                     lastTrim <- now
                     let slabBytes = BufferPool.Shared.Trim 5_000L
@@ -250,6 +345,14 @@ type RunningServer internal (listener: Socket, settings: ConnectionSettings, shu
                 stopTask <-
                     task {
                         Interlocked.Exchange(&settings.Stopping, true) |> ignore
+
+                        // Out of the loops before the descriptor closes (its number may come back).
+                        if acceptOnLoops then
+                            try
+                                EventLoops.unregisterShared (int (listener.SafeHandle.DangerousGetHandle())) loopAcceptor
+                            with _ ->
+                                ()
+
                         listener.Dispose()
                         settings.Heartbeat.BeatAll() // closes idle connections now
 
