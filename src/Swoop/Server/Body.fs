@@ -164,6 +164,7 @@ type internal BodyReader(transport: Transport, head: RequestHead, bodyTimeoutMs:
             this.Fail(400, "connection closed before the request body ended")
 
         transport.BodyBytes <- transport.BodyBytes + int64 got
+        transport.TotalReceived <- transport.TotalReceived + int64 got
         transport.InEnd <- transport.InEnd + got
 
     /// Receives more bytes after the head, keeping the head where it is.

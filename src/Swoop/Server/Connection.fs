@@ -4,6 +4,7 @@
 namespace Swoop
 
 open System
+open System.Collections.Generic
 open System.Net.Sockets
 open System.Text
 open System.Threading
@@ -41,6 +42,65 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
     // When the heartbeat last looked at this connection (for the data rates).
     let mutable lastTickMs = 0L
 
+    // Metrics (see Metrics.fs): when the connection and the current request began (Stopwatch
+    // timestamps; 0: not measured), and whether each was counted as active.
+    let mutable connectionStart = 0L
+    let mutable connectionCounted = false
+    let mutable requestStart = 0L
+    let mutable requestCounted = false
+
+    let beginRequestMetrics () =
+        if Metrics.requestDuration.Enabled || Metrics.activeRequests.Enabled then
+            requestStart <- Diagnostics.Stopwatch.GetTimestamp()
+
+            if Metrics.activeRequests.Enabled then
+                requestCounted <- true
+                Metrics.activeRequests.Add(1L, KeyValuePair("http.request.method", box (Metrics.methodTag context.MethodName)), KeyValuePair("url.scheme", box "http"))
+
+    let endRequestMetrics () =
+        if requestStart <> 0L then
+            if requestCounted then
+                requestCounted <- false
+                Metrics.activeRequests.Add(-1L, KeyValuePair("http.request.method", box (Metrics.methodTag context.MethodName)), KeyValuePair("url.scheme", box "http"))
+
+            if Metrics.requestDuration.Enabled then
+                let status = if transport.AnsweredByTimeout then 503 else context.StatusCode
+                let mutable tags = Diagnostics.TagList()
+                tags.Add("http.request.method", Metrics.methodTag context.MethodName)
+                tags.Add("http.response.status_code", Metrics.statusTag status)
+
+                if not (isNull context.RouteTemplate) then
+                    tags.Add("http.route", context.RouteTemplate)
+
+                tags.Add("url.scheme", "http")
+                tags.Add("network.protocol.version", (if context.Version = HttpVersion.Http10 then "1.0" else "1.1"))
+                Metrics.requestDuration.Record(Metrics.secondsSince requestStart, &tags)
+
+            requestStart <- 0L
+
+    let beginConnectionMetrics () =
+        transport.TotalReceived <- 0L
+        transport.TotalSent <- 0L
+        connectionStart <- if Metrics.connectionDuration.Enabled then Diagnostics.Stopwatch.GetTimestamp() else 0L
+        connectionCounted <- Metrics.activeConnections.Enabled
+
+        if connectionCounted then
+            Metrics.activeConnections.Add 1L
+
+    let endConnectionMetrics () =
+        endRequestMetrics ()
+
+        if connectionCounted then
+            connectionCounted <- false
+            Metrics.activeConnections.Add -1L
+
+        if connectionStart <> 0L then
+            Metrics.connectionDuration.Record(Metrics.secondsSince connectionStart)
+            connectionStart <- 0L
+
+        if Metrics.bytesReceived.Enabled then Metrics.bytesReceived.Add transport.TotalReceived
+        if Metrics.bytesSent.Enabled then Metrics.bytesSent.Add transport.TotalSent
+
     /// Past the grace period, fewer bytes than `rate` a second over the time spent waiting.
     let belowRate (bytes: int64) (waitedMs: int64) (rate: int) =
         waitedMs > settings.DataRateGraceMs && bytes * 1000L < int64 rate * waitedMs
@@ -60,6 +120,7 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                 match failure with
                 | :? BadRequestException as bad ->
                     context.Reader.FramingBroken <- true
+                    Metrics.badRequest bad.StatusCode
                     bad.StatusCode
                 | e ->
                     if settings.MayLog() then
@@ -88,6 +149,8 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
     /// handler's pending read then fails with a 408 BadRequestException; what it answers after
     /// that is not sent (see the check after the handler in RunAsync).
     let bodyTimedOut () =
+        Metrics.badRequest 408
+
         if not context.HasStarted && transport.OutLength = 0L && not transport.Sending then
             transport.AnswerAndLinger 408
         else
@@ -123,6 +186,7 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
         task {
             home <- ExecutionContext.Capture()
             transport.Descriptor.Watcher <- c
+            beginConnectionMetrics ()
             transport.Attach(socket, accepted, settings.Inline)
             head.Reset()
             transport.Deadline <- Heartbeat.NowMs + settings.KeepAliveMs
@@ -173,6 +237,7 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                                 else
                                     transport.Deadline <- Heartbeat.NowMs + settings.RequestHeadMs
                                     transport.InEnd <- transport.InEnd + received
+                                    transport.TotalReceived <- transport.TotalReceived + int64 received
 
                         if go then
                             match Parser.parse transport.Request settings.Limits head with
@@ -187,6 +252,7 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                                     transport.NextRequest()
                                     context.Begin()
                                     handlerOk <- true
+                                    beginRequestMetrics ()
 
                                     // On an engine thread the call is watched, unless handlers blocked
                                     // before: then it leaves for the thread pool first. (Immutable
@@ -247,9 +313,11 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
 
                                 if not handlerOk then
                                     go <- false
+                                    endRequestMetrics ()
                                 else
                                     let! drained = context.Reader.DrainAsync settings.DrainLimit
                                     let keepAlive = context.Complete(drained && not settings.Stopping)
+                                    endRequestMetrics ()
                                     transport.InStart <- transport.InPos
                                     transport.SkipEmptyLines()
                                     head.Reset()
@@ -288,6 +356,9 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                                     transport.MakeRoom 512
                                     let! n = transport.ReceiveAsync()
 
+                                    if n > 0 then
+                                        transport.TotalReceived <- transport.TotalReceived + int64 n
+
                                     if n = 0 || Volatile.Read(&transport.State) <> ConnectionState.ReadingHead then
                                         go <- false
                                         // Answered 408 by the heartbeat meanwhile: linger on.
@@ -298,6 +369,7 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                                 // A parse error never overwrites a timeout the heartbeat decided.
                                 if tryState ConnectionState.Processing ConnectionState.ReadingHead
                                    || Volatile.Read(&transport.State) = ConnectionState.Processing then
+                                    Metrics.badRequest head.ErrorStatus
                                     transport.Append(ReadOnlySpan<byte>(Response.errorAnswer head.ErrorStatus))
                                     do! transport.FlushAsync()
                                     linger <- true
@@ -315,6 +387,7 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
             finally
                 Volatile.Write(&transport.State, ConnectionState.Closed)
                 timeoutAnswer <- null
+                endConnectionMetrics ()
                 settings.Heartbeat.Unregister slot
                 transport.Close()
                 transport.Descriptor.Detach()
@@ -404,7 +477,9 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
             elif now > transport.Deadline then
                 match state with
                 | ConnectionState.ReadingHead ->
-                    if tryState ConnectionState.TimedOut state then transport.AnswerAndLinger 408
+                    if tryState ConnectionState.TimedOut state then
+                        Metrics.badRequest 408
+                        transport.AnswerAndLinger 408
                 | ConnectionState.ReadingBody -> if tryState ConnectionState.TimedOut state then bodyTimedOut ()
                 | ConnectionState.Idle
                 | ConnectionState.Lingering -> if tryState ConnectionState.TimedOut state then transport.Close()

@@ -376,9 +376,10 @@ type HttpContext
     member internal _.Reader = reader
     member val internal Toolkit: obj = null with get, set
     member val internal AllowSynchronousIO = false with get, set
+    member val internal RouteTemplate: string = null with get, set
 
     /// Resets the response and the body reader for the request just parsed.
-    member internal _.Begin() =
+    member internal this.Begin() =
         response.Clear()
         response.CloseRequested <- false
         started <- false
@@ -387,6 +388,7 @@ type HttpContext
         streamed <- 0L
         path <- null
         rawPath <- null
+        this.RouteTemplate <- null
 
         // A source that fired (or will: an abort is queued) is not reused.
         if not (isNull abortSource) && (abortedRequest <> 0L || not (abortSource.TryReset())) then

@@ -154,6 +154,8 @@ type HttpContext =
     /// The web toolkit's per-connection state (kept across requests; the toolkit resets it).
     member internal Toolkit: obj with get, set
     member internal AllowSynchronousIO: bool with get, set
+    /// The route template the web toolkit matched (the http.route of the request metrics).
+    member internal RouteTemplate: string with get, set
     member internal Begin: unit -> unit
     member internal ClearResponse: unit -> unit
     member internal LengthMismatch: string

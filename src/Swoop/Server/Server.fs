@@ -62,6 +62,9 @@ type RunningServer internal (listener: Socket, settings: ConnectionSettings, shu
             // Over the limit: closed at once (a reset, no lingering), and counted.
             Interlocked.Increment(&rejected) |> ignore
 
+            if Metrics.rejectedConnections.Enabled then
+                Metrics.rejectedConnections.Add 1L
+
             try
                 if isNull socket then
                     Direct.lingerZero (accepted.DangerousGetHandle())

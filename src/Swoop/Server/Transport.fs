@@ -127,6 +127,13 @@ type internal Transport(pool: BufferPool) =
     [<DefaultValue>]
     val mutable SendWaitMs: int64
 
+    /// Bytes received and sent on this socket so far (the bytes metrics, at its close).
+    [<DefaultValue>]
+    val mutable TotalReceived: int64
+
+    [<DefaultValue>]
+    val mutable TotalSent: int64
+
     /// Where the current request starts in the input segment (relative to its offset).
     member val InStart = 0 with get, set
     /// Where unread bytes start: after the head, the body cursor.
@@ -256,6 +263,7 @@ type internal Transport(pool: BufferPool) =
                         Transport.Disconnected null
 
                     output.Consume sent
+                    t.TotalSent <- t.TotalSent + int64 sent
                     t.SentBytes <- t.SentBytes + int64 sent
                 else
                     pending <- vt
@@ -284,6 +292,7 @@ type internal Transport(pool: BufferPool) =
                     Transport.Disconnected null
 
                 output.Consume lastSent
+                t.TotalSent <- t.TotalSent + int64 lastSent
                 t.SentBytes <- t.SentBytes + int64 lastSent
                 sendMore <- not output.IsEmpty
 

@@ -10,8 +10,10 @@ open Swoop
 /// One route of a table, ready to run: its template (`path`), its methods, and for a prefix
 /// route the part of the template that its handler consumes.
 [<Sealed>]
-type internal CompiledEndpoint(index: int, path: Part list, methods: int, prefix: Part list option, func: HttpFunc) =
+type internal CompiledEndpoint(index: int, path: Part list, methods: int, prefix: Part list option, func: HttpFunc, route: string) =
     member _.Index = index
+    /// The template as metrics name it (http.route), e.g. "/users/{id}"; made at start-up.
+    member _.Route = route
     member _.Path = path
     member _.Func = func
     member _.Methods = methods
@@ -130,7 +132,9 @@ type internal RouteTable(endpoints: CompiledEndpoint[]) =
             if offset >= 0 then
                 if this.Allows(e, m, pass) then
                     let saved = state.PathOffset
+                    let savedRoute = ctx.RouteTemplate
                     state.PathOffset <- offset
+                    ctx.RouteTemplate <- e.Route
 
                     let t =
                         try
@@ -149,6 +153,7 @@ type internal RouteTable(endpoints: CompiledEndpoint[]) =
                         k <- Int32.MaxValue
                     else
                         state.PathOffset <- saved
+                        ctx.RouteTemplate <- savedRoute
                 elif pass <> 1 && not (pass = 2 && e.Methods &&& headBit <> 0) then
                     state.Allowed <- state.Allowed ||| e.Methods
 

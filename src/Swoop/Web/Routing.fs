@@ -175,7 +175,7 @@ and [<AbstractClass; Sealed>] internal Router =
                     | Prefix consumed -> Some consumed
                     | _ -> None
 
-                pending.Add(CompiledEndpoint(pending.Count, walk.Path, walk.Methods, prefix, func))
+                pending.Add(CompiledEndpoint(pending.Count, walk.Path, walk.Methods, prefix, func, Template.routeText walk.Path walk.Meta.ParamNames))
             | Opaque(walk, chain) ->
                 flushRoutes ()
                 let func = compileChain walk chain next

@@ -105,6 +105,17 @@ module internal Template =
         List.ofSeq parts
 
     /// How a template is shown in the route table: `/users/{p1:int}` style.
+    /// The template with each parameter as "{name}" (default names p1, p2...), escapes
+    /// decoded: the http.route of the request metrics, e.g. "/users/{id}".
+    let routeText (parts: Part list) (names: string list) =
+        let nameOf i = match List.tryItem i names with Some n -> n | None -> "p" + string (i + 1)
+
+        parts
+        |> List.map (function
+            | Literal(t, _) -> t.Replace("%2F", "/").Replace("%25", "%")
+            | Param(_, _, i) -> "{" + nameOf i + "}")
+        |> String.concat ""
+
     let display (parts: Part list) (names: string list) =
         parts
         |> List.map (function

@@ -1,0 +1,71 @@
+/// The server's metrics, read as a user's dashboard would: through the OpenTelemetry SDK
+/// (AddMeter "Swoop") and its in-memory exporter, with no code in Swoop for it.
+[<Xunit.Collection("serial")>]
+module Swoop.Tests.MetricsTests
+
+open System
+open System.Collections.Generic
+open Xunit
+open OpenTelemetry
+open OpenTelemetry.Metrics
+open Swoop
+open Swoop.Tests.Support
+open Swoop.Web
+open Swoop.Tests.WebSupport
+
+/// Every metric point exported: (metric name, tags, value as text).
+let points (metrics: List<Metric>) =
+    [ for m in metrics do
+          for p in m.GetMetricPoints() do
+              let tags = [ for t in p.Tags -> t.Key, string t.Value ] |> Map.ofList
+
+              let value =
+                  match m.MetricType with
+                  | MetricType.Histogram -> string (p.GetHistogramCount())
+                  | MetricType.LongSum
+                  | MetricType.LongSumNonMonotonic -> string (p.GetSumLong())
+                  | _ -> "?"
+
+              m.Name, tags, value ]
+
+[<Fact>]
+let ``requests, connections, bad requests and bytes reach an OpenTelemetry exporter under ASP.NET Core's names`` () =
+    let exported = List<Metric>()
+
+    use provider =
+        Sdk.CreateMeterProviderBuilder().AddMeter("Swoop").AddInMemoryExporter(exported).Build()
+
+    let app = choose [ GET >=> routef "/teapots/%i" (fun id -> setStatusCode 418 >=> text (string id)) ]
+    use server = serveApp app
+    Assert.Equal(418, (get server "/teapots/7").Status)
+    Assert.Equal(418, (get server "/teapots/8").Status)
+    // A malformed request line: a bad request, answered by the server itself.
+    exchange server (ascii "GET /x HTTP/1.1 extra\r\nHost: a\r\n\r\n") 2000 |> ignore
+    // The connections' ends are counted as they close: give the last one a moment.
+    Threading.Thread.Sleep 300
+    provider.ForceFlush() |> ignore
+    let all = points exported
+    let named name = all |> List.filter (fun (n, _, _) -> n = name)
+
+    let teapots =
+        named "http.server.request.duration"
+        |> List.filter (fun (_, tags, _) -> tags.TryFind "http.route" = Some "/teapots/{p1}")
+
+    Assert.NotEmpty teapots
+    let _, tags, count = teapots.Head
+    Assert.Equal("2", count)
+    Assert.Equal(Some "418", tags.TryFind "http.response.status_code")
+    Assert.Equal(Some "GET", tags.TryFind "http.request.method")
+    Assert.Equal(Some "http", tags.TryFind "url.scheme")
+    Assert.Equal(Some "1.1", tags.TryFind "network.protocol.version")
+    Assert.NotEmpty(named "http.server.active_requests")
+    Assert.NotEmpty(named "kestrel.active_connections")
+    Assert.NotEmpty(named "kestrel.connection.duration")
+
+    Assert.Contains(
+        named "swoop.bad_requests",
+        fun (_, tags, value) -> tags.TryFind "error.type" = Some "invalid_request" && int value >= 1
+    )
+
+    Assert.Contains(named "swoop.bytes_received", fun (_, _, value) -> int64 value > 0L)
+    Assert.Contains(named "swoop.bytes_sent", fun (_, _, value) -> int64 value > 0L)
