@@ -19,6 +19,7 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
     let context =
         HttpContext(transport, head, settings.Pool, settings.MaxRequestBodySize, settings.BodyMs, AllowSynchronousIO = settings.AllowSynchronousIO)
 
+    do context.Lifetime <- settings.Lifetime
     let mutable slot = -1
     // Fields, not locals: a mutable local that lives across an await in a task becomes a
     // heap-allocated ref cell, once per call (and per loop pass when declared in the loop).
@@ -316,7 +317,7 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                                     endRequestMetrics ()
                                 else
                                     let! drained = context.Reader.DrainAsync settings.DrainLimit
-                                    let keepAlive = context.Complete(drained && not settings.Stopping)
+                                    let keepAlive = context.Complete(drained && not settings.Stopping && not settings.Lifetime.Draining)
                                     endRequestMetrics ()
                                     transport.InStart <- transport.InPos
                                     transport.SkipEmptyLines()

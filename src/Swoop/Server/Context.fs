@@ -377,6 +377,9 @@ type HttpContext
     member val internal Toolkit: obj = null with get, set
     member val internal AllowSynchronousIO = false with get, set
     member val internal RouteTemplate: string = null with get, set
+    member val internal Lifetime: Lifetime = null with get, set
+
+    member this.ShuttingDown = not (isNull this.Lifetime) && this.Lifetime.Draining
 
     /// Resets the response and the body reader for the request just parsed.
     member internal this.Begin() =

@@ -99,6 +99,10 @@ type HttpContext =
     /// The client's address.
     member RemoteEndPoint: EndPoint
 
+    /// True once the server began to shut down (SIGTERM, StopAsync): it still serves for the
+    /// drain delay, but readiness checks should answer 503 (`Health.ready` does).
+    member ShuttingDown: bool
+
     /// Fires when the request is aborted: the client reset the connection, or closed its end
     /// (a FIN) while the handler runs with nothing pipelined behind the request, or the request
     /// ran past `RequestTimeout`. After a reset or the timeout, `ReadAsync` and `FlushAsync`
@@ -156,6 +160,7 @@ type HttpContext =
     member internal AllowSynchronousIO: bool with get, set
     /// The route template the web toolkit matched (the http.route of the request metrics).
     member internal RouteTemplate: string with get, set
+    member internal Lifetime: Lifetime with get, set
     member internal Begin: unit -> unit
     member internal ClearResponse: unit -> unit
     member internal LengthMismatch: string

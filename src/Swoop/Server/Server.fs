@@ -21,7 +21,7 @@ type internal AcceptBuffer =
         AcceptBuffer.peer
 
 [<Sealed>]
-type RunningServer internal (listener: Socket, settings: ConnectionSettings, shutdownTimeout: TimeSpan, maxConnections: int, nativeAccept: bool) =
+type RunningServer internal (listener: Socket, settings: ConnectionSettings, shutdownTimeout: TimeSpan, drainDelay: TimeSpan, maxConnections: int, nativeAccept: bool) =
     let idle = System.Collections.Concurrent.ConcurrentBag<Connection>()
     let mutable open' = 0
     let mutable rejected = 0L
@@ -341,12 +341,20 @@ type RunningServer internal (listener: Socket, settings: ConnectionSettings, shu
     member internal _.AcceptFailed: Task<exn> = acceptFailed.Task
 
     member _.RejectedConnections = Volatile.Read(&rejected)
+    member _.IsReady = not settings.Lifetime.Draining
 
     member _.StopAsync() : Task =
         lock allClosed (fun () ->
             if isNull stopTask then
                 stopTask <-
                     task {
+                        // Unready first; for the drain delay new requests are still served (each
+                        // response closing its connection) while load balancers notice.
+                        settings.Lifetime.Draining <- true
+
+                        if drainDelay > TimeSpan.Zero then
+                            do! Task.Delay drainDelay
+
                         Interlocked.Exchange(&settings.Stopping, true) |> ignore
 
                         // Out of the loops before the descriptor closes (its number may come back).
@@ -407,7 +415,12 @@ module Server =
                 listener.DualMode <- true
 
             // No ReuseAddress: on Linux .NET maps it to SO_REUSEPORT as well, which would let a
-            // second server share the port silently instead of failing to bind.
+            // second server share the port silently instead of failing to bind. SO_REUSEPORT
+            // only when asked for (several processes on one port).
+            if options.ReusePort && OperatingSystem.IsLinux() then
+                let solSocket, soReusePort = 1, 15
+                listener.SetRawSocketOption(solSocket, soReusePort, MemoryMarshal.AsBytes(ReadOnlySpan [| 1 |]))
+
             listener.Bind(IPEndPoint(address, options.Port))
             listener.Listen options.Backlog
 
@@ -452,7 +465,7 @@ module Server =
         // a new connection's request is seldom there yet, and its wait would need the runtime's
         // Socket anyway: the runtime's accept is cheaper then.
         let nativeAccept = options.DeferAccept && Direct.available
-        new RunningServer(listener, settings, options.ShutdownTimeout, options.MaxConnections, nativeAccept)
+        new RunningServer(listener, settings, options.ShutdownTimeout, options.DrainDelay, options.MaxConnections, nativeAccept)
 
     let run (options: ServerOptions) (handler: RequestHandler) =
         let server =

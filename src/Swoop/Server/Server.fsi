@@ -20,9 +20,14 @@ type RunningServer =
     /// Connections closed at once because MaxConnections were open.
     member RejectedConnections: int64
 
-    /// Stops accepting, lets in-flight requests finish (up to ShutdownTimeout), closes idle
-    /// keep-alive connections, and completes when every connection is closed.
+    /// Shuts down: readiness turns unready at once (`ctx.ShuttingDown`); for DrainDelay the
+    /// server still serves (each response closing its connection); then it stops accepting,
+    /// lets in-flight requests finish (up to ShutdownTimeout), closes idle keep-alive
+    /// connections, and completes when every connection is closed.
     member StopAsync: unit -> Task
+
+    /// False once shutdown has begun.
+    member IsReady: bool
 
     interface IDisposable
 

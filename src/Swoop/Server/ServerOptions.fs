@@ -24,7 +24,9 @@ type ServerOptions =
       DataRateGracePeriod: TimeSpan
       MaxConnections: int
       RequestTimeout: TimeSpan
-      DeferAccept: bool }
+      DeferAccept: bool
+      DrainDelay: TimeSpan
+      ReusePort: bool }
 
 [<RequireQualifiedAccess>]
 module ServerOptions =
@@ -49,7 +51,9 @@ module ServerOptions =
           DataRateGracePeriod = TimeSpan.FromSeconds 5.0
           MaxConnections = 0
           RequestTimeout = TimeSpan.Zero
-          DeferAccept = true }
+          DeferAccept = true
+          DrainDelay = TimeSpan.Zero
+          ReusePort = false }
 
     let validate (options: ServerOptions) =
         let o = options
@@ -78,6 +82,7 @@ module ServerOptions =
         if o.MaxConnections < 0 then invalidArg "MaxConnections" "ServerOptions.MaxConnections must not be negative (0: no limit)"
 
         if o.ShutdownTimeout < TimeSpan.Zero then invalidArg "ShutdownTimeout" "ServerOptions.ShutdownTimeout must not be negative"
+        if o.DrainDelay < TimeSpan.Zero then invalidArg "DrainDelay" "ServerOptions.DrainDelay must not be negative"
 
     let private parsePort (text: string) =
         match Int32.TryParse text with
@@ -114,6 +119,15 @@ module ServerOptions =
             | "--no-defer-accept" ->
                 o <- { o with DeferAccept = false }
                 i <- i + 1
+            | "--reuse-port" ->
+                o <- { o with ReusePort = true }
+                i <- i + 1
+            | "--drain-delay" when i + 1 < argv.Length ->
+                match Double.TryParse(argv[i + 1], Globalization.NumberStyles.Float, Globalization.CultureInfo.InvariantCulture) with
+                | true, s when s >= 0.0 -> o <- { o with DrainDelay = TimeSpan.FromSeconds s }
+                | _ -> invalidArg "drain-delay" ("not a number of seconds: " + argv[i + 1])
+
+                i <- i + 2
             | a when a.StartsWith "--port=" ->
                 o <- { o with Port = parsePort (a.Substring 7) }
                 i <- i + 1

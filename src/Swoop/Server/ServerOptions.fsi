@@ -72,11 +72,22 @@ type ServerOptions =
         /// default on Linux). The first request is then read at once: about a quarter less CPU
         /// per new connection. The cost: a client that connects and sends nothing is seen (and
         /// counted by ConnectionCount and MaxConnections, timed by RequestHeadTimeout) about
-        /// a second late. Where libc can be called, new connections are then accepted by a
-        /// thread of Swoop's own (blocking accept4) and served there on their descriptor; the
-        /// runtime's Socket is made only for a connection that must wait. False: every
+        /// a second late. Where libc can be called, new connections are then accepted by Swoop's
+        /// own event loops (each waits on the listener; the kernel wakes one free loop per
+        /// connection) and served there on their descriptor, with no runtime Socket. False: every
         /// completed handshake is accepted at once, by the runtime's accept.
         DeferAccept: bool
+        /// How long shutdown keeps serving after it began (SIGTERM, StopAsync) with readiness
+        /// already unready (`ctx.ShuttingDown`, `Health.ready` answers 503) and every response
+        /// closing its connection, before the listener closes: the time a load balancer's
+        /// health checks need to stop sending here. Then in-flight requests get
+        /// ShutdownTimeout. Zero (default): the listener closes at once.
+        DrainDelay: TimeSpan
+        /// False (default): a second process cannot bind the same port. True (Linux):
+        /// SO_REUSEPORT, so that several processes share the port (the kernel spreads new
+        /// connections over them) and a new process can start before the old one stops
+        /// (rolling restarts). Inside one process the event loops share one listener.
+        ReusePort: bool
     }
 
 [<RequireQualifiedAccess>]
