@@ -19,7 +19,10 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
     let context =
         HttpContext(transport, head, settings.Pool, settings.MaxRequestBodySize, settings.BodyMs, AllowSynchronousIO = settings.AllowSynchronousIO)
 
-    do context.Lifetime <- settings.Lifetime
+    do
+        context.Lifetime <- settings.Lifetime
+        context.TrustedProxies <- settings.TrustedProxies
+
     let mutable slot = -1
     // Fields, not locals: a mutable local that lives across an await in a task becomes a
     // heap-allocated ref cell, once per call (and per loop pass when declared in the loop).

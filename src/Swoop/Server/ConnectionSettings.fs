@@ -36,6 +36,7 @@ type internal ConnectionSettings
     member _.Heartbeat = heartbeat
     /// Serving or draining (see Lifetime).
     member val Lifetime = Lifetime()
+    member val TrustedProxies: Forwarded.TrustedProxies = null with get, set
     member val AllowSynchronousIO = false with get, set
     /// Bytes a second a request body must arrive at (0: no minimum), after the grace period.
     member val MinRequestBodyDataRate = 240 with get, set

@@ -25,6 +25,9 @@ type HttpContext
     let mutable streamed = 0L
     let mutable path: string = null
     let mutable rawPath: string = null
+    // The client as proxies report it (see Forwarded), worked out when first asked for.
+    let mutable clientAddress: IPAddress = null
+    let mutable scheme: string = null
     let mutable bodyStream: Stream = null
     let mutable items: Collections.Generic.Dictionary<string, obj> = null
     // RequestAborted's source: made when first asked for, reused request after request until
@@ -378,6 +381,45 @@ type HttpContext
     member val internal AllowSynchronousIO = false with get, set
     member val internal RouteTemplate: string = null with get, set
     member val internal Lifetime: Lifetime = null with get, set
+    member val internal TrustedProxies: Forwarded.TrustedProxies = null with get, set
+
+    /// Every line of header `name`, joined with commas (null when there is none).
+    member private this.JoinedHeader(name: string) : string =
+        let mutable joined: string = null
+
+        for i in 0 .. head.HeaderCount - 1 do
+            if nameIs i name then
+                let v = this.HeaderValue i
+                joined <- if isNull joined then v else joined + "," + v
+
+        joined
+
+    member private this.ResolveClient() =
+        if isNull scheme then
+            let peer =
+                match this.RemoteEndPoint with
+                | :? IPEndPoint as ep -> ep.Address
+                | _ -> null
+
+            let trusted = this.TrustedProxies
+
+            if isNull trusted || trusted.IsEmpty then
+                clientAddress <- peer
+                scheme <- "http"
+            else
+                let address, s =
+                    Forwarded.resolve trusted peer (this.JoinedHeader "forwarded") (this.JoinedHeader "x-forwarded-for") (this.JoinedHeader "x-forwarded-proto")
+
+                clientAddress <- address
+                scheme <- s
+
+    member this.ClientAddress: IPAddress =
+        this.ResolveClient()
+        clientAddress
+
+    member this.Scheme: string =
+        this.ResolveClient()
+        scheme
 
     member this.ShuttingDown = not (isNull this.Lifetime) && this.Lifetime.Draining
 
@@ -391,6 +433,8 @@ type HttpContext
         streamed <- 0L
         path <- null
         rawPath <- null
+        clientAddress <- null
+        scheme <- null
         this.RouteTemplate <- null
 
         // A source that fired (or will: an abort is queued) is not reused.

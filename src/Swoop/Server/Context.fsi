@@ -96,8 +96,18 @@ type HttpContext =
 
     member TrailerValue: index: int -> string
 
-    /// The client's address.
+    /// The address of the peer of the connection (a proxy's, behind one).
     member RemoteEndPoint: EndPoint
+
+    /// The client's address: the peer's, or, when the peer is one of
+    /// `ServerOptions.TrustedProxies`, the address that the proxies report (`Forwarded`, else
+    /// `X-Forwarded-For`), each trusted hop peeled from the right. Never taken from the headers
+    /// of a peer not trusted (anyone can send them).
+    member ClientAddress: IPAddress
+
+    /// "http", or what a trusted proxy reports ("https" from `Forwarded: proto=` or
+    /// `X-Forwarded-Proto`): TLS ends in front of Swoop.
+    member Scheme: string
 
     /// True once the server began to shut down (SIGTERM, StopAsync): it still serves for the
     /// drain delay, but readiness checks should answer 503 (`Health.ready` does).
@@ -161,6 +171,7 @@ type HttpContext =
     /// The route template the web toolkit matched (the http.route of the request metrics).
     member internal RouteTemplate: string with get, set
     member internal Lifetime: Lifetime with get, set
+    member internal TrustedProxies: Forwarded.TrustedProxies with get, set
     member internal Begin: unit -> unit
     member internal ClearResponse: unit -> unit
     member internal LengthMismatch: string

@@ -461,6 +461,7 @@ module Server =
         settings.MinResponseDataRate <- options.MinResponseDataRate
         settings.DataRateGraceMs <- int64 options.DataRateGracePeriod.TotalMilliseconds
         settings.RequestTimeoutMs <- int64 options.RequestTimeout.TotalMilliseconds
+        settings.TrustedProxies <- Forwarded.TrustedProxies.Parse options.TrustedProxies
         // Linux with deferred accepts: the accept thread (see RunningServer). Without deferral
         // a new connection's request is seldom there yet, and its wait would need the runtime's
         // Socket anyway: the runtime's accept is cheaper then.

@@ -26,7 +26,8 @@ type ServerOptions =
       RequestTimeout: TimeSpan
       DeferAccept: bool
       DrainDelay: TimeSpan
-      ReusePort: bool }
+      ReusePort: bool
+      TrustedProxies: string list }
 
 [<RequireQualifiedAccess>]
 module ServerOptions =
@@ -53,7 +54,8 @@ module ServerOptions =
           RequestTimeout = TimeSpan.Zero
           DeferAccept = true
           DrainDelay = TimeSpan.Zero
-          ReusePort = false }
+          ReusePort = false
+          TrustedProxies = [] }
 
     let validate (options: ServerOptions) =
         let o = options
@@ -83,6 +85,7 @@ module ServerOptions =
 
         if o.ShutdownTimeout < TimeSpan.Zero then invalidArg "ShutdownTimeout" "ServerOptions.ShutdownTimeout must not be negative"
         if o.DrainDelay < TimeSpan.Zero then invalidArg "DrainDelay" "ServerOptions.DrainDelay must not be negative"
+        Forwarded.TrustedProxies.Parse o.TrustedProxies |> ignore
 
     let private parsePort (text: string) =
         match Int32.TryParse text with
@@ -119,6 +122,9 @@ module ServerOptions =
             | "--no-defer-accept" ->
                 o <- { o with DeferAccept = false }
                 i <- i + 1
+            | "--trusted-proxy" when i + 1 < argv.Length ->
+                o <- { o with TrustedProxies = o.TrustedProxies @ [ argv[i + 1] ] }
+                i <- i + 2
             | "--reuse-port" ->
                 o <- { o with ReusePort = true }
                 i <- i + 1

@@ -88,6 +88,10 @@ type ServerOptions =
         /// connections over them) and a new process can start before the old one stops
         /// (rolling restarts). Inside one process the event loops share one listener.
         ReusePort: bool
+        /// Proxies whose forwarding headers are believed (addresses or CIDR networks, e.g.
+        /// "127.0.0.1", "10.0.0.0/8"): from them, `ctx.ClientAddress` and `ctx.Scheme` follow
+        /// `Forwarded` / `X-Forwarded-For` / `X-Forwarded-Proto`. Empty (default): none.
+        TrustedProxies: string list
     }
 
 [<RequireQualifiedAccess>]
