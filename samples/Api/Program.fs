@@ -37,6 +37,8 @@ let debugEnabled = Environment.GetEnvironmentVariable "SWOOP_DEBUG" = "1"
 
 let app =
     choose [
+        GET >=> route "/healthz" >=> summary "Liveness" >=> Health.live
+        GET >=> route "/readyz" >=> summary "Readiness: 503 once shutdown begins" >=> Health.ready
         GET >=> route "/plaintext" >=> text "Hello, World!"
         GET >=> route "/json" >=> json { Message = "Hello, World!" }
         GET >=> route "/time" >=> summary "The current time" >=> produces<Now> 200 >=> now
