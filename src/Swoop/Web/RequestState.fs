@@ -186,18 +186,49 @@ type internal RequestState(options: WebOptions) =
         if segment.IndexOf '%' < 0 then
             String(segment)
         else
-            let sb = StringBuilder(segment.Length)
-            let mutable i = 0
+            let buffer = RequestState.Scratch segment.Length
+            let n = RequestState.UnescapeInto(segment, Span<char>(buffer))
+            String(buffer, 0, n)
 
-            while i < segment.Length do
-                if segment[i] = '%' && i + 2 < segment.Length then
-                    sb.Append(if segment[i + 1] = '2' && segment[i + 2] = 'F' then '/' else '%') |> ignore
-                    i <- i + 3
-                else
-                    sb.Append(segment[i]) |> ignore
-                    i <- i + 1
+    /// `Unescape` into `destination` (at least as long as `segment`); the characters written.
+    static member UnescapeInto(segment: ReadOnlySpan<char>, destination: Span<char>) : int =
+        let mutable i = 0
+        let mutable n = 0
 
-            sb.ToString()
+        while i < segment.Length do
+            if segment[i] = '%' && i + 2 < segment.Length then
+                destination[n] <- (if segment[i + 1] = '2' && segment[i + 2] = 'F' then '/' else '%')
+                i <- i + 3
+            else
+                destination[n] <- segment[i]
+                i <- i + 1
+
+            n <- n + 1
+
+        n
+
+    /// A route value as its parser sees it, at match and at bind time alike: the segment with
+    /// its kept escapes decoded, in this thread's scratch buffer when it has any (valid until
+    /// the next call on this thread).
+    static member Decoded(segment: ReadOnlySpan<char>) : ReadOnlySpan<char> =
+        if segment.IndexOf '%' < 0 then
+            segment
+        else
+            let buffer = RequestState.Scratch segment.Length
+            ReadOnlySpan<char>(buffer, 0, RequestState.UnescapeInto(segment, Span<char>(buffer)))
+
+    /// This thread's scratch buffer, at least `length` long.
+    static member private Scratch(length: int) : char[] =
+        let mutable buffer = RequestState.scratch
+
+        if isNull buffer || buffer.Length < length then
+            buffer <- Array.zeroCreate (max length 256)
+            RequestState.scratch <- buffer
+
+        buffer
+
+    [<ThreadStatic; DefaultValue>]
+    static val mutable private scratch: char[]
 
     /// The state of this context, made on the first request of the connection.
     static member Of(ctx: HttpContext) =
