@@ -96,17 +96,6 @@ module Binding =
     let private badRequest (detail: string) errors = HttpStatusException(400, null, detail, errors)
 
 
-    /// The fields System.Text.Json names in "missing required properties including: 'a', 'b'."
-    let private missingFields (message: string) =
-        match message.IndexOf "including:" with
-        | -1 -> []
-        | i ->
-            message.Substring(i + 10).Split(',')
-            |> Array.map (fun f -> f.Trim().Trim('.').Trim('\''))
-            |> Array.filter (fun f -> f <> "")
-            |> Array.map (fun f -> f, "is required")
-            |> List.ofArray
-
     /// Is the request's Content-Type this media type (or, for JSON, any `+json` type)?
     let internal hasMediaType (ctx: HttpContext) (mediaType: string) =
         match ctx.Header "Content-Type" with
@@ -139,7 +128,7 @@ module Binding =
         member ctx.GetQueryStringValue(name: string) : Result<string, string> =
             match ctx.Query.TryGet name with
             | Some v -> Ok v
-            | None -> Error(sprintf "query parameter '%s' is missing" name)
+            | None -> Error(sprintf "Query string value '%s' is missing." name)
 
         /// A typed query parameter: None when absent; HttpStatusException (400) naming it
         /// when present but not a `'T`. Example: `ctx.QueryValue<int> "limit"`.
@@ -259,10 +248,11 @@ module Binding =
         /// Content-Type is JSON; 400 naming the problem for malformed JSON, a missing field or a
         /// wrong type.
         member ctx.BindJsonAsync<'T>() : Task<'T> =
-            if not (hasMediaType ctx "application/json") then
-                raise (HttpStatusException(415, null, "expected a body of type application/json", []))
-
             let state = RequestState.Of ctx
+
+            if state.Options.RequireJsonContentType && not (hasMediaType ctx "application/json") then
+                raise (HttpStatusException(415, null, "the body must be JSON, sent with Content-Type: application/json", []))
+
             let serializer = state.Options.Json
 
             task {
@@ -278,12 +268,9 @@ module Binding =
                     return serializer.Deserialize<'T>(ReadOnlySpan body)
                 with
                 | :? Text.Json.JsonException as e ->
-                    let field =
-                        if String.IsNullOrEmpty e.Path || e.Path = "$" then missingFields e.Message
-                        else [ e.Path.TrimStart('$', '.'), e.Message ]
-
-                    return raise (badRequest ("the JSON body is not valid: " + e.Message) field)
-                | :? FormatException as e -> return raise (badRequest ("the JSON body is not valid: " + e.Message) [])
+                    let detail, errors = JsonErrors.describe typeof<'T> e
+                    return raise (badRequest detail errors)
+                | :? FormatException -> return raise (badRequest "the body is not valid JSON for this request" [])
             }
 
         /// The query bound to a record `'T` (see RecordBinder); 400 naming each bad field.

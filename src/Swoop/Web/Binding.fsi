@@ -50,6 +50,9 @@ module Binding =
         /// The form bound to a record, as `BindQuery`.
         member BindFormAsync<'T> : unit -> Task<'T>
 
+    /// Whether the request's Content-Type is this media type (for JSON, also any `+json`).
+    val internal hasMediaType: ctx: HttpContext -> mediaType: string -> bool
+
     /// Binds the JSON body and calls `handler` with it.
     /// Example: `POST >=> route "/users" >=> bindJson<NewUser> createUser`.
     val bindJson<'T> : handler: ('T -> HttpHandler) -> HttpHandler

@@ -6,6 +6,7 @@ namespace Swoop.Web
 
 open System
 open System.Buffers
+open System.Collections.Generic
 open System.Text
 open System.Text.Unicode
 open Swoop
@@ -23,6 +24,15 @@ type MultipartLimits =
         MemoryThreshold: int
     }
 
+/// How `negotiate` answers (Giraffe's INegotiationConfig): a writer per media type, the
+/// first used when the request has no Accept header, and the handler for a request that
+/// accepts none of them.
+type INegotiationConfig =
+    /// Media type (as in Accept, e.g. "application/json" or "*/*") -> the writer of a value.
+    abstract Rules: IDictionary<string, obj -> HttpHandler>
+    /// Answers a request that accepts none of the rules' media types (406 by default).
+    abstract UnacceptableHandler: HttpHandler
+
 /// Settings of a web app, fixed when it starts.
 type WebOptions =
     {
@@ -36,6 +46,18 @@ type WebOptions =
         MaxFormFields: int
         /// multipart/form-data limits.
         Multipart: MultipartLimits
+        /// False: `bindJson` reads any body as JSON whatever its Content-Type, as Giraffe does
+        /// (true, the default: 415 unless the Content-Type is JSON).
+        RequireJsonContentType: bool
+        /// What `negotiate` (and `Successful.OK`, `RequestErrors.NOT_FOUND`...) may answer;
+        /// None: Giraffe's defaults (JSON, XML, text; see DefaultNegotiationConfig).
+        Negotiation: INegotiationConfig option
+        /// The app's answer to a failure (Giraffe's `UseGiraffeErrorHandler`): called with
+        /// the exception when a handler fails before the response started, including a
+        /// client error (HttpStatusException: a binding failure, a bad query value). The
+        /// response is cleared first. A handler that skips leaves Swoop's own answer
+        /// (problem+json for client errors, 500 for the rest). None: Swoop's own answers.
+        ErrorHandler: (exn -> HttpHandler) option
     }
 
 module WebOptions =
@@ -52,7 +74,10 @@ module WebOptions =
             { MaxParts = 128
               MaxPartSize = 64L * 1024L * 1024L
               MaxSize = 128L * 1024L * 1024L
-              MemoryThreshold = 64 * 1024 } }
+              MemoryThreshold = 64 * 1024 }
+          RequireJsonContentType = true
+          Negotiation = None
+          ErrorHandler = None }
 
 [<Sealed; AllowNullLiteral>]
 type internal RequestState(options: WebOptions) =
