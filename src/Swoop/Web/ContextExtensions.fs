@@ -4,11 +4,12 @@ namespace Swoop.Web
 
 open System
 open System.IO
+open System.Runtime.CompilerServices
 open System.Text
 open System.Threading.Tasks
 open Swoop
 
-[<Struct; NoEquality; NoComparison>]
+[<Struct; IsReadOnly; NoEquality; NoComparison>]
 type HeaderValues =
     val private ctx: HttpContext
     val private name: string
@@ -43,7 +44,7 @@ type HeaderValues =
 
     override this.ToString() = String.Join(",", this.ToArray())
 
-[<Struct; NoEquality; NoComparison>]
+[<Struct; IsReadOnly; NoEquality; NoComparison>]
 type PathView =
     val private ctx: HttpContext
     new(ctx) = { ctx = ctx }
@@ -59,7 +60,7 @@ type PathView =
 
     override this.ToString() = this.ctx.Path
 
-[<Struct; NoEquality; NoComparison>]
+[<Struct; IsReadOnly; NoEquality; NoComparison>]
 type RequestHeadersView =
     val private ctx: HttpContext
     new(ctx) = { ctx = ctx }
@@ -72,15 +73,13 @@ type RequestHeadersView =
 
     member this.Count = this.ctx.HeaderCount
 
-[<Struct; NoEquality; NoComparison>]
-type ResponseHeadersView =
-    val private ctx: HttpContext
-    new(ctx) = { ctx = ctx }
-    member this.Item with set (name: string) (value: string) = this.ctx.SetHeader(name, value)
-    member this.Append(name: string, value: string) = this.ctx.AddHeader(name, value)
-    member this.Add(name: string, value: string) = this.ctx.AddHeader(name, value)
+[<Sealed>]
+type ResponseHeadersView(ctx: HttpContext) =
+    member _.Item with set (name: string) (value: string) = ctx.SetHeader(name, value)
+    member _.Append(name: string, value: string) = ctx.AddHeader(name, value)
+    member _.Add(name: string, value: string) = ctx.AddHeader(name, value)
 
-[<Struct; NoEquality; NoComparison>]
+[<Struct; IsReadOnly; NoEquality; NoComparison>]
 type RequestView =
     val private ctx: HttpContext
     new(ctx) = { ctx = ctx }
@@ -104,29 +103,28 @@ type RequestView =
     member this.HasFormContentType =
         Binding.hasMediaType this.ctx "application/x-www-form-urlencoded" || Binding.hasMediaType this.ctx "multipart/form-data"
 
-[<Struct; NoEquality; NoComparison>]
-type ResponseView =
-    val private ctx: HttpContext
-    new(ctx) = { ctx = ctx }
+[<Sealed>]
+type ResponseView(ctx: HttpContext) =
+    let headers = ResponseHeadersView ctx
 
-    member this.StatusCode
-        with get () = this.ctx.StatusCode
-        and set (value: int) = this.ctx.StatusCode <- value
+    member _.StatusCode
+        with get () = ctx.StatusCode
+        and set (value: int) = ctx.StatusCode <- value
 
-    member this.ContentType
-        with get () = this.ctx.ContentType
-        and set (value: string) = this.ctx.ContentType <- value
+    member _.ContentType
+        with get () = ctx.ContentType
+        and set (value: string) = ctx.ContentType <- value
 
-    member this.Headers = ResponseHeadersView this.ctx
-    member this.HasStarted = this.ctx.HasStarted
+    member _.Headers = headers
+    member _.HasStarted = ctx.HasStarted
 
-    member this.WriteAsync(text: string) : Task =
-        this.ctx.WriteString text
+    member _.WriteAsync(text: string) : Task =
+        ctx.WriteString text
         Task.CompletedTask
 
-    member this.Redirect(location: string, ?permanent: bool) =
-        this.ctx.StatusCode <- (if defaultArg permanent false then 301 else 302)
-        this.ctx.SetHeader("Location", location)
+    member _.Redirect(location: string, ?permanent: bool) =
+        ctx.StatusCode <- (if defaultArg permanent false then 301 else 302)
+        ctx.SetHeader("Location", location)
 
 [<AutoOpen>]
 module ContextExtensions =
@@ -137,7 +135,15 @@ module ContextExtensions =
 
     type HttpContext with
         member ctx.Request = RequestView ctx
-        member ctx.Response = ResponseView ctx
+        member ctx.Response =
+            let state = RequestState.Of ctx
+
+            match state.ResponseView with
+            | :? ResponseView as view -> view
+            | _ ->
+                let view = ResponseView ctx
+                state.ResponseView <- view
+                view
 
         member ctx.TryGetRequestHeader(key: string) : string option =
             let values = HeaderValues(ctx, key)

@@ -2,12 +2,13 @@ namespace Swoop.Web
 
 open System
 open System.IO
+open System.Runtime.CompilerServices
 open System.Threading.Tasks
 open Swoop
 
 /// The values of one request header, as ASP.NET Core's StringValues reads: `Count`, `[i]`,
 /// and `ToString()` joining them with ",". Made only when asked for.
-[<Struct; NoEquality; NoComparison>]
+[<Struct; IsReadOnly; NoEquality; NoComparison>]
 type HeaderValues =
     val private ctx: HttpContext
     val private name: string
@@ -21,7 +22,7 @@ type HeaderValues =
     override ToString: unit -> string
 
 /// A request path as ASP.NET Core's PathString reads: `.Value`, `.HasValue`, `ToString()`.
-[<Struct; NoEquality; NoComparison>]
+[<Struct; IsReadOnly; NoEquality; NoComparison>]
 type PathView =
     val private ctx: HttpContext
     /// The path the router matches (see `HttpContext.Path`).
@@ -33,7 +34,7 @@ type PathView =
     override ToString: unit -> string
 
 /// The request headers, as `ctx.Request.Headers` reads in ASP.NET Core.
-[<Struct; NoEquality; NoComparison>]
+[<Struct; IsReadOnly; NoEquality; NoComparison>]
 type RequestHeadersView =
     val private ctx: HttpContext
     /// The values of a header (Count 0 when absent). Example: `ctx.Request.Headers["Accept"].ToString()`.
@@ -43,9 +44,8 @@ type RequestHeadersView =
     member Count: int
 
 /// The response headers, as `ctx.Response.Headers` writes in ASP.NET Core.
-[<Struct; NoEquality; NoComparison>]
+[<Sealed; Class>]
 type ResponseHeadersView =
-    val private ctx: HttpContext
     /// Sets a header, replacing one of that name. Example: `ctx.Response.Headers["Cache-Control"] <- "no-store"`.
     member Item: name: string -> string with set
     /// Adds a header line even if one of that name exists (e.g. Set-Cookie).
@@ -54,7 +54,7 @@ type ResponseHeadersView =
     member Add: name: string * value: string -> unit
 
 /// What ported code reads from `ctx.Request`: a view over the context, allocating nothing.
-[<Struct; NoEquality; NoComparison>]
+[<Struct; IsReadOnly; NoEquality; NoComparison>]
 type RequestView =
     val private ctx: HttpContext
     /// The path the router matches, decoded (%2F and %25 kept escaped). `.Value` for the string.
@@ -72,10 +72,10 @@ type RequestView =
     /// Whether the Content-Type is a form (urlencoded or multipart).
     member HasFormContentType: bool
 
-/// What ported code touches on `ctx.Response`: a view over the context, allocating nothing.
-[<Struct; NoEquality; NoComparison>]
+/// What ported code touches on `ctx.Response`: a view over the context, made once per
+/// connection (a class, so that `ctx.Response.StatusCode <- 404` compiles).
+[<Sealed; Class>]
 type ResponseView =
-    val private ctx: HttpContext
     member StatusCode: int with get, set
     member ContentType: string with get, set
     member Headers: ResponseHeadersView

@@ -105,6 +105,8 @@ type internal RequestState(options: WebOptions) =
     /// The request body, once a binder read it whole.
     member val Body: byte[] = null with get, set
     member val Cleanup: (unit -> unit) list = [] with get, set
+    /// `ctx.Response` (ContextExtensions), made once per connection.
+    member val ResponseView: obj = null with get, set
 
     /// Candidate routes, as a stack: each route table pushes its own above what an outer
     /// table (still running) pushed, and pops them when done.
