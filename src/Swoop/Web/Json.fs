@@ -27,6 +27,13 @@ type IJsonSerializer =
 type internal JsonInputException(message: string) =
     inherit JsonException(message)
 
+/// A failure inside a value read on its own (see NotNullConverter), whose path starts again
+/// at `$`: System.Text.Json sets this one's Path to where the value is, and the two paths
+/// join (JsonErrors.path).
+type internal JsonNestedException(inner: JsonException) =
+    inherit JsonException(inner.Message, inner)
+    member _.Inner = inner
+
 /// Refuses a JSON null for a field whose F# type has no null.
 type internal NotNullConverter<'T>(field: string) =
     inherit JsonConverter<'T>()
@@ -40,7 +47,10 @@ type internal NotNullConverter<'T>(field: string) =
         if isNull info then
             info <- options.GetTypeInfo(typeof<'T>) :?> JsonTypeInfo<'T>
 
-        JsonSerializer.Deserialize<'T>(&reader, info)
+        try
+            JsonSerializer.Deserialize<'T>(&reader, info)
+        with :? JsonException as e ->
+            raise (JsonNestedException e)
 
     override _.Write(writer, value, options) =
         if isNull info then

@@ -57,15 +57,15 @@ let private unwrap (t: Type) =
         t
 
 let private elementOf (t: Type) =
+    let interfaces = Array.append (if t.IsInterface then [| t |] else [||]) (t.GetInterfaces())
+    let generic (d: Type) (i: Type) = i.IsGenericType && i.GetGenericTypeDefinition() = d
+
     if t.IsArray then
         Some(t.GetElementType())
     else
-        t.GetInterfaces()
-        |> Array.append (if t.IsInterface then [| t |] else [||])
-        |> Array.tryPick (fun i ->
-            if i.IsGenericType && i.GetGenericTypeDefinition() = typedefof<IDictionary<_, _>> then Some(i.GetGenericArguments()[1])
-            elif i.IsGenericType && i.GetGenericTypeDefinition() = typedefof<IEnumerable<_>> then Some(i.GetGenericArguments()[0])
-            else None)
+        match interfaces |> Array.tryFind (generic typedefof<IDictionary<_, _>>) with
+        | Some map -> Some(map.GetGenericArguments()[1])
+        | None -> interfaces |> Array.tryFind (generic typedefof<IEnumerable<_>>) |> Option.map (fun e -> e.GetGenericArguments()[0])
 
 let private isMap (t: Type) =
     t.GetInterfaces()
@@ -115,9 +115,20 @@ let missing (message: string) =
         |> Array.filter (fun f -> f <> "")
         |> List.ofArray
 
+/// The whole path of a failure and the failure itself, through nested reads.
+let rec private innermost (e: JsonException) : string * JsonException =
+    match e with
+    | :? JsonNestedException as n ->
+        let innerPath, cause = innermost n.Inner
+        let outer = if String.IsNullOrEmpty e.Path then "$" else e.Path
+        let inner = if String.IsNullOrEmpty innerPath then "" else innerPath.Substring 1
+        outer + inner, cause
+    | _ -> e.Path, e
+
 /// The problem with a body that failed to read as a `root`: a detail and the field errors.
-let describe (root: Type) (e: JsonException) : string * (string * string) list =
-    let name = field e.Path
+let describe (root: Type) (failure: JsonException) : string * (string * string) list =
+    let path, e = innermost failure
+    let name = field path
     let quoted = if name = "" then "the body" else "'" + name + "'"
 
     match e with
@@ -133,7 +144,7 @@ let describe (root: Type) (e: JsonException) : string * (string * string) list =
         (sprintf "required fields are missing%s: %s" within (fields |> List.map (fun f -> "'" + f + "'") |> String.concat ", ")),
         (fields |> List.map (fun f -> full f, "is required"))
     | _ when e.Message.Contains "could not be converted" ->
-        let problem = typeAt root e.Path |> Option.map expected |> Option.defaultValue "has the wrong type"
+        let problem = typeAt root path |> Option.map expected |> Option.defaultValue "has the wrong type"
         quoted + " " + problem, (if name = "" then [] else [ name, problem ])
     | _ ->
         let where = if name = "" then "" else " (at '" + name + "')"
