@@ -189,6 +189,17 @@ module Routes =
     let routeStartsWithCi (prefix: string) : HttpHandler =
         (PrefixNode(Template.literal prefix true, sprintf "routeStartsWithCi \"%s\"" prefix, false)).Handler
 
+    /// Every path under `prefix`, the rest of it (router form: %2F and %25 kept) to `handler`.
+    let routeRest (prefix: string) (handler: string -> HttpHandler) : HttpHandler =
+        let rest: HttpHandler =
+            fun next ctx ->
+                let rest = (RequestState.Of ctx).Rest
+
+                if rest.Length > 0 && rest[0] <> '/' then Results.skip
+                else handler (String rest) next ctx
+
+        (ComposeNode((PrefixNode(Template.literal (prefix.TrimEnd '/') false, sprintf "routeRest \"%s\"" prefix, true)).Handler, rest)).Handler
+
     /// A route group: `filter` runs after each route's path and method matched, before its
     /// handler (authentication, say), and the routes stay in the lookup.
     /// Example: `subRoute "/admin" (group requireAdmin [ route "/stats" >=> stats ])`.
