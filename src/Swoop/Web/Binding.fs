@@ -289,6 +289,57 @@ module Binding =
                 | Error errors -> return raise (badRequest "the form fields are not valid" errors)
             }
 
+    /// What a binding failure says, as one line: "the query parameters are not valid: 'page' must be an integer".
+    let private failureText (e: HttpStatusException) =
+        if e.Errors.IsEmpty then e.Message
+        else e.Message + ": " + String.Join("; ", e.Errors |> List.map (fun (field, problem) -> "'" + field + "' " + problem))
+
+    type HttpContext with
+        /// `BindQuery`, with the failure as Error text.
+        member ctx.TryBindQueryString<'T>() : Result<'T, string> =
+            try
+                Ok(ctx.BindQuery<'T>())
+            with :? HttpStatusException as e when e.StatusCode = 400 ->
+                Error(failureText e)
+
+        /// `BindFormAsync`, with the failure as Error text.
+        member ctx.TryBindFormAsync<'T>() : Task<Result<'T, string>> =
+            task {
+                try
+                    let! value = ctx.BindFormAsync<'T>()
+                    return Ok value
+                with :? HttpStatusException as e when e.StatusCode = 400 ->
+                    return Error(failureText e)
+            }
+
+    let private invariantOnly (name: string) (culture: Globalization.CultureInfo option) =
+        match culture with
+        | Some c when not (obj.ReferenceEquals(c, Globalization.CultureInfo.InvariantCulture)) && c.Name <> "" ->
+            invalidArg "culture" (sprintf "%s: Swoop parses values in the invariant culture only, not %s: pass None" name c.Name)
+        | _ -> ()
+
+    /// Binds the query, or calls `parsingErrorHandler` with what is wrong.
+    let tryBindQuery<'T> (parsingErrorHandler: string -> HttpHandler) (culture: Globalization.CultureInfo option) (successHandler: 'T -> HttpHandler) : HttpHandler =
+        invariantOnly "tryBindQuery" culture
+        RecordBinder<'T>.Check()
+
+        fun next ctx ->
+            match ctx.TryBindQueryString<'T>() with
+            | Ok value -> successHandler value next ctx
+            | Error text -> parsingErrorHandler text next ctx
+
+    /// Binds the form, or calls `parsingErrorHandler` with what is wrong.
+    let tryBindForm<'T> (parsingErrorHandler: string -> HttpHandler) (culture: Globalization.CultureInfo option) (successHandler: 'T -> HttpHandler) : HttpHandler =
+        invariantOnly "tryBindForm" culture
+        RecordBinder<'T>.Check()
+
+        fun next ctx ->
+            task {
+                match! ctx.TryBindFormAsync<'T>() with
+                | Ok value -> return! successHandler value next ctx
+                | Error text -> return! parsingErrorHandler text next ctx
+            }
+
     /// Binds the JSON body and calls `handler` with it.
     /// Example: `POST >=> route "/users" >=> bindJson<NewUser> (fun u -> createUser u)`.
     let bindJson<'T> (handler: 'T -> HttpHandler) : HttpHandler =

@@ -151,6 +151,9 @@ module Routes =
     let HEAD: HttpHandler = methodFilter HttpMethod.Head
     let OPTIONS: HttpHandler = methodFilter HttpMethod.Options
     let TRACE: HttpHandler = methodFilter HttpMethod.Trace
+    let CONNECT: HttpHandler = methodFilter HttpMethod.Connect
+    /// `GET`, which lets HEAD through already.
+    let GET_HEAD: HttpHandler = GET
 
     /// The rest of the path is exactly `path` (decoded; case-sensitive).
     /// Example: `route "/users" >=> text "all users"`.

@@ -27,6 +27,9 @@ module Routes =
     val HEAD: HttpHandler
     val OPTIONS: HttpHandler
     val TRACE: HttpHandler
+    val CONNECT: HttpHandler
+    /// `GET` (which lets HEAD through already), under Giraffe's name.
+    val GET_HEAD: HttpHandler
 
     /// The rest of the path is exactly `path` (decoded, case-sensitive).
     /// Example: `route "/users" >=> text "all users"`.

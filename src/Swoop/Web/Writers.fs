@@ -56,6 +56,16 @@ module Writers =
     let htmlString (html: string) : HttpHandler =
         answer "text/html; charset=utf-8" (Encoding.UTF8.GetBytes html)
 
+    /// Answers with a file's content as HTML.
+    let htmlFile (filePath: string) : HttpHandler =
+        fun _ ctx ->
+            task {
+                let! html = IO.File.ReadAllBytesAsync filePath
+                ctx.ContentType <- "text/html; charset=utf-8"
+                ctx.Write(ReadOnlySpan html)
+                return true
+            }
+
     /// Answers with bytes as they are, with the Content-Type set before (none if none was set).
     let setBody (body: byte[]) : HttpHandler =
         fun _ ctx ->

@@ -38,6 +38,10 @@ module Writers =
     /// Answers text/html; charset=utf-8.
     val htmlString: html: string -> HttpHandler
 
+    /// Answers a file's content as text/html; charset=utf-8 (read asynchronously, per request).
+    /// Example: `route "/" >=> htmlFile "wwwroot/index.html"`.
+    val htmlFile: filePath: string -> HttpHandler
+
     /// Answers bytes as they are, with the Content-Type set before (none if none was set, as
     /// in Giraffe). Example: `setContentType "image/png" >=> setBody png`.
     val setBody: body: byte[] -> HttpHandler

@@ -192,3 +192,14 @@ let ``each of Giraffe's looser JSON rules has its own switch`` () =
     Assert.Equal(400, pascal.Status)
     Assert.Contains("\"url\":[\"is required\"]", pascal.Body)
     Assert.Equal("u|t|1", (postJson exact "/b" """{"url":"u","title":"t","stars":1}""").Body)
+
+[<Fact>]
+let ``tryBindQuery hands what is wrong to the app's handler, as Giraffe's does`` () =
+    let search = route "/s" >=> tryBindQuery<Search> RequestErrors.BAD_REQUEST None (fun s -> text s.Q)
+    use server = serveApp search
+    Assert.Equal("hi", (get server "/s?q=hi").Body)
+    let bad = get server "/s?page=x"
+    Assert.Equal(400, bad.Status)
+    Assert.Equal("the query parameters are not valid: 'Q' is required; 'Page' must be an integer", Text.Json.JsonSerializer.Deserialize<string> bad.Body)
+    let french = Globalization.CultureInfo.GetCultureInfo "fr-FR"
+    Assert.Throws<ArgumentException>(fun () -> tryBindQuery<Search> RequestErrors.BAD_REQUEST (Some french) (fun s -> text s.Q) |> ignore) |> ignore
