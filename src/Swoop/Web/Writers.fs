@@ -37,9 +37,11 @@ module Writers =
             next ctx
 
     /// Sets a response header (replacing one of that name) and goes on.
-    let setHttpHeader (name: string) (value: string) : HttpHandler =
+    let setHttpHeader (name: string) (value: obj) : HttpHandler =
+        let text = if isNull value then "" else value.ToString()
+
         fun next ctx ->
-            ctx.SetHeader(name, value)
+            ctx.SetHeader(name, text)
             next ctx
 
     let private answer (contentType: string) (body: byte[]) : HttpHandler =

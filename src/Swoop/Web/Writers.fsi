@@ -29,8 +29,9 @@ module Writers =
     /// Sets the status code and goes on. Example: `setStatusCode 201 >=> json created`.
     val setStatusCode: status: int -> HttpHandler
 
-    /// Sets a response header (replacing one of that name) and goes on.
-    val setHttpHeader: name: string -> value: string -> HttpHandler
+    /// Sets a response header (replacing one of that name) to the value's text and goes on.
+    /// Example: `setHttpHeader "Cache-Control" "no-store"`, `setHttpHeader "X-Version" 2`.
+    val setHttpHeader: name: string -> value: obj -> HttpHandler
 
     /// Answers text/plain; charset=utf-8. Example: `route "/" >=> text "hello"`.
     val text: body: string -> HttpHandler

@@ -9,7 +9,7 @@ let app =
     choose [
         route "/setbody" >=> setBody [| 65uy |]
         route "/setbodystr" >=> setBodyFromString "x"
-        route "/typed" >=> setContentType "text/csv" >=> setBodyFromString "a,b"
+        route "/typed" >=> setContentType "text/csv" >=> setHttpHeader "X-Version" 2 >=> setBodyFromString "a,b"
         route "/clear" >=> setHttpHeader "X-A" "1" >=> setStatusCode 201 >=> clearResponse >=> text "cleared"
     ]
 
@@ -20,6 +20,7 @@ let ``setBody and setBodyFromString set no Content-Type of their own, as in Gira
     Assert.Equal("A", (get server "/setbody").Body)
     Assert.False((get server "/setbodystr").Headers.ContainsKey "content-type")
     Assert.Equal("text/csv", (get server "/typed").Headers["content-type"])
+    Assert.Equal("2", (get server "/typed").Headers["x-version"])
 
 [<Fact>]
 let ``clearResponse forgets the status, headers and body written before`` () =
