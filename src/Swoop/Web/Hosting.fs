@@ -85,13 +85,14 @@ module Web =
                 if not (failure :? HttpStatusException) then
                     Log.error ("swoop: handler failed on " + ctx.MethodName + " " + ctx.Target + ": " + string failure)
 
-                let mutable answered = false
-
-                try
-                    let! handled = state.Options.ErrorHandler.Value failure finish ctx
-                    answered <- handled
-                with e ->
-                    Log.error ("swoop: the error handler failed on " + ctx.MethodName + " " + ctx.Target + ": " + string e)
+                let! answered =
+                    task {
+                        try
+                            return! state.Options.ErrorHandler.Value failure finish ctx
+                        with e ->
+                            Log.error ("swoop: the error handler failed on " + ctx.MethodName + " " + ctx.Target + ": " + string e)
+                            return false
+                    }
 
                 if answered then
                     return true
@@ -126,16 +127,18 @@ module Web =
         ValueTask(
             task {
                 try
-                    let mutable failure: exn = null
+                    state.Failure <- null
 
                     try
                         let! handled = pending
                         if not handled then unhandled ctx state
                     with e ->
-                        failure <- e
+                        state.Failure <- e
 
-                    if not (isNull failure) then
-                        let! answered = recoverAsync ctx state failure
+                    if not (isNull state.Failure) then
+                        let! answered = recoverAsync ctx state state.Failure
+                        let failure = state.Failure
+                        state.Failure <- null
                         if not answered then ExceptionDispatchInfo.Throw failure
                 finally
                     cleanup state

@@ -97,6 +97,8 @@ type internal RequestState(options: WebOptions) =
     /// What the route handler just awaited by RouteTable.Continue returned: a field, since a
     /// mutable local living across an await in a task is a heap-allocated ref cell per call.
     member val Handled = false with get, set
+    /// What a handler that did not finish at once failed with (a field for the same reason).
+    member val Failure: exn = null with get, set
     /// Route values of the matched route: start and length pairs in `Path`.
     member val Captures: int[] = Array.zeroCreate 16 with get, set
     member val Query: obj = null with get, set
