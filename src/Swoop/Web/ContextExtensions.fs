@@ -157,12 +157,13 @@ module ContextExtensions =
         member ctx.GetCookieValue(key: string) : string option = ctx.Cookie key
 
         member ctx.GetRequestUrl() =
-            let host =
+            // The target as sent: still percent-encoded, as a URL must be.
+            if not (ctx.Target.StartsWith "/") then
+                ctx.Target
+            else
                 match ctx.Header "Host" with
-                | ValueSome h -> h
-                | ValueNone -> "localhost"
-
-            "http://" + host + ctx.Path + (if ctx.QueryString = "" then "" else "?" + ctx.QueryString)
+                | ValueSome host -> "http://" + host + ctx.Target
+                | ValueNone -> "http://localhost" + ctx.Target
 
         member ctx.SetHttpHeader(key: string, value: obj) = ctx.SetHeader(key, (if isNull value then "" else value.ToString()))
         member ctx.SetStatusCode(httpStatusCode: int) = ctx.StatusCode <- httpStatusCode

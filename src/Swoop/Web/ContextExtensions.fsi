@@ -104,7 +104,8 @@ module ContextExtensions =
         member GetRequestHeader: key: string -> Result<string, string>
         /// A cookie's value, or None. Example: `ctx.GetCookieValue "session"`.
         member GetCookieValue: key: string -> string option
-        /// The request URL, e.g. "http://example.com/a?b=1" (the Host header's, over http).
+        /// The request URL, still percent-encoded, e.g. "http://example.com/a%20b?c=1" (the Host
+        /// header's, over http).
         member GetRequestUrl: unit -> string
         /// Sets a response header (the value's ToString()). Example: `ctx.SetHttpHeader("X-Id", 42)`.
         member SetHttpHeader: key: string * value: obj -> unit

@@ -30,6 +30,7 @@ let app =
             let accept = ctx.Request.Headers["Accept"]
             let body = sprintf "%d|%s|%s|%b|%s" accept.Count (accept.ToString()) ctx.Request.QueryString (ctx.Request.Path.StartsWithSegments "/views") ctx.Request.Path.Value
             ctx.WriteTextAsync body
+        route "/url path" >=> fun _ ctx -> ctx.WriteTextAsync(ctx.GetRequestUrl())
         route "/echo" >=> fun _ ctx -> task {
             let! body = ctx.ReadBodyFromRequestAsync()
             return! ctx.WriteTextAsync(body.ToUpperInvariant()) }
@@ -67,6 +68,7 @@ let ``ctx.Request and ctx.Response views read and write the context`` () =
     Assert.Equal("42", a.Headers["x-id"])
     Assert.Equal("2|text/plain,application/json|?x=1|true|/views", a.Body)
     Assert.Equal("HI", (request server "POST" "/echo" [] "hi").Body)
+    Assert.Equal("http://a/url%20path?x=%41", (get server "/url%20path?x=%41").Body)
 
 [<Fact>]
 let ``the views allocate nothing`` () =
