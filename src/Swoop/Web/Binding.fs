@@ -96,17 +96,6 @@ module Binding =
     let private badRequest (detail: string) errors = HttpStatusException(400, null, detail, errors)
 
 
-    /// The fields System.Text.Json names in "missing required properties including: 'a', 'b'."
-    let private missingFields (message: string) =
-        match message.IndexOf "including:" with
-        | -1 -> []
-        | i ->
-            message.Substring(i + 10).Split(',')
-            |> Array.map (fun f -> f.Trim().Trim('.').Trim('\''))
-            |> Array.filter (fun f -> f <> "")
-            |> Array.map (fun f -> f, "is required")
-            |> List.ofArray
-
     /// Is the request's Content-Type this media type (or, for JSON, any `+json` type)?
     let internal hasMediaType (ctx: HttpContext) (mediaType: string) =
         match ctx.Header "Content-Type" with
@@ -139,7 +128,7 @@ module Binding =
         member ctx.GetQueryStringValue(name: string) : Result<string, string> =
             match ctx.Query.TryGet name with
             | Some v -> Ok v
-            | None -> Error(sprintf "query parameter '%s' is missing" name)
+            | None -> Error(sprintf "Query string value '%s' is missing." name)
 
         /// A typed query parameter: None when absent; HttpStatusException (400) naming it
         /// when present but not a `'T`. Example: `ctx.QueryValue<int> "limit"`.
@@ -259,10 +248,11 @@ module Binding =
         /// Content-Type is JSON; 400 naming the problem for malformed JSON, a missing field or a
         /// wrong type.
         member ctx.BindJsonAsync<'T>() : Task<'T> =
-            if not (hasMediaType ctx "application/json") then
-                raise (HttpStatusException(415, null, "expected a body of type application/json", []))
-
             let state = RequestState.Of ctx
+
+            if state.Options.RequireJsonContentType && not (hasMediaType ctx "application/json") then
+                raise (HttpStatusException(415, null, "the body must be JSON, sent with Content-Type: application/json", []))
+
             let serializer = state.Options.Json
 
             task {
@@ -278,12 +268,9 @@ module Binding =
                     return serializer.Deserialize<'T>(ReadOnlySpan body)
                 with
                 | :? Text.Json.JsonException as e ->
-                    let field =
-                        if String.IsNullOrEmpty e.Path || e.Path = "$" then missingFields e.Message
-                        else [ e.Path.TrimStart('$', '.'), e.Message ]
-
-                    return raise (badRequest ("the JSON body is not valid: " + e.Message) field)
-                | :? FormatException as e -> return raise (badRequest ("the JSON body is not valid: " + e.Message) [])
+                    let detail, errors = JsonErrors.describe typeof<'T> e
+                    return raise (badRequest detail errors)
+                | :? FormatException -> return raise (badRequest "the body is not valid JSON for this request" [])
             }
 
         /// The query bound to a record `'T` (see RecordBinder); 400 naming each bad field.
@@ -300,6 +287,57 @@ module Binding =
                 match RecordBinder<'T>.Bind form with
                 | Ok v -> return v
                 | Error errors -> return raise (badRequest "the form fields are not valid" errors)
+            }
+
+    /// What a binding failure says, as one line: "the query parameters are not valid: 'page' must be an integer".
+    let private failureText (e: HttpStatusException) =
+        if e.Errors.IsEmpty then e.Message
+        else e.Message + ": " + String.Join("; ", e.Errors |> List.map (fun (field, problem) -> "'" + field + "' " + problem))
+
+    type HttpContext with
+        /// `BindQuery`, with the failure as Error text.
+        member ctx.TryBindQueryString<'T>() : Result<'T, string> =
+            try
+                Ok(ctx.BindQuery<'T>())
+            with :? HttpStatusException as e when e.StatusCode = 400 ->
+                Error(failureText e)
+
+        /// `BindFormAsync`, with the failure as Error text.
+        member ctx.TryBindFormAsync<'T>() : Task<Result<'T, string>> =
+            task {
+                try
+                    let! value = ctx.BindFormAsync<'T>()
+                    return Ok value
+                with :? HttpStatusException as e when e.StatusCode = 400 ->
+                    return Error(failureText e)
+            }
+
+    let private invariantOnly (name: string) (culture: Globalization.CultureInfo option) =
+        match culture with
+        | Some c when not (obj.ReferenceEquals(c, Globalization.CultureInfo.InvariantCulture)) && c.Name <> "" ->
+            invalidArg "culture" (sprintf "%s: Swoop parses values in the invariant culture only, not %s: pass None" name c.Name)
+        | _ -> ()
+
+    /// Binds the query, or calls `parsingErrorHandler` with what is wrong.
+    let tryBindQuery<'T> (parsingErrorHandler: string -> HttpHandler) (culture: Globalization.CultureInfo option) (successHandler: 'T -> HttpHandler) : HttpHandler =
+        invariantOnly "tryBindQuery" culture
+        RecordBinder<'T>.Check()
+
+        fun next ctx ->
+            match ctx.TryBindQueryString<'T>() with
+            | Ok value -> successHandler value next ctx
+            | Error text -> parsingErrorHandler text next ctx
+
+    /// Binds the form, or calls `parsingErrorHandler` with what is wrong.
+    let tryBindForm<'T> (parsingErrorHandler: string -> HttpHandler) (culture: Globalization.CultureInfo option) (successHandler: 'T -> HttpHandler) : HttpHandler =
+        invariantOnly "tryBindForm" culture
+        RecordBinder<'T>.Check()
+
+        fun next ctx ->
+            task {
+                match! ctx.TryBindFormAsync<'T>() with
+                | Ok value -> return! successHandler value next ctx
+                | Error text -> return! parsingErrorHandler text next ctx
             }
 
     /// Binds the JSON body and calls `handler` with it.

@@ -50,6 +50,15 @@ module Binding =
         /// The form bound to a record, as `BindQuery`.
         member BindFormAsync<'T> : unit -> Task<'T>
 
+        /// `BindQuery`, with the failure as Error text instead of a 400 (Giraffe's name; invariant culture).
+        member TryBindQueryString<'T> : unit -> Result<'T, string>
+
+        /// `BindFormAsync`, with the failure as Error text instead of a 400 (Giraffe's name).
+        member TryBindFormAsync<'T> : unit -> Task<Result<'T, string>>
+
+    /// Whether the request's Content-Type is this media type (for JSON, also any `+json`).
+    val internal hasMediaType: ctx: HttpContext -> mediaType: string -> bool
+
     /// Binds the JSON body and calls `handler` with it.
     /// Example: `POST >=> route "/users" >=> bindJson<NewUser> createUser`.
     val bindJson<'T> : handler: ('T -> HttpHandler) -> HttpHandler
@@ -59,6 +68,17 @@ module Binding =
 
     /// Binds the query string to a record and calls `handler`.
     val bindQuery<'T> : handler: ('T -> HttpHandler) -> HttpHandler
+
+    /// Giraffe's `tryBindQuery`: binds the query and calls `successHandler`, or calls
+    /// `parsingErrorHandler` with what is wrong. `culture` must be None or the invariant
+    /// culture (Swoop parses invariantly; another fails when the handler is made).
+    /// Example: `tryBindQuery<Search> RequestErrors.BAD_REQUEST None search`.
+    val tryBindQuery<'T> :
+        parsingErrorHandler: (string -> HttpHandler) -> culture: System.Globalization.CultureInfo option -> successHandler: ('T -> HttpHandler) -> HttpHandler
+
+    /// Giraffe's `tryBindForm`, as `tryBindQuery` for the form.
+    val tryBindForm<'T> :
+        parsingErrorHandler: (string -> HttpHandler) -> culture: System.Globalization.CultureInfo option -> successHandler: ('T -> HttpHandler) -> HttpHandler
 
     /// A validation step between a binder and a handler: `check` returns the (maybe
     /// normalised) value or field errors, answered 422 in problem+json.

@@ -41,14 +41,14 @@ module Web =
             else
                 Problem.write ctx 404 null "no route matches this path" []
 
-    /// Turns a failure into an answer if it can; false: let the server answer 500 (and log).
-    let private recover (ctx: HttpContext) (state: RequestState) (failure: exn) =
-        let failure =
-            match failure with
-            | :? AggregateException as a when a.InnerExceptions.Count = 1 -> a.InnerException
-            | e -> e
-
+    let private unwrap (failure: exn) =
         match failure with
+        | :? AggregateException as a when a.InnerExceptions.Count = 1 -> a.InnerException
+        | e -> e
+
+    /// Swoop's own answer to a failure if it can; false: let the server answer 500 (and log).
+    let private recover (ctx: HttpContext) (state: RequestState) (failure: exn) =
+        match unwrap failure with
         | :? HttpStatusException as h when not ctx.HasStarted ->
             ctx.ClearResponse()
             Problem.write ctx h.StatusCode h.Title h.Message h.Errors
@@ -62,6 +62,56 @@ module Web =
             ctx.WriteString(e.ToString())
             true
         | _ -> false
+
+    /// Whether the app's error handler may answer this failure: not once the response
+    /// started, not for the server's own errors (framing, a client that left).
+    let private mayHandle (ctx: HttpContext) (state: RequestState) (failure: exn) =
+        state.Options.ErrorHandler.IsSome
+        && not ctx.HasStarted
+        && not (failure :? BadRequestException)
+        && not (ClientDisconnectedException.IsIn failure)
+
+    /// The app's error handler first (WebOptions.ErrorHandler), then Swoop's answer. An error
+    /// handler that fails itself is logged, and Swoop answers the first failure.
+    let private recoverAsync (ctx: HttpContext) (state: RequestState) (failure: exn) : Task<bool> =
+        let failure = unwrap failure
+
+        if not (mayHandle ctx state failure) then
+            Task.FromResult(recover ctx state failure)
+        else
+            task {
+                ctx.ClearResponse()
+
+                if not (failure :? HttpStatusException) then
+                    Log.error ("swoop: handler failed on " + ctx.MethodName + " " + ctx.Target + ": " + string failure)
+
+                let! answered =
+                    task {
+                        try
+                            return! state.Options.ErrorHandler.Value failure finish ctx
+                        with e ->
+                            Log.error ("swoop: the error handler failed on " + ctx.MethodName + " " + ctx.Target + ": " + string e)
+                            return false
+                    }
+
+                if answered then
+                    return true
+                elif ctx.HasStarted then
+                    return false
+                else
+                    ctx.ClearResponse()
+
+                    match failure with
+                    | :? HttpStatusException -> return recover ctx state failure
+                    | _ ->
+                        // Logged above: answer 500 here rather than have the server log it again.
+                        if not (recover ctx state failure) then
+                            ctx.StatusCode <- 500
+                            ctx.ContentType <- "text/plain"
+                            ctx.WriteString "Internal Server Error"
+
+                        return true
+            }
 
     let private cleanup (state: RequestState) =
         if not state.Cleanup.IsEmpty then
@@ -77,11 +127,19 @@ module Web =
         ValueTask(
             task {
                 try
+                    state.Failure <- null
+
                     try
                         let! handled = pending
                         if not handled then unhandled ctx state
                     with e ->
-                        if not (recover ctx state e) then ExceptionDispatchInfo.Throw e
+                        state.Failure <- e
+
+                    if not (isNull state.Failure) then
+                        let! answered = recoverAsync ctx state state.Failure
+                        let failure = state.Failure
+                        state.Failure <- null
+                        if not answered then ExceptionDispatchInfo.Throw failure
                 finally
                     cleanup state
             }

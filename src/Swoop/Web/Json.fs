@@ -22,6 +22,18 @@ type IJsonSerializer =
     /// it; a JsonException's Path names the field); any other exception is a server error (500).
     abstract Deserialize<'T> : utf8: ReadOnlySpan<byte> -> 'T
 
+/// A client's mistake found by Swoop's own converters: its message names the field and the
+/// problem in the client's terms, and is answered as it is.
+type internal JsonInputException(message: string) =
+    inherit JsonException(message)
+
+/// A failure inside a value read on its own (see NotNullConverter), whose path starts again
+/// at `$`: System.Text.Json sets this one's Path to where the value is, and the two paths
+/// join (JsonErrors.path).
+type internal JsonNestedException(inner: JsonException) =
+    inherit JsonException(inner.Message, inner)
+    member _.Inner = inner
+
 /// Refuses a JSON null for a field whose F# type has no null.
 type internal NotNullConverter<'T>(field: string) =
     inherit JsonConverter<'T>()
@@ -30,12 +42,15 @@ type internal NotNullConverter<'T>(field: string) =
 
     override _.Read(reader, _, options) =
         if reader.TokenType = JsonTokenType.Null then
-            raise (JsonException(sprintf "'%s' must not be null" field))
+            raise (JsonInputException(sprintf "'%s' must not be null" field))
 
         if isNull info then
             info <- options.GetTypeInfo(typeof<'T>) :?> JsonTypeInfo<'T>
 
-        JsonSerializer.Deserialize<'T>(&reader, info)
+        try
+            JsonSerializer.Deserialize<'T>(&reader, info)
+        with :? JsonException as e ->
+            raise (JsonNestedException e)
 
     override _.Write(writer, value, options) =
         if isNull info then
@@ -51,8 +66,8 @@ type internal NotNullStringConverter(field: string) =
     override _.Read(reader, _, _) =
         match reader.TokenType with
         | JsonTokenType.String -> reader.GetString()
-        | JsonTokenType.Null -> raise (JsonException(sprintf "'%s' must not be null" field))
-        | other -> raise (JsonException(sprintf "'%s' must be a string, not %O" field other))
+        | JsonTokenType.Null -> raise (JsonInputException(sprintf "'%s' must not be null" field))
+        | _ -> raise (JsonInputException(sprintf "'%s' must be a string" field))
 
     override _.Write(writer, value, _) =
         if isNull value then writer.WriteNullValue() else writer.WriteStringValue value
@@ -70,7 +85,7 @@ type internal FieldlessUnionConverter<'T>() =
         let i = if isNull text then -1 else Array.FindIndex(names, fun n -> String.Equals(n, text, StringComparison.OrdinalIgnoreCase))
 
         if i < 0 then
-            raise (JsonException(sprintf "expected one of %s" (String.Join(", ", names))))
+            raise (JsonInputException(sprintf "must be one of %s" (String.Join(", ", names))))
 
         values[i]
 
@@ -98,9 +113,12 @@ module internal FSharpJson =
     /// Record fields are required unless optional; reference-typed ones refuse null. An
     /// immutable record's fields are read through its constructor, so this needs
     /// RespectRequiredConstructorParameters (which makes every parameter required: options
-    /// are made optional again here).
+    /// are made optional again here). With it off, neither rule applies: a missing field
+    /// gets its default (null, 0), as in Giraffe.
     let recordRules (info: JsonTypeInfo) =
-        if info.Kind = JsonTypeInfoKind.Object && FSharpType.IsRecord(info.Type, true) then
+        if info.Kind = JsonTypeInfoKind.Object
+           && FSharpType.IsRecord(info.Type, true)
+           && info.Options.RespectRequiredConstructorParameters then
             for p in info.Properties do
                 let t = p.PropertyType
                 p.IsRequired <- not (isOptional t)
@@ -151,6 +169,6 @@ type SystemTextJsonSerializer(options: JsonSerializerOptions) =
             let value = JsonSerializer.Deserialize<'T>(utf8, options)
 
             if not typeof<'T>.IsValueType && not (FSharpJson.isOptional typeof<'T>) && isNull (box value) then
-                raise (JsonException "the body is null")
+                raise (JsonInputException "the body must not be null")
 
             value

@@ -223,5 +223,33 @@ module OpenApi =
 
     let handler (info: OpenApiInfo) (app: HttpHandler) = handlerWith WebOptions.defaults info app
 
+    /// The document for the options of the app it runs in: made when the handler is (with the
+    /// defaults, so that contradictory metadata fails at once), and again once for another
+    /// serializer on its first request.
+    [<Sealed>]
+    type private DocumentCache(info: OpenApiInfo, app: HttpHandler) =
+        let made = bytes WebOptions.defaults info app
+        let mutable other: (IJsonSerializer * byte[]) option = None
+
+        member _.For(options: WebOptions) =
+            if obj.ReferenceEquals(options.Json, WebOptions.defaults.Json) then
+                made
+            else
+                match other with
+                | Some(json, body) when obj.ReferenceEquals(json, options.Json) -> body
+                | _ ->
+                    let body = bytes options info app
+                    other <- Some(options.Json, body)
+                    body
+
     let withDocument (info: OpenApiInfo) (path: string) (app: HttpHandler) =
-        choose [ route path >=> handler info app; app ]
+        let cache = DocumentCache(info, app)
+
+        let answer: HttpHandler =
+            fun _ ctx ->
+                let body = cache.For (RequestState.Of ctx).Options
+                ctx.ContentType <- "application/json"
+                ctx.Write(ReadOnlySpan body)
+                Results.handled
+
+        choose [ GET >=> route path >=> answer; app ]

@@ -51,6 +51,7 @@ module OpenApi =
     /// `handler` with the app's options (see `documentWith`).
     val handlerWith: options: WebOptions -> info: OpenApiInfo -> app: HttpHandler -> HttpHandler
 
-    /// `app` with its document served at `path` (tried before the app's own routes).
+    /// `app` with its document served at `path` (tried before the app's own routes). Schemas
+    /// follow the options the app is served with (`Web.mainWith options`), as `documentWith`.
     /// Example: `Web.main argv (OpenApi.withDocument info "/openapi.json" api)`.
     val withDocument: info: OpenApiInfo -> path: string -> app: HttpHandler -> HttpHandler

@@ -51,6 +51,31 @@ module internal ParserImpl =
             member _.TryParse(text, result) = noPlus text && Int64.TryParse(text, integerStyle, inv, &result)
             member _.Description = "integer" }
 
+    let int8Parser =
+        { new ValueParser<sbyte>() with
+            member _.TryParse(text, result) = noPlus text && SByte.TryParse(text, integerStyle, inv, &result)
+            member _.Description = "integer" }
+
+    let int16Parser =
+        { new ValueParser<int16>() with
+            member _.TryParse(text, result) = noPlus text && Int16.TryParse(text, integerStyle, inv, &result)
+            member _.Description = "integer" }
+
+    let uint8Parser =
+        { new ValueParser<byte>() with
+            member _.TryParse(text, result) = Byte.TryParse(text, NumberStyles.None, inv, &result)
+            member _.Description = "non-negative integer" }
+
+    let uint16Parser =
+        { new ValueParser<uint16>() with
+            member _.TryParse(text, result) = UInt16.TryParse(text, NumberStyles.None, inv, &result)
+            member _.Description = "non-negative integer" }
+
+    let uint32Parser =
+        { new ValueParser<uint32>() with
+            member _.TryParse(text, result) = UInt32.TryParse(text, NumberStyles.None, inv, &result)
+            member _.Description = "non-negative integer" }
+
     let uint64Parser =
         { new ValueParser<uint64>() with
             member _.TryParse(text, result) = UInt64.TryParse(text, NumberStyles.None, inv, &result)
@@ -122,7 +147,7 @@ module internal ParserImpl =
             member _.Description = "date-time" }
 
     let all: ValueParser list =
-        [ int32Parser; int64Parser; uint64Parser; floatParser; float32Parser; decimalParser; boolParser
+        [ int8Parser; int16Parser; int32Parser; int64Parser; uint8Parser; uint16Parser; uint32Parser; uint64Parser; floatParser; float32Parser; decimalParser; boolParser
           guidParser; charParser; stringParser; dateTimeParser; dateTimeOffsetParser ]
 
     let cache = ConcurrentDictionary<Type, ValueParser>()
@@ -152,5 +177,5 @@ module ValueParser =
             invalidArg
                 "T"
                 (sprintf
-                    "no parser for %s: supported are int, int64, uint64, float, float32, decimal, bool, Guid, char, string, DateTime, DateTimeOffset, or one given to ValueParser.register"
+                    "no parser for %s: supported are sbyte, int16, int, int64, byte, uint16, uint32, uint64, float, float32, decimal, bool, Guid, char, string, DateTime, DateTimeOffset, or one given to ValueParser.register"
                     typeof<'T>.Name)

@@ -6,6 +6,7 @@ namespace Swoop.Web
 
 open System
 open System.Buffers
+open System.Collections.Generic
 open System.Text
 open Swoop
 
@@ -22,6 +23,15 @@ type MultipartLimits =
         MemoryThreshold: int
     }
 
+/// How `negotiate` answers (Giraffe's INegotiationConfig): a writer per media type, the
+/// first used when the request has no Accept header, and the handler for a request that
+/// accepts none of them.
+type INegotiationConfig =
+    /// Media type (as in Accept, e.g. "application/json" or "*/*") -> the writer of a value.
+    abstract Rules: IDictionary<string, obj -> HttpHandler>
+    /// Answers a request that accepts none of the rules' media types (406 by default).
+    abstract UnacceptableHandler: HttpHandler
+
 /// Settings of a web app, fixed when it starts.
 type WebOptions =
     {
@@ -35,6 +45,18 @@ type WebOptions =
         MaxFormFields: int
         /// multipart/form-data limits.
         Multipart: MultipartLimits
+        /// False: `bindJson` reads any body as JSON whatever its Content-Type, as Giraffe does
+        /// (true, the default: 415 unless the Content-Type is JSON).
+        RequireJsonContentType: bool
+        /// What `negotiate` (and `Successful.OK`, `RequestErrors.NOT_FOUND`...) may answer;
+        /// None: Giraffe's defaults (JSON, XML, text; see DefaultNegotiationConfig).
+        Negotiation: INegotiationConfig option
+        /// The app's answer to a failure (Giraffe's `UseGiraffeErrorHandler`): called with
+        /// the exception when a handler fails before the response started, including a
+        /// client error (HttpStatusException: a binding failure, a bad query value). The
+        /// response is cleared first. A handler that skips leaves Swoop's own answer
+        /// (problem+json for client errors, 500 for the rest). None: Swoop's own answers.
+        ErrorHandler: (exn -> HttpHandler) option
     }
 
 module WebOptions =
@@ -51,7 +73,10 @@ module WebOptions =
             { MaxParts = 128
               MaxPartSize = 64L * 1024L * 1024L
               MaxSize = 128L * 1024L * 1024L
-              MemoryThreshold = 64 * 1024 } }
+              MemoryThreshold = 64 * 1024 }
+          RequireJsonContentType = true
+          Negotiation = None
+          ErrorHandler = None }
 
 [<Sealed; AllowNullLiteral>]
 type internal RequestState(options: WebOptions) =
@@ -71,6 +96,8 @@ type internal RequestState(options: WebOptions) =
     /// What the route handler just awaited by RouteTable.Continue returned: a field, since a
     /// mutable local living across an await in a task is a heap-allocated ref cell per call.
     member val Handled = false with get, set
+    /// What a handler that did not finish at once failed with (a field for the same reason).
+    member val Failure: exn = null with get, set
     /// Route values of the matched route: start and length pairs in `Path`.
     member val Captures: int[] = Array.zeroCreate 16 with get, set
     member val Query: obj = null with get, set
@@ -79,6 +106,8 @@ type internal RequestState(options: WebOptions) =
     /// The request body, once a binder read it whole.
     member val Body: byte[] = null with get, set
     member val Cleanup: (unit -> unit) list = [] with get, set
+    /// `ctx.Response` (ContextExtensions), made once per connection.
+    member val ResponseView: obj = null with get, set
 
     /// Candidate routes, as a stack: each route table pushes its own above what an outer
     /// table (still running) pushed, and pops them when done.
@@ -138,18 +167,49 @@ type internal RequestState(options: WebOptions) =
         if segment.IndexOf '%' < 0 then
             String(segment)
         else
-            let sb = StringBuilder(segment.Length)
-            let mutable i = 0
+            let buffer = RequestState.Scratch segment.Length
+            let n = RequestState.UnescapeInto(segment, Span<char>(buffer))
+            String(buffer, 0, n)
 
-            while i < segment.Length do
-                if segment[i] = '%' && i + 2 < segment.Length then
-                    sb.Append(if segment[i + 1] = '2' && segment[i + 2] = 'F' then '/' else '%') |> ignore
-                    i <- i + 3
-                else
-                    sb.Append(segment[i]) |> ignore
-                    i <- i + 1
+    /// `Unescape` into `destination` (at least as long as `segment`); the characters written.
+    static member UnescapeInto(segment: ReadOnlySpan<char>, destination: Span<char>) : int =
+        let mutable i = 0
+        let mutable n = 0
 
-            sb.ToString()
+        while i < segment.Length do
+            if segment[i] = '%' && i + 2 < segment.Length then
+                destination[n] <- (if segment[i + 1] = '2' && segment[i + 2] = 'F' then '/' else '%')
+                i <- i + 3
+            else
+                destination[n] <- segment[i]
+                i <- i + 1
+
+            n <- n + 1
+
+        n
+
+    /// A route value as its parser sees it, at match and at bind time alike: the segment with
+    /// its kept escapes decoded, in this thread's scratch buffer when it has any (valid until
+    /// the next call on this thread).
+    static member Decoded(segment: ReadOnlySpan<char>) : ReadOnlySpan<char> =
+        if segment.IndexOf '%' < 0 then
+            segment
+        else
+            let buffer = RequestState.Scratch segment.Length
+            ReadOnlySpan<char>(buffer, 0, RequestState.UnescapeInto(segment, Span<char>(buffer)))
+
+    /// This thread's scratch buffer, at least `length` long.
+    static member private Scratch(length: int) : char[] =
+        let mutable buffer = RequestState.scratch
+
+        if isNull buffer || buffer.Length < length then
+            buffer <- Array.zeroCreate (max length 256)
+            RequestState.scratch <- buffer
+
+        buffer
+
+    [<ThreadStatic; DefaultValue>]
+    static val mutable private scratch: char[]
 
     /// The state of this context, made on the first request of the connection.
     static member Of(ctx: HttpContext) =

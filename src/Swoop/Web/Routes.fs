@@ -10,23 +10,26 @@ open Swoop
 [<AbstractClass>]
 type internal Binder<'T>() =
     abstract Bind: state: RequestState -> 'T
+    /// The route, for the message of a parser that changed its mind.
+    member val Source = "" with get, set
 
 module internal Capture =
-    /// Parses capture `index` (already known to parse: the matcher checked it).
-    let read<'A> (parser: ValueParser<'A>) (state: RequestState) (index: int) : 'A =
+    /// Parses capture `index` from the very text the matcher accepted (kept escapes decoded).
+    /// A parser that accepted the text then fails to parse it is a bug in that parser: an
+    /// exception, never a default value.
+    let read<'A> (parser: ValueParser<'A>) (source: string) (state: RequestState) (index: int) : 'A =
         if typeof<'A> = typeof<string> then
             unbox<'A> (box (state.Capture index))
         else
             let mutable value = Unchecked.defaultof<'A>
             let start = state.Captures[2 * index]
             let length = state.Captures[2 * index + 1]
-            let text = ReadOnlySpan<char>(state.Path, start, length)
+            let text = RequestState.Decoded(ReadOnlySpan<char>(state.Path, start, length))
 
-            // A kept escape (%2F, %25) is decoded before a parser sees the value.
-            if text.IndexOf '%' >= 0 then
-                parser.TryParse((state.Capture index).AsSpan(), &value) |> ignore
-            else
-                parser.TryParse(text, &value) |> ignore
+            if not (parser.TryParse(text, &value)) then
+                invalidOp (
+                    sprintf "%s: the parser of %s accepted \"%s\" while matching but cannot parse it (its Accepts and TryParse disagree)" source typeof<'A>.Name (text.ToString())
+                )
 
             value
 
@@ -38,20 +41,20 @@ type internal Binder0<'T>() =
 type internal Binder1<'A>(a: ValueParser) =
     inherit Binder<'A>()
     let a = a :?> ValueParser<'A>
-    override _.Bind s = Capture.read a s 0
+    override this.Bind s = Capture.read a this.Source s 0
 
 type internal Binder2<'A, 'B>(a: ValueParser, b: ValueParser) =
     inherit Binder<'A * 'B>()
     let a = a :?> ValueParser<'A>
     let b = b :?> ValueParser<'B>
-    override _.Bind s = Capture.read a s 0, Capture.read b s 1
+    override this.Bind s = Capture.read a this.Source s 0, Capture.read b this.Source s 1
 
 type internal Binder3<'A, 'B, 'C>(a: ValueParser, b: ValueParser, c: ValueParser) =
     inherit Binder<'A * 'B * 'C>()
     let a = a :?> ValueParser<'A>
     let b = b :?> ValueParser<'B>
     let c = c :?> ValueParser<'C>
-    override _.Bind s = Capture.read a s 0, Capture.read b s 1, Capture.read c s 2
+    override this.Bind s = Capture.read a this.Source s 0, Capture.read b this.Source s 1, Capture.read c this.Source s 2
 
 type internal Binder4<'A, 'B, 'C, 'D>(a: ValueParser, b: ValueParser, c: ValueParser, d: ValueParser) =
     inherit Binder<'A * 'B * 'C * 'D>()
@@ -59,7 +62,7 @@ type internal Binder4<'A, 'B, 'C, 'D>(a: ValueParser, b: ValueParser, c: ValuePa
     let b = b :?> ValueParser<'B>
     let c = c :?> ValueParser<'C>
     let d = d :?> ValueParser<'D>
-    override _.Bind s = Capture.read a s 0, Capture.read b s 1, Capture.read c s 2, Capture.read d s 3
+    override this.Bind s = Capture.read a this.Source s 0, Capture.read b this.Source s 1, Capture.read c this.Source s 2, Capture.read d this.Source s 3
 
 type internal Binder5<'A, 'B, 'C, 'D, 'E>(a: ValueParser, b: ValueParser, c: ValueParser, d: ValueParser, e: ValueParser) =
     inherit Binder<'A * 'B * 'C * 'D * 'E>()
@@ -68,7 +71,7 @@ type internal Binder5<'A, 'B, 'C, 'D, 'E>(a: ValueParser, b: ValueParser, c: Val
     let c = c :?> ValueParser<'C>
     let d = d :?> ValueParser<'D>
     let e = e :?> ValueParser<'E>
-    override _.Bind s = Capture.read a s 0, Capture.read b s 1, Capture.read c s 2, Capture.read d s 3, Capture.read e s 4
+    override this.Bind s = Capture.read a this.Source s 0, Capture.read b this.Source s 1, Capture.read c this.Source s 2, Capture.read d this.Source s 3, Capture.read e this.Source s 4
 
 [<Sealed>]
 type internal RouteFNode<'T>(parts: Part list, source: string, types: Type[], binder: Binder<'T>, handler: 'T -> HttpHandler) =
@@ -120,6 +123,7 @@ module internal RouteF =
                 Activator.CreateInstance(generic.MakeGenericType types, parsers |> Array.map box) :?> Binder<'T>
 
         let source = (if ci then "routeCif \"" else "routef \"") + format + "\""
+        binder.Source <- source
         (RouteFNode<'T>(parts, source, types, binder, handler)).Handler
 
 /// Composition, choice, filters and routes.
@@ -147,6 +151,9 @@ module Routes =
     let HEAD: HttpHandler = methodFilter HttpMethod.Head
     let OPTIONS: HttpHandler = methodFilter HttpMethod.Options
     let TRACE: HttpHandler = methodFilter HttpMethod.Trace
+    let CONNECT: HttpHandler = methodFilter HttpMethod.Connect
+    /// `GET`, which lets HEAD through already.
+    let GET_HEAD: HttpHandler = GET
 
     /// The rest of the path is exactly `path` (decoded; case-sensitive).
     /// Example: `route "/users" >=> text "all users"`.
@@ -184,6 +191,17 @@ module Routes =
     /// `routeStartsWith`, ignoring case.
     let routeStartsWithCi (prefix: string) : HttpHandler =
         (PrefixNode(Template.literal prefix true, sprintf "routeStartsWithCi \"%s\"" prefix, false)).Handler
+
+    /// Every path under `prefix`, the rest of it (router form: %2F and %25 kept) to `handler`.
+    let routeRest (prefix: string) (handler: string -> HttpHandler) : HttpHandler =
+        let rest: HttpHandler =
+            fun next ctx ->
+                let rest = (RequestState.Of ctx).Rest
+
+                if rest.Length > 0 && rest[0] <> '/' then Results.skip
+                else handler (String rest) next ctx
+
+        (ComposeNode((PrefixNode(Template.literal (prefix.TrimEnd '/') false, sprintf "routeRest \"%s\"" prefix, true)).Handler, rest)).Handler
 
     /// A route group: `filter` runs after each route's path and method matched, before its
     /// handler (authentication, say), and the routes stay in the lookup.

@@ -27,6 +27,9 @@ module Routes =
     val HEAD: HttpHandler
     val OPTIONS: HttpHandler
     val TRACE: HttpHandler
+    val CONNECT: HttpHandler
+    /// `GET` (which lets HEAD through already), under Giraffe's name.
+    val GET_HEAD: HttpHandler
 
     /// The rest of the path is exactly `path` (decoded, case-sensitive).
     /// Example: `route "/users" >=> text "all users"`.
@@ -57,6 +60,14 @@ module Routes =
 
     /// `routeStartsWith`, ignoring case.
     val routeStartsWithCi: prefix: string -> HttpHandler
+
+    /// Every path under `prefix` (the prefix itself, or it followed by '/'), with the rest of
+    /// the path handed to `handler` in the router's decoded form: `%2F` and `%25` stay escaped,
+    /// so a file handler can refuse them before touching the disk. For file servers and
+    /// proxies (Giraffe's `%s` never crosses '/' here).
+    /// Example: `routeRest "/static" (fun rest -> serveFile root rest)`: /static/css/a.css
+    /// gives "/css/a.css", /static gives "", /staticx is no match.
+    val routeRest: prefix: string -> handler: (string -> HttpHandler) -> HttpHandler
 
     /// A route group: `filter` runs after each route's path and method matched and before its
     /// handler; the routes stay in the lookup.

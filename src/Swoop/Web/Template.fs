@@ -46,10 +46,12 @@ module internal Template =
     /// The type a placeholder reads: the type the handler's argument has, checked against the
     /// placeholder (`%i` an integer, `%s` a string...).
     let parserFor (spec: char) (t: Type) (format: string) =
+        let unsigned = [ typeof<byte>; typeof<uint16>; typeof<uint32>; typeof<uint64> ]
+
         let fits =
             match spec with
-            | 'i' | 'd' -> t = typeof<int> || t = typeof<int64> || t = typeof<uint64>
-            | 'u' -> t = typeof<uint64> || t = typeof<uint32>
+            | 'i' | 'd' -> List.contains t ([ typeof<sbyte>; typeof<int16>; typeof<int>; typeof<int64> ] @ unsigned)
+            | 'u' -> List.contains t unsigned
             | 's' -> t = typeof<string>
             | 'b' -> t = typeof<bool>
             | 'f' -> t = typeof<float> || t = typeof<float32> || t = typeof<decimal>
@@ -62,7 +64,8 @@ module internal Template =
 
         match ValueParser.tryFind t with
         | Some p -> p
-        | None -> invalidArg "path" (sprintf "routef \"%s\": no parser for %s (see ValueParser.register)" format t.Name)
+        | None ->
+            invalidArg "path" (sprintf "routef \"%s\": %%%c reads a %s, which has no parser (give it one with ValueParser.register before the app is built)" format spec t.Name)
 
     /// Parses a routef format: `%i %d %u %s %b %f %O %c` are parameters, `%%` a literal '%'.
     let parseFormat (format: string) (types: Type[]) (ci: bool) : Part list =
@@ -169,7 +172,7 @@ module internal Template =
                     if stop > pos
                        && MatchBudget.Steps >= 0
                        && canEnd path stop
-                       && parser.Accepts(path.Slice(pos, stop - pos))
+                       && parser.Accepts(RequestState.Decoded(path.Slice(pos, stop - pos)))
                        && matchRest rest path stop captures then
                         captures[2 * index] <- pos
                         captures[2 * index + 1] <- stop - pos

@@ -37,9 +37,11 @@ module Writers =
             next ctx
 
     /// Sets a response header (replacing one of that name) and goes on.
-    let setHttpHeader (name: string) (value: string) : HttpHandler =
+    let setHttpHeader (name: string) (value: obj) : HttpHandler =
+        let text = if isNull value then "" else value.ToString()
+
         fun next ctx ->
-            ctx.SetHeader(name, value)
+            ctx.SetHeader(name, text)
             next ctx
 
     let private answer (contentType: string) (body: byte[]) : HttpHandler =
@@ -56,28 +58,42 @@ module Writers =
     let htmlString (html: string) : HttpHandler =
         answer "text/html; charset=utf-8" (Encoding.UTF8.GetBytes html)
 
-    /// Answers with bytes as they are (set the Content-Type before, or it is application/octet-stream).
+    /// Answers with a file's content as HTML.
+    let htmlFile (filePath: string) : HttpHandler =
+        fun _ ctx ->
+            task {
+                let! html = IO.File.ReadAllBytesAsync filePath
+                ctx.ContentType <- "text/html; charset=utf-8"
+                ctx.Write(ReadOnlySpan html)
+                return true
+            }
+
+    /// Answers with bytes as they are, with the Content-Type set before (none if none was set).
     let setBody (body: byte[]) : HttpHandler =
         fun _ ctx ->
-            if isNull ctx.ContentType then
-                ctx.ContentType <- "application/octet-stream"
-
             ctx.Write(ReadOnlySpan body)
             Results.handled
 
     /// `setBody` under the name the issue tracker and Suave users know.
     let bytes (body: byte[]) : HttpHandler = setBody body
 
-    /// Answers with a string as it is, keeping the Content-Type set before (text/plain if none).
-    let setBodyFromString (body: string) : HttpHandler =
-        let encoded = Encoding.UTF8.GetBytes body
+    /// Answers with a string as UTF-8, with the Content-Type set before (none if none was set).
+    let setBodyFromString (body: string) : HttpHandler = setBody (Encoding.UTF8.GetBytes body)
 
-        fun _ ctx ->
-            if isNull ctx.ContentType then
-                ctx.ContentType <- "text/plain; charset=utf-8"
+    /// Sets the response's Content-Type and goes on.
+    let setContentType (contentType: string) : HttpHandler =
+        fun next ctx ->
+            ctx.ContentType <- contentType
+            next ctx
 
-            ctx.Write(ReadOnlySpan encoded)
-            Results.handled
+    /// Forgets what was written so far (status, headers, body) and goes on.
+    let clearResponse: HttpHandler =
+        fun next ctx ->
+            if ctx.HasStarted then
+                invalidOp "clearResponse: the response has started (its head was sent); nothing can be taken back"
+
+            ctx.ClearResponse()
+            next ctx
 
     /// Writes `value` as JSON with the app's serializer, straight into the response buffer.
     let writeJson<'T> (ctx: HttpContext) (value: 'T) =
@@ -88,6 +104,27 @@ module Writers =
     let json<'T> (value: 'T) : HttpHandler =
         fun _ ctx ->
             writeJson ctx value
+            Results.handled
+
+    let private xmlSettings =
+        Xml.XmlWriterSettings(Encoding = UTF8Encoding(true), Indent = true)
+
+    /// Writes `value` as XML with XmlSerializer (as Giraffe's default XML serializer does).
+    let writeXml (ctx: HttpContext) (value: obj) =
+        let serializer = Xml.Serialization.XmlSerializer(value.GetType())
+        let buffer = new IO.MemoryStream()
+
+        do
+            use writer = Xml.XmlWriter.Create(buffer, xmlSettings)
+            serializer.Serialize(writer, value)
+
+        ctx.ContentType <- "application/xml; charset=utf-8"
+        ctx.Write(ReadOnlySpan(buffer.GetBuffer(), 0, int buffer.Length))
+
+    /// Answers with `value` as XML.
+    let xml (value: obj) : HttpHandler =
+        fun _ ctx ->
+            writeXml ctx value
             Results.handled
 
     /// Redirects: 301 (permanent) or 302 to `location`.
@@ -110,40 +147,3 @@ module Writers =
     let notFound (detail: string) = problem 404 detail
     let conflict (detail: string) = problem 409 detail
     let unprocessable (detail: string) = problem 422 detail
-
-/// Giraffe's shapes for client errors, for ported code: `RequestErrors.notFound (text "no")`
-/// sets the status and runs the handler; `RequestErrors.NOT_FOUND "no"` answers with text.
-[<RequireQualifiedAccess>]
-module RequestErrors =
-    let private withStatus (status: int) (handler: HttpHandler) : HttpHandler = setStatusCode status >=> handler
-    let badRequest handler = withStatus 400 handler
-    let unauthorized handler = withStatus 401 handler
-    let forbidden handler = withStatus 403 handler
-    let notFound handler = withStatus 404 handler
-    let methodNotAllowed handler = withStatus 405 handler
-    let conflict handler = withStatus 409 handler
-    let unprocessableEntity handler = withStatus 422 handler
-    let BAD_REQUEST (message: string) = badRequest (text message)
-    let UNAUTHORIZED (message: string) = unauthorized (text message)
-    let FORBIDDEN (message: string) = forbidden (text message)
-    let NOT_FOUND (message: string) = notFound (text message)
-    let CONFLICT (message: string) = conflict (text message)
-    let UNPROCESSABLE_ENTITY (message: string) = unprocessableEntity (text message)
-
-/// Giraffe's shapes for successful answers.
-[<RequireQualifiedAccess>]
-module Successful =
-    let ok handler = setStatusCode 200 >=> handler
-    let created handler = setStatusCode 201 >=> handler
-    let accepted handler = setStatusCode 202 >=> handler
-    let noContent: HttpHandler = fun _ ctx -> ctx.StatusCode <- 204; Results.handled
-    let OK (value: 'T) = ok (json value)
-    let CREATED (value: 'T) = created (json value)
-    let ACCEPTED (value: 'T) = accepted (json value)
-
-/// Giraffe's shape for server errors.
-[<RequireQualifiedAccess>]
-module ServerErrors =
-    let internalError handler = setStatusCode 500 >=> handler
-    let serviceUnavailable handler = setStatusCode 503 >=> handler
-    let INTERNAL_ERROR (message: string) = internalError (text message)

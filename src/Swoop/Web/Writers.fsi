@@ -29,8 +29,9 @@ module Writers =
     /// Sets the status code and goes on. Example: `setStatusCode 201 >=> json created`.
     val setStatusCode: status: int -> HttpHandler
 
-    /// Sets a response header (replacing one of that name) and goes on.
-    val setHttpHeader: name: string -> value: string -> HttpHandler
+    /// Sets a response header (replacing one of that name) to the value's text and goes on.
+    /// Example: `setHttpHeader "Cache-Control" "no-store"`, `setHttpHeader "X-Version" 2`.
+    val setHttpHeader: name: string -> value: obj -> HttpHandler
 
     /// Answers text/plain; charset=utf-8. Example: `route "/" >=> text "hello"`.
     val text: body: string -> HttpHandler
@@ -38,20 +39,42 @@ module Writers =
     /// Answers text/html; charset=utf-8.
     val htmlString: html: string -> HttpHandler
 
-    /// Answers bytes as they are (application/octet-stream unless a Content-Type was set).
+    /// Answers a file's content as text/html; charset=utf-8 (read asynchronously, per request).
+    /// Example: `route "/" >=> htmlFile "wwwroot/index.html"`.
+    val htmlFile: filePath: string -> HttpHandler
+
+    /// Answers bytes as they are, with the Content-Type set before (none if none was set, as
+    /// in Giraffe). Example: `setContentType "image/png" >=> setBody png`.
     val setBody: body: byte[] -> HttpHandler
 
     /// `setBody`.
     val bytes: body: byte[] -> HttpHandler
 
-    /// Answers a string as it is, keeping the Content-Type set before (text/plain if none).
+    /// Answers a string as UTF-8, with the Content-Type set before (none if none was set, as
+    /// in Giraffe). Example: `setContentType "text/csv" >=> setBodyFromString "a,b"`.
     val setBodyFromString: body: string -> HttpHandler
+
+    /// Sets the response's Content-Type and goes on. Example: `setContentType "text/csv"`.
+    val setContentType: contentType: string -> HttpHandler
+
+    /// Forgets the status, headers and body written so far, and goes on (Giraffe's
+    /// `clearResponse`). Raises InvalidOperationException once the response has started.
+    /// Example: `clearResponse >=> setStatusCode 500 >=> text "sorry"`.
+    val clearResponse: HttpHandler
 
     /// Writes `value` as JSON with the app's serializer and sets application/json.
     val writeJson<'T> : ctx: HttpContext -> value: 'T -> unit
 
     /// Answers `value` as JSON. Example: `route "/me" >=> json { Name = "Ada" }`.
     val json<'T> : value: 'T -> HttpHandler
+
+    /// Writes `value` as XML (System.Xml.Serialization, UTF-8 with a byte order mark, indented)
+    /// and sets application/xml. Raises InvalidOperationException for a type XmlSerializer
+    /// cannot write (an F# record: no parameterless constructor).
+    val writeXml: ctx: HttpContext -> value: obj -> unit
+
+    /// Answers `value` as XML (see `writeXml`). Example: `xml "hello"` answers `<string>hello</string>`.
+    val xml: value: obj -> HttpHandler
 
     /// Redirects: 301 when `permanent`, else 302. Example: `redirectTo false "/login"`.
     val redirectTo: permanent: bool -> location: string -> HttpHandler
@@ -71,40 +94,3 @@ module Writers =
     val conflict: detail: string -> HttpHandler
     /// 422 problem+json.
     val unprocessable: detail: string -> HttpHandler
-
-/// Giraffe's shapes for client errors: `RequestErrors.notFound (text "no")` sets the status
-/// and runs the handler; `RequestErrors.NOT_FOUND "no"` answers with text.
-[<RequireQualifiedAccess>]
-module RequestErrors =
-    val badRequest: handler: HttpHandler -> HttpHandler
-    val unauthorized: handler: HttpHandler -> HttpHandler
-    val forbidden: handler: HttpHandler -> HttpHandler
-    val notFound: handler: HttpHandler -> HttpHandler
-    val methodNotAllowed: handler: HttpHandler -> HttpHandler
-    val conflict: handler: HttpHandler -> HttpHandler
-    val unprocessableEntity: handler: HttpHandler -> HttpHandler
-    val BAD_REQUEST: message: string -> HttpHandler
-    val UNAUTHORIZED: message: string -> HttpHandler
-    val FORBIDDEN: message: string -> HttpHandler
-    val NOT_FOUND: message: string -> HttpHandler
-    val CONFLICT: message: string -> HttpHandler
-    val UNPROCESSABLE_ENTITY: message: string -> HttpHandler
-
-/// Giraffe's shapes for successful answers: `Successful.OK value` answers 200 JSON.
-[<RequireQualifiedAccess>]
-module Successful =
-    val ok: handler: HttpHandler -> HttpHandler
-    val created: handler: HttpHandler -> HttpHandler
-    val accepted: handler: HttpHandler -> HttpHandler
-    /// 204 without a body.
-    val noContent: HttpHandler
-    val OK: value: 'T -> HttpHandler
-    val CREATED: value: 'T -> HttpHandler
-    val ACCEPTED: value: 'T -> HttpHandler
-
-/// Giraffe's shapes for server errors.
-[<RequireQualifiedAccess>]
-module ServerErrors =
-    val internalError: handler: HttpHandler -> HttpHandler
-    val serviceUnavailable: handler: HttpHandler -> HttpHandler
-    val INTERNAL_ERROR: message: string -> HttpHandler

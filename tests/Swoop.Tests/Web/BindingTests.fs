@@ -140,3 +140,67 @@ let ``a JSON body bound twice reads the same body`` () =
     let twice = route "/twice" >=> bindJson<Search> (fun a -> bindJson<Search> (fun b -> text (a.Q + b.Q)))
     use server = serveApp twice
     Assert.Equal("xx", (request server "POST" "/twice" [ "Content-Type: application/json" ] """{"q":"x","tag":[]}""").Body)
+
+/// What a client reads in a binding failure: the field and the problem, never .NET names.
+let private noInternals (body: string) =
+    for leak in [ "Swoop."; "BindingTests"; "+Order"; "LineNumber"; "BytePosition"; "System." ] do
+        Assert.DoesNotContain(leak, body)
+
+[<Fact>]
+let ``a JSON binding failure names the field and the problem in JSON's terms`` () =
+    use server = serveApp app
+    let wrongType = postJson server "/order" """{"item":"tea","count":"2","tags":[],"sizes":[],"extra":{},"color":"Red"}"""
+    Assert.Contains("\"detail\":\"'count' must be an integer in range\"", wrongType.Body)
+    Assert.Contains("\"count\":[\"must be an integer in range\"]", wrongType.Body)
+    noInternals wrongType.Body
+    let nested = postJson server "/order" """{"item":"tea","count":2,"tags":[],"sizes":[1,"x"],"extra":{"k":true},"color":"Red"}"""
+    Assert.Contains("'sizes[1]' must be an integer in range", nested.Body)
+    noInternals nested.Body
+    let inMap = postJson server "/order" """{"item":"tea","count":2,"tags":[],"sizes":[],"extra":{"k":true},"color":"Red"}"""
+    Assert.Contains("'extra.k' must be an integer in range", inMap.Body)
+    let missing = postJson server "/order" """{"item":"tea","tags":[],"sizes":[],"extra":{}}"""
+    Assert.Contains("\"detail\":\"required fields are missing: 'count', 'color'\"", missing.Body)
+    noInternals missing.Body
+    let broken = postJson server "/order" """{"item":"tea","""
+    Assert.Contains("\"detail\":\"the body is not well-formed JSON\"", broken.Body)
+    noInternals broken.Body
+    let array = postJson server "/order" "[1]"
+    Assert.Contains("\"detail\":\"the body must be an object\"", array.Body)
+    noInternals array.Body
+    let union = postJson server "/order" """{"item":"t","count":2,"tags":[],"sizes":[],"extra":{},"color":"Blue"}"""
+    Assert.Contains("\"color\":[\"must be one of Red, Green\"]", union.Body)
+
+type Bookmark = { Url: string; Title: string; Stars: int }
+
+[<Fact>]
+let ``each of Giraffe's looser JSON rules has its own switch`` () =
+    let echo = POST >=> route "/b" >=> bindJson<Bookmark> (fun b -> text (sprintf "%s|%s|%d" b.Url b.Title b.Stars))
+    let looseType = { WebOptions.defaults with RequireJsonContentType = false }
+    use anyType = serveAppWith looseType echo
+    Assert.Equal("u|t|1", (request anyType "POST" "/b" [ "Content-Type: text/plain" ] """{"url":"u","title":"t","stars":1}""").Body)
+    Assert.Equal("u|t|1", (request anyType "POST" "/b" [] """{"url":"u","title":"t","stars":1}""").Body)
+
+    let defaults = SystemTextJsonSerializer.DefaultOptions()
+    defaults.RespectRequiredConstructorParameters <- false
+    use missingOk = serveAppWith { WebOptions.defaults with Json = SystemTextJsonSerializer(defaults) } echo
+    Assert.Equal("u||0", (postJson missingOk "/b" """{"url":"u"}""").Body)
+
+    let caseSensitive = SystemTextJsonSerializer.DefaultOptions()
+    caseSensitive.PropertyNameCaseInsensitive <- false
+    use exact = serveAppWith { WebOptions.defaults with Json = SystemTextJsonSerializer(caseSensitive) } echo
+    let pascal = postJson exact "/b" """{"Url":"u","Title":"t","Stars":1}"""
+    Assert.Equal(400, pascal.Status)
+    Assert.Contains("\"url\":[\"is required\"]", pascal.Body)
+    Assert.Equal("u|t|1", (postJson exact "/b" """{"url":"u","title":"t","stars":1}""").Body)
+
+[<Fact>]
+let ``tryBindQuery hands what is wrong to the app's handler, as Giraffe's does`` () =
+    let search = route "/s" >=> tryBindQuery<Search> RequestErrors.BAD_REQUEST None (fun s -> text s.Q)
+    use server = serveApp search
+    Assert.Equal("hi", (get server "/s?q=hi").Body)
+    let bad = get server "/s?page=x"
+    Assert.Equal(400, bad.Status)
+    Assert.Equal("the query parameters are not valid: 'Q' is required; 'Page' must be an integer", Text.Json.JsonSerializer.Deserialize<string> bad.Body)
+    // Tests run with invariant globalization: a culture that only says it is French.
+    let french = { new Globalization.CultureInfo("") with member _.Name = "fr-FR" }
+    Assert.Throws<ArgumentException>(fun () -> tryBindQuery<Search> RequestErrors.BAD_REQUEST (Some french) (fun s -> text s.Q) |> ignore) |> ignore

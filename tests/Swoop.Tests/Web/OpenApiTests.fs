@@ -310,3 +310,15 @@ let ``the handler serves the document to GET, and only GET`` () =
     Assert.Equal(OpenApi.document info api, answer.Body)
     Assert.Equal(405, (request server "POST" "/openapi.json" [] "").Status)
     Assert.Equal("ok", (get server "/health").Body)
+
+[<Fact>]
+let ``withDocument describes schemas as the app's own serializer names them`` () =
+    let pascal = SystemTextJsonSerializer.DefaultOptions()
+    pascal.PropertyNamingPolicy <- null
+    let options = { WebOptions.defaults with Json = SystemTextJsonSerializer(pascal) }
+    use server = serveAppWith options (OpenApi.withDocument info "/openapi.json" api)
+    let answer = get server "/openapi.json"
+    Assert.Equal(200, answer.Status)
+    Assert.Equal(OpenApi.documentWith options info api, answer.Body)
+    Assert.Contains("\"PostCode\"", answer.Body)
+    Assert.DoesNotContain("\"postCode\"", answer.Body)

@@ -233,3 +233,15 @@ let ``hostile paths against templates are answered quickly`` () =
     Assert.Equal(404, (get server ("/r/" + String('-', 6000))).Status)
     Assert.True(sw.ElapsedMilliseconds < 2000L, sprintf "%d ms" sw.ElapsedMilliseconds)
     Assert.Equal("my-slug 42", (get server "/posts/my-slug-42").Body)
+
+[<Fact>]
+let ``routeRest hands over the rest of the path with %2F and %25 still escaped`` () =
+    let files = choose [ routeRest "/static" (fun rest -> text ("rest=" + rest)); route "/staticx" >=> text "other" ]
+    use server = serveApp files
+    Assert.Equal("rest=/css/a.css", (get server "/static/css/a.css").Body)
+    Assert.Equal("rest=/a%2F..%2Fsecret", (get server "/static/a%2F..%2Fsecret").Body)
+    Assert.Equal("rest=/100%25", (get server "/static/100%25").Body)
+    Assert.Equal("rest=/caf\u00e9", (get server "/static/caf%C3%A9").Body)
+    Assert.Equal("rest=", (get server "/static").Body)
+    Assert.Equal("other", (get server "/staticx").Body)
+    Assert.Equal(404, (get server "/staticy").Status)

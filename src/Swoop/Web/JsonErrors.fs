@@ -1,0 +1,151 @@
+/// What a client must fix in a JSON body, said in JSON's terms: the field (a JSON path such as
+/// `items[2].count`) and the problem, never .NET type names or byte positions (RFC 9457
+/// §3.1.4: the detail helps the client correct the request).
+module internal Swoop.Web.JsonErrors
+
+open System
+open System.Collections.Generic
+open System.Reflection
+open System.Text.Json
+open System.Text.Json.Serialization
+open Microsoft.FSharp.Reflection
+
+/// The steps of a System.Text.Json path: `$.a.b[2]['c d']` -> a, b, [2], c d.
+let private steps (path: string) : Choice<string, int> list =
+    let result = ResizeArray()
+    let mutable i = if path.StartsWith "$" then 1 else 0
+
+    while i < path.Length do
+        if path[i] = '.' then
+            let stop = path.IndexOfAny([| '.'; '[' |], i + 1)
+            let stop = if stop < 0 then path.Length else stop
+            result.Add(Choice1Of2(path.Substring(i + 1, stop - i - 1)))
+            i <- stop
+        elif i + 1 < path.Length && path[i] = '[' && path[i + 1] = '\'' then
+            let stop = path.IndexOf("']", i + 2, StringComparison.Ordinal)
+            let stop = if stop < 0 then path.Length else stop
+            result.Add(Choice1Of2(path.Substring(i + 2, stop - i - 2)))
+            i <- stop + 2
+        elif path[i] = '[' then
+            let stop = path.IndexOf(']', i)
+            let stop = if stop < 0 then path.Length else stop
+            result.Add(Choice2Of2(match Int32.TryParse(path.AsSpan(i + 1, stop - i - 1)) with | true, n -> n | _ -> 0))
+            i <- stop + 1
+        else
+            i <- i + 1
+
+    List.ofSeq result
+
+/// The field as the client wrote it: `items[2].count` ("" for the whole body).
+let field (path: string) =
+    if String.IsNullOrEmpty path then
+        ""
+    else
+        steps path
+        |> List.mapi (fun i step ->
+            match step with
+            | Choice1Of2 name -> if i = 0 then name else "." + name
+            | Choice2Of2 n -> sprintf "[%d]" n)
+        |> String.concat ""
+
+let private unwrap (t: Type) =
+    if t.IsGenericType
+       && (let d = t.GetGenericTypeDefinition()
+           d = typedefof<option<_>> || d = typedefof<voption<_>> || d = typedefof<Nullable<_>>) then
+        t.GetGenericArguments()[0]
+    else
+        t
+
+let private elementOf (t: Type) =
+    let interfaces = Array.append (if t.IsInterface then [| t |] else [||]) (t.GetInterfaces())
+    let generic (d: Type) (i: Type) = i.IsGenericType && i.GetGenericTypeDefinition() = d
+
+    if t.IsArray then
+        Some(t.GetElementType())
+    else
+        match interfaces |> Array.tryFind (generic typedefof<IDictionary<_, _>>) with
+        | Some map -> Some(map.GetGenericArguments()[1])
+        | None -> interfaces |> Array.tryFind (generic typedefof<IEnumerable<_>>) |> Option.map (fun e -> e.GetGenericArguments()[0])
+
+let private isMap (t: Type) =
+    t.GetInterfaces()
+    |> Array.exists (fun i -> i.IsGenericType && i.GetGenericTypeDefinition() = typedefof<IDictionary<_, _>>)
+
+/// The .NET type at a path inside `root`, when it can be followed.
+let typeAt (root: Type) (path: string) : Type option =
+    let rec walk (t: Type) steps =
+        let t = unwrap t
+
+        match steps with
+        | [] -> Some t
+        | Choice2Of2 _ :: rest -> elementOf t |> Option.bind (fun e -> walk e rest)
+        | Choice1Of2 _ :: rest when isMap t -> elementOf t |> Option.bind (fun e -> walk e rest)
+        | Choice1Of2 name :: rest ->
+            t.GetProperties(BindingFlags.Public ||| BindingFlags.Instance)
+            |> Array.tryFind (fun p ->
+                let renamed = p.GetCustomAttribute<JsonPropertyNameAttribute>()
+                (not (isNull renamed) && renamed.Name = name) || String.Equals(p.Name, name, StringComparison.OrdinalIgnoreCase))
+            |> Option.bind (fun p -> walk p.PropertyType rest)
+
+    walk root (steps (if isNull path then "$" else path))
+
+/// "must be an integer", in JSON's words.
+let expected (t: Type) =
+    let t = unwrap t
+
+    if t = typeof<string> then "must be a string"
+    elif t = typeof<bool> then "must be true or false"
+    elif t = typeof<char> then "must be a one-character string"
+    elif t = typeof<Guid> then "must be a UUID string"
+    elif t = typeof<DateTime> || t = typeof<DateTimeOffset> then "must be an ISO 8601 date-time string"
+    elif t.IsEnum then "must be one of the allowed values"
+    elif Type.GetTypeCode t >= TypeCode.SByte && Type.GetTypeCode t <= TypeCode.UInt64 then "must be an integer in range"
+    elif Type.GetTypeCode t >= TypeCode.Single && Type.GetTypeCode t <= TypeCode.Decimal then "must be a number"
+    elif isMap t || FSharpType.IsRecord(t, true) then "must be an object"
+    elif (elementOf t).IsSome then "must be an array"
+    else "has the wrong type"
+
+/// The fields System.Text.Json names in "missing required properties including: 'a', 'b'."
+let missing (message: string) =
+    match message.IndexOf "including:" with
+    | -1 -> []
+    | i ->
+        message.Substring(i + 10).Split(',')
+        |> Array.map (fun f -> f.Trim().Trim('.').Trim('\''))
+        |> Array.filter (fun f -> f <> "")
+        |> List.ofArray
+
+/// The whole path of a failure and the failure itself, through nested reads.
+let rec private innermost (e: JsonException) : string * JsonException =
+    match e with
+    | :? JsonNestedException as n ->
+        let innerPath, cause = innermost n.Inner
+        let outer = if String.IsNullOrEmpty e.Path then "$" else e.Path
+        let inner = if String.IsNullOrEmpty innerPath then "" else innerPath.Substring 1
+        outer + inner, cause
+    | _ -> e.Path, e
+
+/// The problem with a body that failed to read as a `root`: a detail and the field errors.
+let describe (root: Type) (failure: JsonException) : string * (string * string) list =
+    let path, e = innermost failure
+    let name = field path
+    let quoted = if name = "" then "the body" else "'" + name + "'"
+
+    match e with
+    | :? JsonInputException ->
+        // Swoop's own converters: the message is already in the client's terms.
+        let prefix = "'" + name + "' "
+        let short = if name <> "" && e.Message.StartsWith prefix then e.Message.Substring prefix.Length else e.Message
+        (if name = "" || e.Message.StartsWith "'" then e.Message else quoted + " " + e.Message), (if name = "" then [] else [ name, short ])
+    | _ when e.Message.Contains "missing required properties" ->
+        let fields = missing e.Message
+        let within = if name = "" then "" else " in '" + name + "'"
+        let full f = if name = "" then f else name + "." + f
+        (sprintf "required fields are missing%s: %s" within (fields |> List.map (fun f -> "'" + f + "'") |> String.concat ", ")),
+        (fields |> List.map (fun f -> full f, "is required"))
+    | _ when e.Message.Contains "could not be converted" ->
+        let problem = typeAt root path |> Option.map expected |> Option.defaultValue "has the wrong type"
+        quoted + " " + problem, (if name = "" then [] else [ name, problem ])
+    | _ ->
+        let where = if name = "" then "" else " (at '" + name + "')"
+        "the body is not well-formed JSON" + where, []

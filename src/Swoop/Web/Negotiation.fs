@@ -1,0 +1,130 @@
+/// Content negotiation as Giraffe does it: writers by media type, chosen from the Accept
+/// header by quality.
+namespace Swoop.Web
+
+open System
+open System.Collections.Generic
+open System.Globalization
+open Swoop
+
+module internal Accept =
+    /// Every Accept field of the request joined by ", ", or null when there is none.
+    let header (ctx: HttpContext) : string =
+        let mutable value: string = null
+
+        for i in 0 .. ctx.HeaderCount - 1 do
+            if String.Equals(ctx.HeaderName i, "Accept", StringComparison.OrdinalIgnoreCase) then
+                value <- if isNull value then ctx.HeaderValue i else value + "," + ctx.HeaderValue i
+
+        value
+
+    /// The media ranges of an Accept value with their qualities, in order.
+    let ranges (accept: string) : (string * float) list =
+        [ for part in accept.Split(',', StringSplitOptions.RemoveEmptyEntries ||| StringSplitOptions.TrimEntries) do
+              let pieces = part.Split(';', StringSplitOptions.TrimEntries)
+              let mutable quality = 1.0
+
+              for p in pieces |> Array.skip 1 do
+                  if p.StartsWith("q=", StringComparison.OrdinalIgnoreCase) then
+                      match Double.TryParse(p.Substring 2, NumberStyles.AllowDecimalPoint, CultureInfo.InvariantCulture) with
+                      | true, q -> quality <- q
+                      | _ -> quality <- 0.0
+
+              if pieces[0] <> "" then pieces[0], quality ]
+
+    /// The index of the rule to use: the one the header names with the highest quality
+    /// (the first among equals); 0 without a header; -1 when it names none.
+    let choose (mediaTypes: string[]) (accept: string) =
+        if mediaTypes.Length = 0 then -1
+        elif String.IsNullOrWhiteSpace accept then 0
+        else
+            let mutable best = -1
+            let mutable bestQuality = 0.0
+
+            for range, quality in ranges accept do
+                let i = Array.FindIndex(mediaTypes, fun m -> String.Equals(m, range, StringComparison.OrdinalIgnoreCase))
+
+                if i >= 0 && quality > bestQuality then
+                    best <- i
+                    bestQuality <- quality
+
+            best
+
+    /// Whether a media range (`*/*`, `text/*`, `text/plain`) takes a media type.
+    let covers (range: string) (mediaType: string) =
+        range = "*/*"
+        || String.Equals(range, mediaType, StringComparison.OrdinalIgnoreCase)
+        || (range.EndsWith "/*" && mediaType.StartsWith(range.Substring(0, range.Length - 1), StringComparison.OrdinalIgnoreCase))
+
+module internal NegotiationRules =
+    let finish: HttpFunc = fun _ -> Results.handled
+
+    /// 406 with Giraffe's text.
+    let unacceptable: HttpHandler =
+        fun _ ctx ->
+            let accept = Accept.header ctx
+            (setStatusCode 406 >=> text ((if isNull accept then "" else accept) + " is unacceptable by the server.")) finish ctx
+
+    let asText (value: obj) : HttpHandler = text (if isNull value then "" else value.ToString())
+
+    let defaults: IDictionary<string, obj -> HttpHandler> =
+        dict [ "*/*", json<obj>; "application/json", json<obj>; "application/xml", xml; "text/xml", xml; "text/plain", asText ]
+
+    let jsonOnly: IDictionary<string, obj -> HttpHandler> = dict [ "*/*", json<obj>; "application/json", json<obj> ]
+
+    /// Runs the rule the request asks for.
+    let run (mediaTypes: string[]) (writers: (obj -> HttpHandler)[]) (unacceptableHandler: HttpHandler) (value: obj) (ctx: HttpContext) =
+        match Accept.choose mediaTypes (Accept.header ctx) with
+        | -1 -> unacceptableHandler finish ctx
+        | i -> writers[i] value finish ctx
+
+    let prepare (rules: IDictionary<string, obj -> HttpHandler>) =
+        let pairs = Array.ofSeq rules
+        pairs |> Array.map (fun kv -> kv.Key), pairs |> Array.map (fun kv -> kv.Value)
+
+[<Sealed>]
+type DefaultNegotiationConfig() =
+    interface INegotiationConfig with
+        member _.Rules = NegotiationRules.defaults
+        member _.UnacceptableHandler = NegotiationRules.unacceptable
+
+[<Sealed>]
+type JsonOnlyNegotiationConfig() =
+    interface INegotiationConfig with
+        member _.Rules = NegotiationRules.jsonOnly
+        member _.UnacceptableHandler = NegotiationRules.unacceptable
+
+[<AutoOpen>]
+module Negotiation =
+    let private defaultConfig = DefaultNegotiationConfig() :> INegotiationConfig
+    let private defaultRules = NegotiationRules.prepare defaultConfig.Rules
+
+    /// Answers `responseObj` in the form the request accepts, with these rules.
+    let negotiateWith (rules: IDictionary<string, obj -> HttpHandler>) (unacceptableHandler: HttpHandler) (responseObj: obj) : HttpHandler =
+        let mediaTypes, writers = NegotiationRules.prepare rules
+        fun _ ctx -> NegotiationRules.run mediaTypes writers unacceptableHandler responseObj ctx
+
+    let private negotiateIn (ctx: HttpContext) (responseObj: obj) =
+        match (RequestState.Of ctx).Options.Negotiation with
+        | None -> NegotiationRules.run (fst defaultRules) (snd defaultRules) defaultConfig.UnacceptableHandler responseObj ctx
+        | Some config ->
+            let mediaTypes, writers = NegotiationRules.prepare config.Rules
+            NegotiationRules.run mediaTypes writers config.UnacceptableHandler responseObj ctx
+
+    /// Answers `responseObj` in the form the request accepts, with the app's rules.
+    let negotiate (responseObj: obj) : HttpHandler = fun _ ctx -> negotiateIn ctx responseObj
+
+    /// Goes on when the request accepts one of `mimeTypes`.
+    let mustAccept (mimeTypes: string list) : HttpHandler =
+        filter (fun ctx ->
+            match Accept.header ctx with
+            | null -> false
+            | accept ->
+                Accept.ranges accept
+                |> List.exists (fun (range, quality) -> quality > 0.0 && mimeTypes |> List.exists (Accept.covers range)))
+
+    type HttpContext with
+        member ctx.NegotiateAsync(responseObj: obj) : HttpFuncResult = negotiateIn ctx responseObj
+
+        member ctx.NegotiateWithAsync(negotiationRules: IDictionary<string, obj -> HttpHandler>, unacceptableHandler: HttpHandler, responseObj: obj) =
+            negotiateWith negotiationRules unacceptableHandler responseObj NegotiationRules.finish ctx
