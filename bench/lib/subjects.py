@@ -139,6 +139,11 @@ def all_subjects():
                 "samples/Hello with `--no-defer-accept`: every completed handshake accepted at once (no "
                 "TCP_DEFER_ACCEPT), like nginx's default `listen`; otherwise as `swoop`",
                 project=swoop_project(), args=["--no-defer-accept"], env=DEBUG_ENV, optional=True),
+        Subject("swoop-metrics", "Swoop + metrics", "Swoop, metrics listened to", "dotnet",
+                "as `swoop`, with an in-process MeterListener taking every measurement of the meter `Swoop` "
+                "(SWOOP_METRICS_LISTENER=1), as an exporter would: beside `swoop` (nobody listening), what "
+                "metrics cost; runs only when named in `--only`",
+                project=swoop_project(), env=dict(DEBUG_ENV, SWOOP_METRICS_LISTENER="1"), optional=True),
         Subject("swoop-baseline", "Swoop baseline", "Swoop, an earlier build", "dotnet",
                 "samples/Hello as `swoop`, built from the git ref given with `--baseline REF` (a worktree in "
                 "bench/.work/baseline): the previous build in the same run, for ratios between two builds; "

@@ -138,5 +138,24 @@ let app (ctx: HttpContext) : ValueTask =
 
     ValueTask.CompletedTask
 
+/// With SWOOP_METRICS_LISTENER=1, an in-process listener takes every measurement of Swoop's
+/// metrics (as an exporter would): the benchmark suite's `swoop-metrics` measures what
+/// listening costs beside `swoop`, where nobody listens.
+let listenToMetrics () =
+    let listener = new Diagnostics.Metrics.MeterListener()
+    let mutable measurements = 0L
+
+    listener.InstrumentPublished <-
+        fun instrument l -> if instrument.Meter.Name = "Swoop" then l.EnableMeasurementEvents instrument
+
+    listener.SetMeasurementEventCallback<int64>(fun _ _ _ _ -> Interlocked.Increment(&measurements) |> ignore)
+    listener.SetMeasurementEventCallback<float>(fun _ _ _ _ -> Interlocked.Increment(&measurements) |> ignore)
+    listener.Start()
+    listener
+
 [<EntryPoint>]
-let main argv = Server.main argv app
+let main argv =
+    use _listener =
+        if Environment.GetEnvironmentVariable "SWOOP_METRICS_LISTENER" = "1" then listenToMetrics () else null
+
+    Server.main argv app
