@@ -129,6 +129,9 @@ GROUPS = {
                 "plaintext-c32", "plaintext-c256", "json-c32", "json-c256", "route-*"],
     # The server on both cores beside the same servers on one: keep-alive and a new
     # connection per request.
+    # Start-up and idle memory of the toolkit's sample as the JIT runs it, ReadyToRun, and
+    # beside samples/Hello as native AOT (every session reports both; time-seq is the shortest).
+    "startup": ["swoop", "swoop-api", "swoop-api-r2r", "time-seq"],
     "two-cores": ["swoop", "swoop-2core", "nginx", "nginx-2core", "kestrel-raw", "kestrel-2core",
                   "plaintext-c256", "close-c32", "close-c256"],
 }

@@ -196,6 +196,12 @@ def all_subjects():
                 "samples/Api from this repository: the web toolkit (`choose`, `route`, `routef`, `text`, `json`) "
                 "compiled into a hash table and a segment trie at start-up; Swoop's defaults (inline), as `swoop`",
                 project=swoop_project("Api"), env=DEBUG_ENV, tiers=ROUTING, optional=True),
+        Subject("swoop-api-r2r", "Swoop API R2R", "Swoop, samples/Api, ReadyToRun", "dotnet",
+                "samples/Api published ReadyToRun (-p:PublishReadyToRun=true -r linux-x64 --self-contained false): "
+                "precompiled code for a faster start than the plain JIT build (the toolkit builds routes by "
+                "reflection, so no native AOT yet); otherwise as `swoop-api`",
+                project=swoop_project("Api"), env=DEBUG_ENV, tiers=ROUTING, optional=True,
+                publish_props=("-p:PublishReadyToRun=true", "-r", "linux-x64", "--self-contained", "false")),
         Subject("swoop-api-threadpool", "Swoop API thread pool", "Swoop, samples/Api, thread-pool mode", "dotnet",
                 "samples/Api with `--no-inline`: handlers on the thread pool, the threading model of Kestrel's "
                 "defaults, for a like-for-like comparison with `minimal-routes`",
