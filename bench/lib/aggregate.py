@@ -33,7 +33,7 @@ def row(results, subject, scenario):
     ok = [m for m in ms if m.get("ok")]
     rps = [m["rps"] for m in ok]
     lo, hi = span(rps)
-    lat = {k: med([(m.get("lat_ms") or {}).get(k) for m in ok]) for k in ("p50", "p90", "p99", "mean", "min")}
+    lat = {k: med([(m.get("lat_ms") or {}).get(k) for m in ok]) for k in ("p50", "p90", "p99", "p999", "mean", "min")}
     lat["max"] = max([(m.get("lat_ms") or {}).get("max") or 0 for m in ok], default=None) if ok else None
     flags = {}
     for m in ms:

@@ -23,6 +23,7 @@ import scenarios as scen_mod
 import session
 import subjects as subj
 import syscalls
+import tools
 
 BENCH = subj.BENCH
 REPO = subj.REPO
@@ -68,6 +69,28 @@ def select(all_subjects, all_scenarios, only):
         sys.exit(f"--only: no subject or scenario called {', '.join(unknown)} (see --list)")
     default_subjects = [s for s in all_subjects if not s.optional]
     return pick_subj or default_subjects, pick_scen or all_scenarios, micro_wanted, load_wanted
+
+
+def open_capacity(subjects):
+    """The slowest of `subjects` at plaintext-c32 in the published run (the median over its
+    repetitions): the open-loop scenarios send 25, 50 and 75% of it."""
+    try:
+        with open(os.path.join(REPO, "docs", "benchmarks.md")) as f:
+            stamp = f.readline().split("report:")[1].strip()
+        with open(os.path.join(BENCH, "results", stamp, "results.json")) as f:
+            run = json.load(f)
+    except (OSError, IndexError, ValueError):
+        return {"rps": 20000.0, "source": "no published run: a default"}
+    medians = {}
+    for s in subjects:
+        values = sorted(m["rps"] for ses in run["sessions"] if ses["subject"] == s
+                        for m in ses["measurements"] if m["scenario"] == "plaintext-c32" and m.get("ok"))
+        if values:
+            medians[s] = values[len(values) // 2]
+    if not medians:
+        return {"rps": 20000.0, "source": "no chosen subject in the published run: a default"}
+    slowest = min(medians, key=medians.get)
+    return {"rps": medians[slowest], "source": f"{slowest} at plaintext-c32 in run {stamp}"}
 
 
 def fmt_time(seconds):
@@ -234,6 +257,13 @@ def main(argv):
             ok, secs, err = subj.publish("bench/hammer/Hammer.fsproj", os.path.join(subj.BIN, "hammer"),
                                          os.path.join(subj.LOGS, "build-hammer.log"))
             print(f"  hammer: {'ok' if ok else 'FAILED: ' + str(err)} ({secs:.0f} s)", flush=True)
+    if any(s.tool == "lat" for s in chosen_scenarios):
+        os.makedirs(os.path.dirname(tools.LAT), exist_ok=True)
+        rc = subprocess.call(["cc", "-O2", "-o", tools.LAT, tools.LAT_SOURCE])
+        print(f"  lat (open-loop meter): {'ok' if rc == 0 else 'FAILED'}", flush=True)
+        scen_mod.OPEN_CAPACITY.update(open_capacity([s.name for s in chosen_subjects]))
+        print(f"  open-loop capacity: {scen_mod.OPEN_CAPACITY['rps']:,.0f} req/s ({scen_mod.OPEN_CAPACITY['source']})",
+              flush=True)
     if any(s.name == "swoop-baseline" for s in chosen_subjects):
         if not args.baseline:
             sys.exit("swoop-baseline needs --baseline REF (the git ref to build it from)")

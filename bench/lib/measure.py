@@ -135,5 +135,8 @@ def measure(scenario, port, mode, sid, dotnet, log_path, timeout):
         flags.append("other-load")
     if max((c["steal"] for c in busy.values()), default=0) >= STEAL:
         flags.append("steal")
+    # Open loop: the server answered fewer than the rate asked for (it fell behind).
+    if rec.get("target_rps") and rec.get("rps") is not None and rec["rps"] < 0.95 * rec["target_rps"]:
+        flags.append("below-rate")
     rec["flags"] = flags
     return rec

@@ -328,6 +328,8 @@ def scenario_table(res, sc, subjects):
         lat = r["lat"]
         if tool == "hammer":
             lat_cells = [ms(lat["mean"]), ms(lat.get("min")), "–", ms(lat["max"])]
+        elif tool == "lat":
+            lat_cells = [ms(lat["p50"]), ms(lat["p99"]), ms(lat.get("p999")), ms(lat["max"])]
         else:
             lat_cells = [ms(lat["p50"]), ms(lat["p90"]), ms(lat["p99"]), ms(lat["max"])]
         rows.append([title, n0(r["rps"]), f"{n0(r['rps_min'])}–{n0(r['rps_max'])}", ratio(r["rps"], base),
@@ -335,7 +337,9 @@ def scenario_table(res, sc, subjects):
                      "–" if r["server_cpu_ms_per_1k"] is None else f"{r['server_cpu_ms_per_1k']:.1f}",
                      pct(r["server_busy"]), per_req(r["switches_vol"]), per_req(r["switches_invol"]),
                      pct(r["loadgen_busy"]), mib(r["peak_rss_kb"]), flags or ""])
-    lat_names = ["mean ms", "min ms", "–", "max ms"] if tool == "hammer" else ["p50 ms", "p90 ms", "p99 ms", "max ms"]
+    lat_names = (["mean ms", "min ms", "–", "max ms"] if tool == "hammer"
+                 else ["p50 ms", "p99 ms", "p99.9 ms", "max ms"] if tool == "lat"
+                 else ["p50 ms", "p90 ms", "p99 ms", "max ms"])
     head = ["Subject", "req/s", "min–max", f"vs {title_of(res, base_name)}", *lat_names, "errors", "server CPU ms/1k req",
             "server core", "ctx switches/req vol.", "invol.", "load-tool core", "peak RSS MiB", "flags"]
     lines = [f"### {sc}: {info['title']}", "", code(f"taskset -c {res['cores']['loadgen']} " + info["command"]), ""]

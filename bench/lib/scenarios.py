@@ -25,10 +25,16 @@ MODES = {
 # syscall_seconds, ab syscall_ab_requests requests, time-seq one run.
 
 
+# The open-loop scenarios' rates are fractions of this capacity (requests a second): the
+# slowest chosen subject's median plaintext-c32 in the published run (set by the runner).
+OPEN_CAPACITY = {"rps": 20000.0, "source": "default"}
+
+
 class Scenario:
     def __init__(self, name, group, title, tool, path, connections=None, close=False,
-                 pipeline=0, keep_alive=True, note=None, tier="basic"):
+                 pipeline=0, keep_alive=True, note=None, tier="basic", rate_fraction=None):
         self.name = name
+        self.rate_fraction = rate_fraction  # lat: the share of OPEN_CAPACITY to send
         # "basic": every subject; "routing": only the subjects that serve samples/Api's routes.
         self.tier = tier
         self.group = group
@@ -54,7 +60,14 @@ class Scenario:
         if self.tool == "time":
             return tools.hammer_cmd(port, self.path, count=mode["time_requests"],
                                     keep_alive=True, runs=mode["time_runs"])
+        if self.tool == "lat":
+            return tools.lat_cmd(port, self.path, self.connections, mode["wrk_seconds"] + 2, self.rate)
         raise ValueError(self.tool)
+
+    @property
+    def rate(self):
+        """The open-loop rate (lat): the fraction of the capacity, rounded to 100."""
+        return round(OPEN_CAPACITY["rps"] * self.rate_fraction / 100) * 100
 
     def warmup_command(self, port, mode):
         """Run just before the measurement and discarded (wrk scenarios only: it
@@ -66,7 +79,7 @@ class Scenario:
 
     def parse(self, text):
         return {"wrk": tools.parse_wrk, "ab": tools.parse_ab, "autocannon": tools.parse_autocannon,
-                "hammer": tools.parse_hammer, "time": tools.parse_hammer}[self.tool](text)
+                "hammer": tools.parse_hammer, "time": tools.parse_hammer, "lat": tools.parse_lat}[self.tool](text)
 
     def estimate_seconds(self, mode):
         """Rough wall time, for the ETA before a first measurement exists."""
@@ -78,11 +91,14 @@ class Scenario:
             return mode["autocannon_seconds"] + 0.8
         if self.tool == "hammer":
             return mode["hammer_seconds"] + 0.3
+        if self.tool == "lat":
+            return mode["wrk_seconds"] + 2.3
         return 1.5
 
 
 KEEP, PIPE, CLOSE, EARLIER = "keep-alive", "pipelined", "new connection per request", "methods of earlier F# write-ups"
 ROUTED = "routing tier (samples/Api's routes)"
+OPEN = "open loop (fixed request rates)"
 
 # The routing tier's two requests: a static path among the 100 of /r/0 .. /r/99, and a
 # template with an int and a string (/r/%i/items/%s).
@@ -111,6 +127,16 @@ ALL = [
     Scenario("hammer", EARLIER, "hammer: one client, new connection per request", "hammer", "/plaintext", 1,
              keep_alive=False),
     Scenario("autocannon-c100", EARLIER, "autocannon -c 100 -d D", "autocannon", "/plaintext", 100),
+    # Open loop: requests sent on schedule whether or not answers came back (the paced mode of
+    # tests/faults/lat.c, as wrk2), at a quarter, half and three quarters of the slowest chosen
+    # subject's capacity; p50/p90/p99/p99.9/max per rate. The closed-loop percentiles above
+    # are what a client that waits for each answer sees; these are what arriving users see.
+    Scenario("open25-c32", OPEN, "plaintext, open loop at 25% of the slowest subject's capacity, 32 connections",
+             "lat", "/plaintext", 32, rate_fraction=25),
+    Scenario("open50-c32", OPEN, "plaintext, open loop at 50% of the slowest subject's capacity, 32 connections",
+             "lat", "/plaintext", 32, rate_fraction=50),
+    Scenario("open75-c32", OPEN, "plaintext, open loop at 75% of the slowest subject's capacity, 32 connections",
+             "lat", "/plaintext", 32, rate_fraction=75),
     Scenario("route-static-c32", ROUTED, "GET /r/57, static among 100, keep-alive, 32 connections",
              "wrk", STATIC_ROUTE, 32, tier="routing"),
     Scenario("route-static-c256", ROUTED, "GET /r/57, static among 100, keep-alive, 256 connections",
@@ -131,6 +157,7 @@ GROUPS = {
     # connection per request.
     # Start-up and idle memory of the toolkit's sample as the JIT runs it, ReadyToRun, and
     # beside samples/Hello as native AOT (every session reports both; time-seq is the shortest).
+    "open-loop": ["swoop", "kestrel-raw", "nginx", "open*"],
     "startup": ["swoop", "swoop-api", "swoop-api-r2r", "time-seq"],
     "two-cores": ["swoop", "swoop-2core", "nginx", "nginx-2core", "kestrel-raw", "kestrel-2core",
                   "plaintext-c256", "close-c32", "close-c256"],

@@ -10,6 +10,9 @@ BENCH = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WRK_DIR = os.path.join(BENCH, "wrk")
 AUTOCANNON = os.path.join(BENCH, "tools", "node_modules", ".bin", "autocannon")
 HAMMER = os.path.join(BENCH, ".work", "bin", "hammer", "hammer.dll")
+# The paced latency meter (tests/faults/lat.c), compiled by the runner.
+LAT_SOURCE = os.path.join(os.path.dirname(BENCH), "tests", "faults", "lat.c")
+LAT = os.path.join(BENCH, ".work", "bin", "lat")
 
 
 def url(port, path):
@@ -172,4 +175,37 @@ def parse_hammer(text):
         "first_error": next((r["firstError"] for r in runs if r["firstError"]), None),
         "runs": [{k: r[k] for k in ("requests", "errors", "seconds", "meanMs", "minMs", "maxMs")} for r in runs],
         "per_second": first.get("perSecond", []),
+    }
+
+
+# ---------------------------------------------------------------- lat (open loop)
+
+def lat_cmd(port, path, connections, seconds, rate):
+    """Open loop: `rate` requests a second in all, each connection on its own fixed schedule,
+    whether or not the answers came back; a request is timed from when it was due."""
+    return [LAT, str(port), str(connections), str(seconds), str(int(rate)), path]
+
+
+def parse_lat(text):
+    m = re.search(r"^LATJSON (\{.*\})\s*$", text, re.M)
+    if not m:
+        first = text.strip().splitlines()[:1]
+        raise ValueError(f"lat gave no result ({first[0] if first else 'no output'})")
+    d = json.loads(m.group(1))
+    secs = d["duration_us"] / 1e6
+    lat_ms = {"p50": d["p50_us"] / 1000.0, "p90": d["p90_us"] / 1000.0, "p99": d["p99_us"] / 1000.0,
+              "p999": d["p999_us"] / 1000.0, "max": d["max_us"] / 1000.0, "mean": None}
+    # Requests that fell behind their schedule (the server answered too late for the next to
+    # go on time) are not errors: they are timed from when they were due, so they show in the
+    # percentiles. What the meter itself delayed is reported beside them.
+    return {
+        "requests": d["requests"],
+        "seconds": secs,
+        "rps": d["requests"] / secs if secs else 0.0,
+        "target_rps": d["rate"],
+        "behind_schedule": d["blocked"],
+        "meter_late": d["meter_late"],
+        "lat_ms": lat_ms,
+        "errors": {},
+        "errors_total": 0,
     }
