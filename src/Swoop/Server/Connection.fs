@@ -16,7 +16,7 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
     let head = RequestHead(settings.Limits.MaxHeaderCount)
 
     let context =
-        HttpContext(transport, head, settings.Pool, settings.MaxRequestBodySize, settings.BodyMs, AllowSynchronousIO = settings.AllowSynchronousIO)
+        HttpContext(transport, head, settings.Pool, settings.MaxRequestBodySize, settings.BodyMs, AllowSynchronousIO = settings.AllowSynchronousIO, Log = settings.Log)
 
     let mutable slot = -1
     // Fields, not locals: a mutable local that lives across an await in a task becomes a
@@ -40,6 +40,8 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
     let mutable reportedCallStart = 0L
     // When the heartbeat last looked at this connection (for the data rates).
     let mutable lastTickMs = 0L
+    // When the current request's handler was called (Stopwatch), for the access log only.
+    let mutable requestStart = 0L
 
     /// Past the grace period, fewer bytes than `rate` a second over the time spent waiting.
     let belowRate (bytes: int64) (waitedMs: int64) (rate: int) =
@@ -60,10 +62,14 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                 match failure with
                 | :? BadRequestException as bad ->
                     context.Reader.FramingBroken <- true
+
+                    if settings.Log.IsEnabled LogLevel.Debug then
+                        settings.Log.BadRequest(string context.RemoteEndPoint, bad.StatusCode, bad.Message)
+
                     bad.StatusCode
                 | e ->
-                    if settings.MayLog() then
-                        Log.error ("swoop: handler failed on " + context.MethodName + " " + context.Target + ": " + string e)
+                    if settings.Log.IsEnabled LogLevel.Error && settings.MayLog() then
+                        settings.Log.HandlerFailed(context.MethodName, context.Path, e)
 
                     500
 
@@ -111,8 +117,8 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                     do! running
                     return true
                 else
-                    if settings.MayLog() then
-                        Log.error ("swoop: " + context.MethodName + " " + context.Target + " ran past the request timeout: answered 503")
+                    if settings.Log.IsEnabled LogLevel.Warning && settings.MayLog() then
+                        settings.Log.RequestTimedOut(context.MethodName, context.Path, settings.RequestTimeoutMs)
 
                     // 503; the context stays this handler's until it ends: the caller
                     // waits for it before the connection is reused.
@@ -196,6 +202,9 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                                     context.Begin()
                                     handlerOk <- true
 
+                                    if settings.AccessLogOn then
+                                        requestStart <- Diagnostics.Stopwatch.GetTimestamp()
+
                                     // On an engine thread the call is watched, unless handlers blocked
                                     // before: then it leaves for the thread pool first. (Immutable
                                     // bindings: a mutable local across an await is a heap cell.)
@@ -243,6 +252,10 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                                     go <- false
                                 else
                                     let! drained = context.Reader.DrainAsync settings.DrainLimit
+
+                                    if settings.AccessLogOn then
+                                        AccessLog.record settings.Log settings.AccessLogFormat context context.ResponseBodyBytes requestStart
+
                                     let keepAlive = context.Complete(drained && not settings.Stopping)
                                     transport.InStart <- transport.InPos
                                     transport.SkipEmptyLines()
@@ -293,6 +306,10 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                                 if tryState ConnectionState.Processing ConnectionState.ReadingHead
                                    || Volatile.Read(&transport.State) = ConnectionState.Processing then
                                     transport.Append(ReadOnlySpan<byte>(Response.errorAnswer head.ErrorStatus))
+
+                                    if settings.Log.IsEnabled LogLevel.Debug then
+                                        settings.Log.BadRequest(string transport.Descriptor.RemoteEndPoint, head.ErrorStatus, Response.reasonPhrase head.ErrorStatus)
+
                                     do! transport.FlushAsync()
                                     linger <- true
 
@@ -305,7 +322,7 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                 | :? ObjectDisposedException
                 | :? ClientDisconnectedException
                 | :? OperationCanceledException -> ()
-                | e -> if settings.MayLog() then Log.error ("swoop: connection failed: " + string e)
+                | e -> if settings.Log.IsEnabled LogLevel.Error && settings.MayLog() then settings.Log.ConnectionFailed e
             finally
                 Volatile.Write(&transport.State, ConnectionState.Closed)
                 settings.Heartbeat.Unregister slot

@@ -303,6 +303,7 @@ type HttpContext
     member internal _.Reader = reader
     member val internal Toolkit: obj = null with get, set
     member val internal AllowSynchronousIO = false with get, set
+    member val internal Log: ServerLog = null with get, set
 
     /// Resets the response and the body reader for the request just parsed.
     member internal _.Begin() =
@@ -365,6 +366,8 @@ type HttpContext
 
         releaseBody ()
         keepAlive && lengthKept && not closeDelimited
+
+    member internal _.ResponseBodyBytes = if sendsBody () then streamed + body.Length else 0L
 
     member internal _.Release() =
         releaseBody ()

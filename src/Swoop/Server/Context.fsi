@@ -138,11 +138,15 @@ type HttpContext =
     /// The web toolkit's per-connection state (kept across requests; the toolkit resets it).
     member internal Toolkit: obj with get, set
     member internal AllowSynchronousIO: bool with get, set
+    /// The server's log (for the toolkit's own reports).
+    member internal Log: ServerLog with get, set
     member internal Begin: unit -> unit
     member internal ClearResponse: unit -> unit
     member internal LengthMismatch: string
     member internal ResetResponse: errorStatus: int -> unit
     member internal Complete: keepAliveAllowed: bool -> bool
+    /// Body bytes of the response so far (streamed and buffered), before Complete: the access log's.
+    member internal ResponseBodyBytes: int64
     member internal Release: unit -> unit
 
 /// A request handler: reads the request from the context and writes the response. Return

@@ -1,0 +1,93 @@
+/// The access log: one event per answered request (id 100, category Swoop.AccessLog) with
+/// its fields, and its line in Common Log Format or as JSON. Runs only when the AccessLog
+/// option is on (the request path checks one bool); request data is escaped so that a path
+/// or header cannot forge a line.
+module internal Swoop.AccessLog
+
+open System
+open System.Collections.Generic
+open System.Diagnostics
+open System.Globalization
+open System.Net
+open System.Text
+
+let private field (name: string) (value: obj) = KeyValuePair<string, obj>(name, value)
+
+let private template =
+    "{Remote} - - [{Time}] \"{Method} {Target} {Protocol}\" {Status} {Bytes}"
+
+/// The client's address without its port ("-" when unknown; a Unix socket's peer is unnamed).
+let private remoteOf (ctx: HttpContext) =
+    match ctx.RemoteEndPoint with
+    | :? IPEndPoint as ip -> string ip.Address
+    | null -> "-"
+    | other -> string other
+
+let private protocolOf (ctx: HttpContext) =
+    if ctx.Version = HttpVersion.Http10 then "HTTP/1.0" else "HTTP/1.1"
+
+let private json (out: StringBuilder) (name: string) (value: string) =
+    out.Append('"').Append(name).Append("\":") |> ignore
+
+    if isNull value then
+        out.Append "null" |> ignore
+    else
+        out.Append '"' |> ignore
+        LogText.appendJson out value
+        out.Append '"' |> ignore
+
+/// The access-log event for a request just answered: `status`, `bodyBytes` of body, `started`
+/// (a Stopwatch timestamp) to now.
+let make (format: AccessLogFormat) (ctx: HttpContext) (status: int) (bodyBytes: int64) (started: int64) =
+    let now = DateTimeOffset.UtcNow
+    let elapsedMs = float (Stopwatch.GetTimestamp() - started) * 1000.0 / float Stopwatch.Frequency
+    let remote = remoteOf ctx
+    let method = ctx.MethodName
+    let target = ctx.Target
+    let protocol = protocolOf ctx
+    let userAgent = match ctx.Header "user-agent" with ValueSome v -> v | ValueNone -> null
+    let referer = match ctx.Header "referer" with ValueSome v -> v | ValueNone -> null
+    let time = now.ToString("dd/MMM/yyyy:HH:mm:ss +0000", CultureInfo.InvariantCulture)
+
+    let fields =
+        [| field "Remote" (LogText.escape remote)
+           field "Time" time
+           field "Method" (LogText.escape method)
+           field "Target" (LogText.escape target)
+           field "Protocol" protocol
+           field "Status" status
+           field "Bytes" (if bodyBytes = 0L then box "-" else box bodyBytes)
+           field "DurationMs" (Math.Round(elapsedMs, 3))
+           field "UserAgent" (LogText.escape userAgent)
+           field "Referer" (LogText.escape referer) |]
+
+    let e = LogEvent(LogLevel.Information, LogEvents.Request, "Request", "Swoop.AccessLog", template, fields, null)
+
+    match format with
+    | AccessLogFormat.Json ->
+        let out = StringBuilder(256)
+        out.Append '{' |> ignore
+        json out "time" (now.ToString("yyyy-MM-dd'T'HH:mm:ss.fff'Z'", CultureInfo.InvariantCulture))
+        out.Append ',' |> ignore
+        json out "remote" remote
+        out.Append ',' |> ignore
+        json out "method" method
+        out.Append ',' |> ignore
+        json out "target" target
+        out.Append ',' |> ignore
+        json out "protocol" protocol
+        out.Append(",\"status\":").Append(status).Append(",\"bytes\":").Append(bodyBytes) |> ignore
+        out.Append(",\"durationMs\":").Append(Math.Round(elapsedMs, 3).ToString(CultureInfo.InvariantCulture)).Append(',') |> ignore
+        json out "userAgent" userAgent
+        out.Append ',' |> ignore
+        json out "referer" referer
+        out.Append '}' |> ignore
+        e.WithMessage(out.ToString())
+    | _ -> e
+
+/// Posts the request's access-log event; never throws (a log line must not fail a request).
+let record (log: ServerLog) (format: AccessLogFormat) (ctx: HttpContext) (bodyBytes: int64) (started: int64) =
+    try
+        log.PostAccess(make format ctx ctx.StatusCode bodyBytes started)
+    with _ ->
+        ()
