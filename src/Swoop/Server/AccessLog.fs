@@ -36,17 +36,27 @@ let private json (out: StringBuilder) (name: string) (value: string) =
         LogText.appendJson out value
         out.Append '"' |> ignore
 
-/// The access-log event for a request just answered: `status`, `bodyBytes` of body, `started`
-/// (a Stopwatch timestamp) to now.
-let make (format: AccessLogFormat) (ctx: HttpContext) (status: int) (bodyBytes: int64) (started: int64) =
-    let now = DateTimeOffset.UtcNow
-    let elapsedMs = float (Stopwatch.GetTimestamp() - started) * 1000.0 / float Stopwatch.Frequency
-    let remote = remoteOf ctx
-    let method = ctx.MethodName
-    let target = ctx.Target
-    let protocol = protocolOf ctx
-    let userAgent = match ctx.Header "user-agent" with ValueSome v -> v | ValueNone -> null
-    let referer = match ctx.Header "referer" with ValueSome v -> v | ValueNone -> null
+/// What an access-log line says about one request.
+[<Struct; NoComparison; NoEquality>]
+type Entry =
+    { Time: DateTimeOffset
+      Remote: string
+      Method: string
+      Target: string
+      Protocol: string
+      Status: int
+      Bytes: int64
+      DurationMs: float
+      UserAgent: string
+      Referer: string }
+
+/// The access-log event for `entry`: its fields (request data escaped), its line in the
+/// format. Example (Common): `127.0.0.1 - - [25/Nov/2026:01:44:29 +0000] "GET /a HTTP/1.1" 200 13`.
+let build (format: AccessLogFormat) (entry: Entry) =
+    let now = entry.Time
+    let elapsedMs = entry.DurationMs
+    let remote, method, target, protocol = entry.Remote, entry.Method, entry.Target, entry.Protocol
+    let status, bodyBytes, userAgent, referer = entry.Status, entry.Bytes, entry.UserAgent, entry.Referer
     let time = now.ToString("dd/MMM/yyyy:HH:mm:ss +0000", CultureInfo.InvariantCulture)
 
     let fields =
@@ -56,7 +66,7 @@ let make (format: AccessLogFormat) (ctx: HttpContext) (status: int) (bodyBytes: 
            field "Target" (LogText.escape target)
            field "Protocol" protocol
            field "Status" status
-           field "Bytes" (if bodyBytes = 0L then box "-" else box bodyBytes)
+           field "Bytes" bodyBytes
            field "DurationMs" (Math.Round(elapsedMs, 3))
            field "UserAgent" (LogText.escape userAgent)
            field "Referer" (LogText.escape referer) |]
@@ -83,11 +93,31 @@ let make (format: AccessLogFormat) (ctx: HttpContext) (status: int) (bodyBytes: 
         json out "referer" referer
         out.Append '}' |> ignore
         e.WithMessage(out.ToString())
-    | _ -> e
+    | _ ->
+        // Common Log Format: no body is "-".
+        let line =
+            LogText.escape remote + " - - [" + time + "] \"" + LogText.escape method + " " + LogText.escape target + " " + protocol
+            + "\" " + string status + " " + (if bodyBytes = 0L then "-" else string bodyBytes)
+
+        e.WithMessage line
+
+/// The entry for a request just answered: `status`, `bodyBytes` of body, `started` (a
+/// Stopwatch timestamp) to now.
+let entryOf (ctx: HttpContext) (status: int) (bodyBytes: int64) (started: int64) =
+    { Time = DateTimeOffset.UtcNow
+      Remote = remoteOf ctx
+      Method = ctx.MethodName
+      Target = ctx.Target
+      Protocol = protocolOf ctx
+      Status = status
+      Bytes = bodyBytes
+      DurationMs = float (Stopwatch.GetTimestamp() - started) * 1000.0 / float Stopwatch.Frequency
+      UserAgent = (match ctx.Header "user-agent" with ValueSome v -> v | ValueNone -> null)
+      Referer = (match ctx.Header "referer" with ValueSome v -> v | ValueNone -> null) }
 
 /// Posts the request's access-log event; never throws (a log line must not fail a request).
 let record (log: ServerLog) (format: AccessLogFormat) (ctx: HttpContext) (bodyBytes: int64) (started: int64) =
     try
-        log.PostAccess(make format ctx ctx.StatusCode bodyBytes started)
+        log.PostAccess(build format (entryOf ctx ctx.StatusCode bodyBytes started))
     with _ ->
         ()
