@@ -1,7 +1,7 @@
 /// The built-in sink, used when no other is given: one line per event on standard error
-/// (`2026-11-25T01:44:29.123Z warn swoop[42] BlockingHandler: ...`, the exception's lines
-/// after it, indented), access-log lines as they are on standard output. It runs on the log
-/// writer thread only.
+/// (`2026-11-25T01:44:29.123Z fail swoop[40] HandlerFailed: Handler failed on GET /a:
+/// System.Exception: boom`, the stack after it, indented), access-log lines as they are on
+/// standard output. It runs on the log writer thread only.
 namespace Swoop
 
 open System
@@ -35,5 +35,9 @@ type internal ConsoleSink(minimum: LogLevel, events: unit -> TextWriter, access:
                 if isNull e.Exception then
                     (events ()).WriteLine line
                 else
-                    // The exception's own lines, indented: one event stays one block.
-                    (events ()).WriteLine(line + Environment.NewLine + "      " + (string e.Exception).Replace("\n", "\n      "))
+                    // The exception's first line ("IOException: Connection reset by peer") on the
+                    // event's own line; its stack after it, indented: one event stays one block.
+                    let failure = (string e.Exception).Replace("\r\n", "\n")
+                    let cut = failure.IndexOf '\n'
+                    let first, rest = if cut < 0 then failure, "" else failure.Substring(0, cut), failure.Substring(cut)
+                    (events ()).WriteLine(line + ": " + first + rest.Replace("\n", Environment.NewLine + "      "))
