@@ -16,10 +16,11 @@ let private field (name: string) (value: obj) = KeyValuePair<string, obj>(name, 
 let private template =
     "{Remote} - - [{Time}] \"{Method} {Target} {Protocol}\" {Status} {Bytes}"
 
-/// The client's address without its port ("-" when unknown; a Unix socket's peer is unnamed).
+/// The client's address without its port; "unix:" for a Unix socket's (unnamed) peer; "-" when unknown.
 let private remoteOf (ctx: HttpContext) =
     match ctx.RemoteEndPoint with
     | :? IPEndPoint as ip -> string ip.Address
+    | :? Sockets.UnixDomainSocketEndPoint as u -> "unix:" + string u
     | null -> "-"
     | other -> string other
 
