@@ -38,14 +38,19 @@ let private allocatedPerRequest (options: ServerOptions) (count: int) =
 
     float (GC.GetTotalAllocatedBytes true - before) / float count
 
+/// The least of three runs (a server may serve one connection on a costlier path, e.g. the
+/// runtime's sockets when the test's connection landed there; that is not logging's cost).
+let private leastPerRequest (options: ServerOptions) (count: int) =
+    List.min [ for _ in 1..3 -> allocatedPerRequest options count ]
+
 [<Fact>]
 let ``logging adds nothing to a request that reports nothing; the access log costs its line`` () =
     // The same requests with logging off, at its defaults, and with every level enabled: the
     // request path checks one bool (the access log) and makes no event, so they allocate alike.
-    let none = allocatedPerRequest { testOptions with LogLevel = LogLevel.None } 5000
-    let defaults = allocatedPerRequest testOptions 5000
+    let none = leastPerRequest { testOptions with LogLevel = LogLevel.None } 5000
+    let defaults = leastPerRequest testOptions 5000
     let sink = LogSupport.CapturingSink(LogLevel.Trace)
-    let everything = allocatedPerRequest { testOptions with LogLevel = LogLevel.Trace; LogSink = Some sink } 5000
+    let everything = leastPerRequest { testOptions with LogLevel = LogLevel.Trace; LogSink = Some sink } 5000
     let shown = "off " + string none + ", defaults " + string defaults + ", trace " + string everything + " bytes/request"
     Assert.True(abs (defaults - none) < 8.0 && abs (everything - none) < 8.0, shown)
     // Start and shutdown only: nothing per request.
