@@ -93,3 +93,38 @@ let ``with logging off (level None) the server serves and makes no event`` () =
         Assert.StartsWith("HTTP/1.1 500", answer)
 
     Assert.Empty(sink.Events)
+
+[<Fact>]
+let ``a sink that blocks never holds up requests: events past the queue are dropped and counted`` () =
+    let sink = BlockedSink()
+    let server = serve { testOptions with LogSink = Some sink; LogQueueSize = 1 } failing
+
+    try
+        // The writer is stuck in the sink (on the Started event); the queue holds one more.
+        for _ in 1..5 do
+            let answer, _ = exchange server (ascii "GET /fail HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n") 2000
+            Assert.StartsWith("HTTP/1.1 500", answer)
+
+        Assert.True(server.DroppedLogEvents >= 3L, "dropped: " + string server.DroppedLogEvents)
+    finally
+        sink.Release()
+        server.StopAsync().Wait()
+
+[<Fact>]
+let ``a handler past the request timeout, and a shutdown that must cut it, are events`` () =
+    let sink = CapturingSink(LogLevel.Information)
+    let never = TaskCompletionSource()
+    let hang: RequestHandler = fun _ -> ValueTask(never.Task)
+    let options = { testOptions with LogSink = Some sink; RequestTimeout = TimeSpan.FromMilliseconds 200.0; ShutdownTimeout = TimeSpan.FromMilliseconds 300.0 }
+    let server = serve options hang
+    let answer, _ = exchange server (ascii "GET /slow HTTP/1.1\r\nHost: a\r\n\r\n") 3000
+    Assert.StartsWith("HTTP/1.1 503", answer)
+    server.StopAsync().Wait()
+    never.SetResult()
+
+    let timedOut = sink.WithId LogEvents.RequestTimedOut |> List.exactlyOne
+    Assert.Equal(box "/slow", fieldOf timedOut "Path")
+    Assert.Equal(box 200L, fieldOf timedOut "TimeoutMs")
+    let forced = sink.WithId LogEvents.ShutdownForced |> List.exactlyOne
+    Assert.Equal(box 1, fieldOf forced "Open")
+    Assert.Equal(1, (sink.WithId LogEvents.ShutdownCompleted).Length)
