@@ -59,7 +59,8 @@ type AccessLogFormat =
 /// ILogger; without one, a built-in console sink writes lines to stderr (events) and
 /// stdout (access log).
 type ILogSink =
-    /// Whether events of this level are wanted; called on the server's threads, so cheap.
+    /// Whether the server's events of this level are wanted (access-log events are sent
+    /// whenever the AccessLog option is on); called on the server's threads, so cheap.
     abstract IsEnabled: level: LogLevel -> bool
     /// Writes one event; called only on the server's background log writer, never on an
     /// event loop, so it may block (a slow console, a file).

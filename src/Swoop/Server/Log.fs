@@ -35,9 +35,10 @@ type internal ServerLog(queue: LogQueue, minimum: LogLevel, ownsQueue: bool) =
         if l.IsEnabled level then
             queue.Post(LogEvent(level, id, name, "Swoop.Server", template, fields, error)) |> ignore
 
-    /// Posts an access-log event (its level is not the server's minimum: the AccessLog option decides).
-    member _.PostAccess(e: LogEvent) =
-        if queue.Sink.IsEnabled LogLevel.Information then queue.Post e |> ignore
+    /// Posts an access-log event. Neither LogLevel nor the sink's IsEnabled (which is for the
+    /// server's events) applies: the AccessLog option decides (an ILogger adapter still asks
+    /// its own Swoop.AccessLog category).
+    member _.PostAccess(e: LogEvent) = queue.Post e |> ignore
 
     /// Writes what is queued (up to `timeout`) and ends the writer, if this log has its own.
     member _.Complete(timeout: TimeSpan) =

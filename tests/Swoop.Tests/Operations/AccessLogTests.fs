@@ -101,3 +101,14 @@ let ``no access event when it is off (the default)`` () =
         request server "GET /hello HTTP/1.1\r\n"
 
     Assert.Empty(sink.WithId LogEvents.Request)
+
+[<Fact>]
+let ``the access log is written when it is on, whatever the server's log level`` () =
+    let sink = CapturingSink(LogLevel.None)
+
+    do
+        use server = serve { testOptions with AccessLog = AccessLogFormat.Common; LogLevel = LogLevel.None; LogSink = Some sink } app
+        request server "GET /hello HTTP/1.1\r\n"
+
+    Assert.Equal(1, (sink.WithId LogEvents.Request).Length)
+    Assert.Equal(1, sink.Events.Length)
