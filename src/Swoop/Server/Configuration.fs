@@ -88,6 +88,17 @@ module internal Sources =
         | ValueSource.Default
         | ValueSource.App -> "ServerOptions." + name
 
+/// What parsing has found so far.
+[<Sealed>]
+type internal ParseState(defaults: ServerOptions) =
+    member val Options = defaults with get, set
+    member val Command = Command.Serve with get, set
+    /// The first problem (null: none yet).
+    member val Problem: string = null with get, set
+    member val Rest: string list = [] with get, set
+    /// The argument being read.
+    member val Index = 0 with get, set
+
 [<RequireQualifiedAccess>]
 module Configuration =
     open OptionText
@@ -99,24 +110,22 @@ module Configuration =
     let parse (appOptions: AppOption list) (environment: Map<string, string>) (argv: string[]) (defaults: ServerOptions) =
         let sources = Dictionary<string, ValueSource>()
         let appValues = Dictionary<string, string>()
-        let mutable o = defaults
-        let mutable command = Command.Serve
-        let mutable problem: string = null
-        let mutable rest = []
+        // Fields, not mutable locals: the helpers below change them (no ref cells).
+        let st = ParseState(defaults)
 
         for s in all do
             sources[s.Name] <- if s.Show defaults = s.Show ServerOptions.defaults then ValueSource.Default else ValueSource.App
 
         let fail (text: string) =
-            if isNull problem then problem <- text
+            if isNull st.Problem then st.Problem <- text
 
         let apply (s: Setting) (value: string) (source: ValueSource) =
             // A new source of endpoints replaces the ones before; one source's repeats add up.
-            if s.Name = "Listen" && sources[s.Name] <> source then o <- { o with Listen = [] }
+            if s.Name = "Listen" && sources[s.Name] <> source then st.Options <- { st.Options with Listen = [] }
 
-            match s.Set value o with
+            match s.Set value st.Options with
             | Ok next ->
-                o <- next
+                st.Options <- next
                 sources[s.Name] <- source
             | Error e -> fail (nameIn source s.Name + ": " + e)
 
@@ -152,10 +161,10 @@ module Configuration =
         let knownFlags () =
             Seq.concat [ Seq.ofArray (Array.ofSeq settingByFlag.Keys); Seq.ofArray (Array.ofSeq appByFlag.Keys); aliases |> Seq.map (fun (a, _, _) -> a); Seq.ofList [ "--help"; "--print-config" ] ]
 
-        let mutable i = 0
+        let aliasOf (word: string) = aliases |> List.tryFind (fun (a, _, _) -> a = word)
 
-        while i < argv.Length && isNull problem do
-            let arg = argv[i]
+        while st.Index < argv.Length && isNull st.Problem do
+            let arg = argv[st.Index]
             let eq = arg.IndexOf '='
             let word, inline' = if arg.StartsWith "--" && eq > 2 then arg.Substring(0, eq), arg.Substring(eq + 1) else arg, null
             let source = ValueSource.CommandLine word
@@ -164,20 +173,20 @@ module Configuration =
             let takeValue () =
                 if not (isNull inline') then
                     Some inline'
-                elif i + 1 < argv.Length && not (argv[i + 1].StartsWith "--") then
-                    i <- i + 1
-                    Some argv[i]
+                elif st.Index + 1 < argv.Length && not (argv[st.Index + 1].StartsWith "--") then
+                    st.Index <- st.Index + 1
+                    Some argv[st.Index]
                 else
-                    fail (word + " needs a value" + (if i + 1 < argv.Length then " (got " + argv[i + 1] + ")" else ""))
+                    fail (word + " needs a value" + (if st.Index + 1 < argv.Length then " (got " + argv[st.Index + 1] + ")" else ""))
                     None
 
             match word with
             | "--" ->
-                rest <- List.ofArray argv[i + 1 ..]
-                i <- argv.Length
+                st.Rest <- List.ofArray argv[st.Index + 1 ..]
+                st.Index <- argv.Length
             | "--help"
-            | "-h" when isNull inline' -> command <- Command.Help
-            | "--print-config" when isNull inline' -> command <- Command.PrintConfig
+            | "-h" when isNull inline' -> st.Command <- Command.Help
+            | "--print-config" when isNull inline' -> st.Command <- Command.PrintConfig
             | _ ->
                 match settingByFlag.TryGetValue word with
                 | true, s when isSwitch s -> apply s (if isNull inline' then "true" else inline') source
@@ -188,7 +197,7 @@ module Configuration =
                 | _ ->
                     let negated = if word.StartsWith "--no-" then "--" + word.Substring 5 else null
 
-                    match aliases |> List.tryFind (fun (a, _, _) -> a = word) with
+                    match aliasOf word with
                     | Some(_, name, value) when isNull inline' -> apply byName[name] value source
                     | Some _ -> fail (word + " takes no value")
                     | None ->
@@ -205,9 +214,9 @@ module Configuration =
                             | _ when word.StartsWith "-" -> fail ("unknown option " + word + suggest word (knownFlags ()) + helpSuffix)
                             | _ -> fail ("unexpected argument '" + arg + "'" + helpSuffix)
 
-            i <- i + 1
+            st.Index <- st.Index + 1
 
-        if isNull problem && not o.Listen.IsEmpty then
+        if isNull st.Problem && not st.Options.Listen.IsEmpty then
             // Listen names every endpoint: a host or port of the same strength would be ignored.
             let explicitSource name =
                 match sources[name] with
@@ -225,17 +234,17 @@ module Configuration =
                 )
             | None -> ()
 
-        if isNull problem then
-            match ServerOptions.problem o with
+        if isNull st.Problem then
+            match ServerOptions.problem st.Options with
             | Some(name, text) ->
                 let source = match sources.TryGetValue name with | true, s -> s | _ -> ValueSource.Default
                 fail (nameIn source name + " " + text)
             | None -> ()
 
-        if isNull problem then
-            Ok(Config(o, command, sources, appValues, appOptions, rest))
+        if isNull st.Problem then
+            Ok(Config(st.Options, st.Command, sources, appValues, appOptions, st.Rest))
         else
-            Error problem
+            Error st.Problem
 
     let load (appOptions: AppOption list) (argv: string[]) (defaults: ServerOptions) =
         let environment =
