@@ -188,6 +188,9 @@ type RunningServer internal (listeners: Socket[], settings: ConnectionSettings, 
     let unixPaths =
         listeners |> Array.choose (fun l -> match l.LocalEndPoint with :? UnixDomainSocketEndPoint as u -> Some(string u) | _ -> None)
 
+    // Read once: a disposed listener has no endpoint.
+    let endPoints = listeners |> Array.map (fun l -> l.LocalEndPoint) |> List.ofArray
+
     // The first TCP endpoint (a Unix socket has no port).
     let endPoint =
         listeners
@@ -249,7 +252,7 @@ type RunningServer internal (listeners: Socket[], settings: ConnectionSettings, 
     do settings.Heartbeat.Register trimmer |> ignore
 
     member _.EndPoint = endPoint
-    member _.EndPoints: EndPoint list = listeners |> Array.map (fun l -> l.LocalEndPoint) |> List.ofArray
+    member _.EndPoints: EndPoint list = endPoints
     member this.Port = this.EndPoint.Port
     member _.ConnectionCount = Volatile.Read(&open')
 
