@@ -6,7 +6,6 @@ module Swoop.Tests.BlockingWatchTests
 
 open System
 open System.Diagnostics
-open System.IO
 open System.Net.Sockets
 open System.Threading
 open Xunit
@@ -56,27 +55,27 @@ let private sendBlock = sendBlockAt "/block"
 
 [<Fact>]
 let ``a handler blocking an I/O thread is reported, and later ones do not stall other connections`` () =
-    let captured = new StringWriter()
-    let saved = Console.Error
-    Console.SetError(TextWriter.Synchronized captured)
+    let sink = LogSupport.CapturingSink(LogLevel.Information)
+    let reports () = sink.WithId LogEvents.BlockingHandler |> List.map (fun e -> e.Message) |> String.concat "\n"
 
-    try
-        use server = serve testOptions blocking
+    do
+        use server = serve { testOptions with LogSink = Some sink } blocking
         let watched = Environment.GetEnvironmentVariable "DOTNET_SYSTEM_NET_SOCKETS_INLINE_COMPLETIONS" = "1"
 
         use first = sendBlock server
         Assert.EndsWith("blocked", readResponse first 5000)
 
         if watched then
-            Assert.Contains("GET /block", captured.ToString())
-            Assert.Contains("held a socket I/O thread", captured.ToString())
-            Assert.DoesNotContain("from now on", captured.ToString())
+            Assert.True(LogSupport.waitFor 2000 (fun () -> reports () <> ""), "no BlockingHandler event")
+            Assert.Contains("GET /block", reports ())
+            Assert.Contains("held an event-loop thread", reports ())
+            Assert.DoesNotContain("from now on", reports ())
 
         use again = sendBlock server
         Assert.EndsWith("blocked", readResponse again 5000)
 
         if watched then
-            Assert.Contains("from now on handlers start on the thread pool", captured.ToString())
+            Assert.True(LogSupport.waitFor 2000 (fun () -> (reports ()).Contains "from now on handlers start on the thread pool"))
 
         // Keep-alive connections waiting for their next request, spread over the engine threads.
         let waiting =
@@ -113,8 +112,6 @@ let ``a handler blocking an I/O thread is reported, and later ones do not stall 
         Assert.True(third.Available = 0, "the blocking call ended before the waiting connections were all answered")
         Assert.EndsWith("blocked", readResponse third 8000)
         // Each reported once only.
-        let report = captured.ToString()
+        let report = reports ()
         Assert.True(report.IndexOf "If another call blocks" = report.LastIndexOf "If another call blocks")
-        Assert.True(report.IndexOf "second handler call" = report.LastIndexOf "second handler call")
-    finally
-        Console.SetError saved
+        Assert.True(report.IndexOf "It is the second" = report.LastIndexOf "It is the second")

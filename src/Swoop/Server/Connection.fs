@@ -17,7 +17,7 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
     let head = RequestHead(settings.Limits.MaxHeaderCount)
 
     let context =
-        HttpContext(transport, head, settings.Pool, settings.MaxRequestBodySize, settings.BodyMs, AllowSynchronousIO = settings.AllowSynchronousIO)
+        HttpContext(transport, head, settings.Pool, settings.MaxRequestBodySize, settings.BodyMs, AllowSynchronousIO = settings.AllowSynchronousIO, Log = settings.Log)
 
     do
         context.Lifetime <- settings.Lifetime
@@ -45,6 +45,8 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
     let mutable reportedCallStart = 0L
     // When the heartbeat last looked at this connection (for the data rates).
     let mutable lastTickMs = 0L
+    // When the current request's handler was called (Stopwatch), for the access log only.
+    let mutable accessStart = 0L
 
     // Metrics (see Metrics.fs): when the connection and the current request began (Stopwatch
     // timestamps; 0: not measured), and whether each was counted as active.
@@ -125,10 +127,14 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                 | :? BadRequestException as bad ->
                     context.Reader.FramingBroken <- true
                     Metrics.badRequest bad.StatusCode
+
+                    if settings.Log.IsEnabled LogLevel.Debug then
+                        settings.Log.BadRequest(string context.RemoteEndPoint, bad.StatusCode, bad.Message)
+
                     bad.StatusCode
                 | e ->
-                    if settings.MayLog() then
-                        Log.error ("swoop: handler failed on " + context.MethodName + " " + context.Target + ": " + string e)
+                    if settings.Log.IsEnabled LogLevel.Error && settings.MayLog() then
+                        settings.Log.HandlerFailed(context.MethodName, context.Path, e)
 
                     500
 
@@ -178,8 +184,8 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
     let requestTimedOut (claim: int64) =
         lock answerGate (fun () ->
             if transport.ClaimForTimeout claim then
-                if settings.MayLog() then
-                    Log.error ("swoop: " + context.MethodName + " " + Encoding.Latin1.GetString(context.RawPathBytes) + " ran past the request timeout: answered 503")
+                if settings.Log.IsEnabled LogLevel.Warning && settings.MayLog() then
+                    settings.Log.RequestTimedOut(context.MethodName, Encoding.Latin1.GetString(context.RawPathBytes), settings.RequestTimeoutMs)
 
                 timeoutAnswer <- transport.AnswerAfterQueuedAsync 503)
 
@@ -258,6 +264,9 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                                     handlerOk <- true
                                     beginRequestMetrics ()
 
+                                    if settings.AccessLogOn then
+                                        accessStart <- Diagnostics.Stopwatch.GetTimestamp()
+
                                     // On an engine thread the call is watched, unless handlers blocked
                                     // before: then it leaves for the thread pool first. (Immutable
                                     // bindings: a mutable local across an await is a heap cell.)
@@ -320,6 +329,10 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                                     endRequestMetrics ()
                                 else
                                     let! drained = context.Reader.DrainAsync settings.DrainLimit
+
+                                    if settings.AccessLogOn then
+                                        AccessLog.record settings.Log settings.AccessLogFormat context context.ResponseBodyBytes accessStart
+
                                     let keepAlive = context.Complete(drained && not settings.Stopping && not settings.Lifetime.Draining)
                                     endRequestMetrics ()
                                     transport.InStart <- transport.InPos
@@ -375,6 +388,10 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                                    || Volatile.Read(&transport.State) = ConnectionState.Processing then
                                     Metrics.badRequest head.ErrorStatus
                                     transport.Append(ReadOnlySpan<byte>(Response.errorAnswer head.ErrorStatus))
+
+                                    if settings.Log.IsEnabled LogLevel.Debug then
+                                        settings.Log.BadRequest(string transport.Descriptor.RemoteEndPoint, head.ErrorStatus, Response.reasonPhrase head.ErrorStatus)
+
                                     do! transport.FlushAsync()
                                     linger <- true
 
@@ -387,7 +404,7 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                 | :? ObjectDisposedException
                 | :? ClientDisconnectedException
                 | :? OperationCanceledException -> ()
-                | e -> if settings.MayLog() then Log.error ("swoop: connection failed: " + string e)
+                | e -> if settings.Log.IsEnabled LogLevel.Error && settings.MayLog() then settings.Log.ConnectionFailed e
             finally
                 Volatile.Write(&transport.State, ConnectionState.Closed)
                 timeoutAnswer <- null

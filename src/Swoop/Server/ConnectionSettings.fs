@@ -45,6 +45,12 @@ type internal ConnectionSettings
     member val DataRateGraceMs = 5000L with get, set
     /// A handler still running after this long (0: no limit) gets its request answered 503.
     member val RequestTimeoutMs = 0L with get, set
+    /// Where this server's events go (see Log.fs).
+    member val Log: ServerLog = ServerLog.Shared with get, set
+    /// The access log's form; AccessLogOn is the one check the request path makes.
+    member val AccessLogFormat = AccessLogFormat.Off with get, set
+    [<DefaultValue>]
+    val mutable AccessLogOn: bool
     /// Shutting down: answer in-flight requests with Connection: close, close idle ones.
     [<DefaultValue>]
     val mutable Stopping: bool
@@ -65,9 +71,10 @@ type internal ConnectionSettings
     /// started on the thread pool instead of inline.
     member s.OffloadHandlers = Volatile.Read(&s.BlockedCalls) >= 2
 
-    /// Whether an error report may go to stderr now: at most 10 a second, so that a client
-    /// that makes every request fail cannot turn each one into a console write on an I/O
-    /// thread. What is held back is counted and the count reported with the next one.
+    /// Whether an error report may be logged now: at most 10 a second, so that a client
+    /// that makes every request fail cannot flood the log (the queue would drop the rest
+    /// anyway, but other events with them). What is held back is counted and the count
+    /// reported with the next one.
     member s.MayLog() =
         let second = Heartbeat.NowMs / 1000L
 
@@ -79,7 +86,14 @@ type internal ConnectionSettings
             let held = Interlocked.Exchange(&s.LogsSuppressed, 0)
 
             if held > 0 then
-                Log.error ("swoop: " + string held + " more errors were not shown")
+                s.Log.Post(
+                    LogLevel.Warning,
+                    LogEvents.LogEventsSuppressed,
+                    "LogEventsSuppressed",
+                    "{Suppressed} more errors were not logged (at most 10 a second)",
+                    [| Collections.Generic.KeyValuePair("Suppressed", box held) |],
+                    null
+                )
 
             true
         else
@@ -101,7 +115,7 @@ type internal EngineThread =
         EngineThread.kind = 2
 
 /// The blocking watch. A handler call whose synchronous part holds a socket engine thread
-/// for ThresholdMs (seen by the 1 s heartbeat, so after 0.5 to 1.5 s) is reported on stderr.
+/// for ThresholdMs (seen by the 1 s heartbeat, so after 0.5 to 1.5 s) is logged (event 42).
 /// The second such call switches the server to starting handlers on the thread pool: one slow
 /// first call (a cold cache, a model built on first use) is not enough to give up inline speed
 /// for good, a handler that keeps blocking is.
@@ -114,12 +128,16 @@ module internal BlockingWatch =
         let seen = Interlocked.Increment(&settings.BlockedCalls)
 
         if seen = 1 then
-            Log.error (
-                "swoop: warning: a handler (" + request + ") has held a socket I/O thread for " + string elapsedMs
-                + " ms without returning; every connection served by that thread waits meanwhile. Use asynchronous I/O in handlers (task { let! ... }), move blocking work to Task.Run, or turn InlineCompletions off (--no-inline). If another call blocks, handlers will start on the thread pool."
+            settings.Log.BlockingHandler(
+                request,
+                elapsedMs,
+                false,
+                "Every connection served by that thread waits meanwhile. Use asynchronous I/O in handlers (task { let! ... }), move blocking work to Task.Run, or turn InlineCompletions off (--no-inline). If another call blocks, handlers will start on the thread pool."
             )
         elif seen = 2 then
-            Log.error (
-                "swoop: warning: a second handler call (" + request + ") has held a socket I/O thread for " + string elapsedMs
-                + " ms; from now on handlers start on the thread pool (slower). Fix the blocking call, or turn InlineCompletions off (--no-inline)."
+            settings.Log.BlockingHandler(
+                request,
+                elapsedMs,
+                true,
+                "It is the second: from now on handlers start on the thread pool (slower). Fix the blocking call, or turn InlineCompletions off (--no-inline)."
             )

@@ -422,6 +422,7 @@ type HttpContext
         scheme
 
     member this.ShuttingDown = not (isNull this.Lifetime) && this.Lifetime.Draining
+    member val internal Log: ServerLog = null with get, set
 
     /// Resets the response and the body reader for the request just parsed.
     member internal this.Begin() =
@@ -495,6 +496,8 @@ type HttpContext
 
         releaseBody ()
         keepAlive && lengthKept && not closeDelimited
+
+    member internal _.ResponseBodyBytes = if sendsBody () then streamed + body.Length else 0L
 
     member internal _.Release() =
         releaseBody ()

@@ -172,11 +172,15 @@ type HttpContext =
     member internal RouteTemplate: string with get, set
     member internal Lifetime: Lifetime with get, set
     member internal TrustedProxies: Forwarded.TrustedProxies with get, set
+    /// The server's log (for the toolkit's own reports).
+    member internal Log: ServerLog with get, set
     member internal Begin: unit -> unit
     member internal ClearResponse: unit -> unit
     member internal LengthMismatch: string
     member internal ResetResponse: errorStatus: int -> unit
     member internal Complete: keepAliveAllowed: bool -> bool
+    /// Body bytes of the response so far (streamed and buffered), before Complete: the access log's.
+    member internal ResponseBodyBytes: int64
     member internal Release: unit -> unit
     member internal Abort: number: int64 * hard: bool -> unit
     member internal IsAborted: bool

@@ -159,10 +159,10 @@ module internal EventLoops =
     let private gate = obj ()
     let mutable private turn = 0
 
-    /// A failure on stderr, in a way that can never take a loop's thread down.
+    /// A failure to the log (event 60), in a way that can never take a loop's thread down.
     let report (failure: exn) =
         try
-            Log.error ("swoop: event loop: " + string failure)
+            Log.internalFailure "event loop" failure
         with _ ->
             ()
 

@@ -100,7 +100,7 @@ type internal Heartbeat(interval: TimeSpan) as this =
         try
             this.BeatOnce(first, step)
         with e ->
-            Log.error ("swoop: heartbeat failed: " + string e)
+            Log.internalFailure "heartbeat" e
 
     member private _.BeatOnce(first: int, step: int) =
         let now = Environment.TickCount64
@@ -133,7 +133,7 @@ type internal Heartbeat(interval: TimeSpan) as this =
                         try
                             m.Tick now
                         with e ->
-                            Log.error ("swoop: heartbeat: " + e.Message)
+                            Log.internalFailure "heartbeat" e
                 finally
                     Monitor.Exit m
 

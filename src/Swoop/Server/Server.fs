@@ -21,7 +21,7 @@ type internal AcceptBuffer =
         AcceptBuffer.peer
 
 [<Sealed>]
-type RunningServer internal (listener: Socket, settings: ConnectionSettings, shutdownTimeout: TimeSpan, drainDelay: TimeSpan, maxConnections: int, nativeAccept: bool) =
+type RunningServer internal (listeners: Socket[], settings: ConnectionSettings, shutdownTimeout: TimeSpan, drainDelay: TimeSpan, maxConnections: int, nativeAccept: bool) =
     let idle = System.Collections.Concurrent.ConcurrentBag<Connection>()
     let mutable open' = 0
     let mutable rejected = 0L
@@ -36,11 +36,13 @@ type RunningServer internal (listener: Socket, settings: ConnectionSettings, shu
 
         if now - lastAcceptError >= 1000L then
             lastAcceptError <- now
-            Log.error ("swoop: accept failed: " + e.Message)
+            settings.Log.AcceptFailed e
 
     // Accepting on the event loops: paused (until the heartbeat's time in ms) after running
-    // out of descriptors or memory, so that a level-triggered listener does not spin the loops.
+    // out of descriptors or memory, so that a level-triggered listener does not spin the loops;
+    // the listeners taken out meanwhile, with their acceptors.
     let mutable acceptPausedUntil = 0L
+    let pausedAcceptors = Collections.Generic.Dictionary<Socket, Evented>(HashIdentity.Reference)
 
     let onClosed (c: Connection) =
         idle.Add c
@@ -60,7 +62,10 @@ type RunningServer internal (listener: Socket, settings: ConnectionSettings, shu
     let admit (socket: Socket) (accepted: OwnedDescriptor) (here: bool) =
         if maxConnections > 0 && Volatile.Read(&open') >= maxConnections then
             // Over the limit: closed at once (a reset, no lingering), and counted.
-            Interlocked.Increment(&rejected) |> ignore
+            let total = Interlocked.Increment(&rejected)
+
+            if settings.Log.IsEnabled LogLevel.Warning && settings.MayLog() then
+                settings.Log.ConnectionRejected(maxConnections, total)
 
             if Metrics.rejectedConnections.Enabled then
                 Metrics.rejectedConnections.Add 1L
@@ -91,7 +96,7 @@ type RunningServer internal (listener: Socket, settings: ConnectionSettings, shu
             connection.Start(socket, accepted, here)
 
     /// The runtime's accept, awaited on its socket engine.
-    let runtimeAcceptLoop () : Task =
+    let runtimeAcceptLoop (listener: Socket) : Task =
         task {
             let mutable go = true
             // While the backlog holds more, accepts complete at once and this loop keeps the
@@ -135,7 +140,7 @@ type RunningServer internal (listener: Socket, settings: ConnectionSettings, shu
     /// connection right there, as nginx's workers do. The runtime's accept would wake its
     /// engine, run its bookkeeping and make a Socket for every connection; most connections
     /// never need one (their request came with them; see Descriptor).
-    let nativeAcceptLoop () =
+    let nativeAcceptLoop (listener: Socket) () =
         let handle = listener.SafeHandle
         let nonBlockingCloseOnExec = 0x800 ||| 0x80000
         // The client's address (sockaddr_storage), read by the connection's RemoteEndPoint.
@@ -205,7 +210,7 @@ type RunningServer internal (listener: Socket, settings: ConnectionSettings, shu
     /// EventLoops.registerShared), and the one the kernel wakes for a new connection accepts
     /// it and serves it on its own thread, as nginx's workers do with EPOLLEXCLUSIVE: no
     /// thread in between, and a loop busy with a slow handler is not woken for new ones.
-    let loopAcceptor =
+    let loopAcceptor (listener: Socket) =
         { new Evented() with
             member this.Signal(_events: uint32) =
                 let handle = listener.SafeHandle
@@ -262,20 +267,41 @@ type RunningServer internal (listener: Socket, settings: ConnectionSettings, shu
                             go <- false
                             reportAcceptError (SocketException errno)
 
-                            if Interlocked.CompareExchange(&acceptPausedUntil, Heartbeat.NowMs + 1000L, 0L) = 0L then
-                                EventLoops.unregisterShared (int (handle.DangerousGetHandle())) this }
+                            lock pausedAcceptors (fun () ->
+                                if not (pausedAcceptors.ContainsKey listener) then
+                                    EventLoops.unregisterShared (int (handle.DangerousGetHandle())) this
+                                    pausedAcceptors[listener] <- this
+                                    Volatile.Write(&acceptPausedUntil, Heartbeat.NowMs + 1000L)) }
 
-    let acceptOnLoops = nativeAccept && settings.Inline && Epoll.available
-    let endPoint = listener.LocalEndPoint :?> IPEndPoint
+    let unixPaths =
+        listeners |> Array.choose (fun l -> match l.LocalEndPoint with :? UnixDomainSocketEndPoint as u -> Some(string u) | _ -> None)
+
+    // Read once: a disposed listener has no endpoint.
+    let endPoints = listeners |> Array.map (fun l -> l.LocalEndPoint) |> List.ofArray
+
+    // The first TCP endpoint (a Unix socket has no port).
+    let endPoint =
+        listeners
+        |> Array.tryPick (fun l -> match l.LocalEndPoint with :? IPEndPoint as ip -> Some ip | _ -> None)
+        |> Option.defaultValue (IPEndPoint(IPAddress.None, 0))
+
+    // The listeners the event loops accept on, each with its acceptor (see loopAcceptor).
+    let onLoops =
+        [| for listener in listeners do
+               if nativeAccept && settings.Inline && Epoll.available && listener.AddressFamily <> AddressFamily.Unix then
+                   listener, loopAcceptor listener |]
+
     do
-        if acceptOnLoops then
-            listener.Blocking <- false
-            EventLoops.registerShared (int (listener.SafeHandle.DangerousGetHandle())) loopAcceptor
-        elif nativeAccept then
-            let thread = Thread(nativeAcceptLoop, IsBackground = true, Name = "swoop accept")
-            thread.Start()
-        else
-            runtimeAcceptLoop () |> ignore
+        for listener in listeners do
+            match onLoops |> Array.tryFind (fun (l, _) -> obj.ReferenceEquals(l, listener)) with
+            | Some(_, acceptor) ->
+                listener.Blocking <- false
+                EventLoops.registerShared (int (listener.SafeHandle.DangerousGetHandle())) acceptor
+            // accept4 and deferred accepts are for TCP; a Unix socket takes the runtime's accept.
+            | None when nativeAccept && listener.AddressFamily <> AddressFamily.Unix ->
+                let thread = Thread(nativeAcceptLoop listener, IsBackground = true, Name = "swoop accept")
+                thread.Start()
+            | None -> runtimeAcceptLoop listener |> ignore
 
     // After a burst, memory goes back: every 5 s, slabs unused for 5 s return to the GC
     // (one is kept) and pooled connection objects beyond what is open are let go.
@@ -291,12 +317,15 @@ type RunningServer internal (listener: Socket, settings: ConnectionSettings, shu
                 let paused = Volatile.Read(&acceptPausedUntil)
 
                 if paused > 0L && now >= paused && not settings.Stopping then
-                    try
-                        EventLoops.registerShared (int (listener.SafeHandle.DangerousGetHandle())) loopAcceptor
-                    with e ->
-                        reportAcceptError e
+                    lock pausedAcceptors (fun () ->
+                        for KeyValue(listener, acceptor) in pausedAcceptors do
+                            try
+                                EventLoops.registerShared (int (listener.SafeHandle.DangerousGetHandle())) acceptor
+                            with e ->
+                                reportAcceptError e
 
-                    Volatile.Write(&acceptPausedUntil, 0L)
+                        pausedAcceptors.Clear()
+                        Volatile.Write(&acceptPausedUntil, 0L))
 
                 if now - lastTrim >= 5_000L then
                     lastTrim <- now
@@ -334,6 +363,7 @@ type RunningServer internal (listener: Socket, settings: ConnectionSettings, shu
     do settings.Heartbeat.Register trimmer |> ignore
 
     member _.EndPoint = endPoint
+    member _.EndPoints: EndPoint list = endPoints
     member this.Port = this.EndPoint.Port
     member _.ConnectionCount = Volatile.Read(&open')
 
@@ -342,6 +372,11 @@ type RunningServer internal (listener: Socket, settings: ConnectionSettings, shu
 
     member _.RejectedConnections = Volatile.Read(&rejected)
     member _.IsReady = not settings.Lifetime.Draining
+
+    /// Log events dropped because the log queue was full.
+    member _.DroppedLogEvents = settings.Log.Queue.Dropped
+
+    member internal _.Log = settings.Log
 
     member _.StopAsync() : Task =
         lock allClosed (fun () ->
@@ -355,28 +390,43 @@ type RunningServer internal (listener: Socket, settings: ConnectionSettings, shu
                         if drainDelay > TimeSpan.Zero then
                             do! Task.Delay drainDelay
 
+                        let clock = Diagnostics.Stopwatch.StartNew()
                         Interlocked.Exchange(&settings.Stopping, true) |> ignore
 
-                        // Out of the loops before the descriptor closes (its number may come back).
-                        if acceptOnLoops then
+                        // Out of the loops before the descriptors close (their numbers may come back).
+                        for listener, acceptor in onLoops do
                             try
-                                EventLoops.unregisterShared (int (listener.SafeHandle.DangerousGetHandle())) loopAcceptor
+                                EventLoops.unregisterShared (int (listener.SafeHandle.DangerousGetHandle())) acceptor
                             with _ ->
                                 ()
 
-                        listener.Dispose()
+                        for listener in listeners do
+                            listener.Dispose()
+
+                        // A Unix socket's file outlives its socket: removed, so the next start binds.
+                        for path in unixPaths do
+                            try
+                                IO.File.Delete path
+                            with _ ->
+                                ()
+
+                        settings.Log.ShutdownStarted(Volatile.Read(&open'))
                         settings.Heartbeat.BeatAll() // closes idle connections now
 
                         if Volatile.Read(&open') > 0 then
                             let! first = Task.WhenAny(allClosed.Task, Task.Delay shutdownTimeout)
 
                             if not (obj.ReferenceEquals(first, allClosed.Task)) then
+                                settings.Log.ShutdownForced(Volatile.Read(&open'), int64 shutdownTimeout.TotalMilliseconds)
                                 Interlocked.Exchange(&settings.ForceClose, true) |> ignore
                                 settings.Heartbeat.BeatAll()
                                 let! _ = Task.WhenAny(allClosed.Task, Task.Delay 2000)
                                 ()
 
                         (settings.Heartbeat :> IDisposable).Dispose()
+                        settings.Log.ShutdownCompleted clock.ElapsedMilliseconds
+                        // What is queued is written before the process may exit.
+                        settings.Log.Complete(TimeSpan.FromSeconds 2.0)
                     }
 
             stopTask)
@@ -387,15 +437,6 @@ type RunningServer internal (listener: Socket, settings: ConnectionSettings, shu
 
 [<RequireQualifiedAccess>]
 module Server =
-    let private resolve (host: string) =
-        match IPAddress.TryParse host with
-        | true, address -> address
-        | _ when String.Equals(host, "localhost", StringComparison.OrdinalIgnoreCase) -> IPAddress.Loopback
-        | _ ->
-            match Dns.GetHostAddresses host with
-            | [||] -> invalidArg "host" ("cannot resolve " + host)
-            | addresses -> addresses[0]
-
     let start (options: ServerOptions) (handler: RequestHandler) =
         ServerOptions.validate options
         // The runtime reads this once, at the process's first socket operation; a value the
@@ -407,34 +448,19 @@ module Server =
 
         let inline' = Environment.GetEnvironmentVariable inlineVariable = "1"
 
-        let address = resolve options.Host
-        let listener = new Socket(address.AddressFamily, SocketType.Stream, ProtocolType.Tcp)
+        // Every endpoint bound, or none: a failure closes those bound before it.
+        let bound = ResizeArray<Socket>()
 
         try
-            if address.AddressFamily = AddressFamily.InterNetworkV6 && address.Equals IPAddress.IPv6Any then
-                listener.DualMode <- true
-
-            // No ReuseAddress: on Linux .NET maps it to SO_REUSEPORT as well, which would let a
-            // second server share the port silently instead of failing to bind. SO_REUSEPORT
-            // only when asked for (several processes on one port).
-            if options.ReusePort && OperatingSystem.IsLinux() then
-                let solSocket, soReusePort = 1, 15
-                listener.SetRawSocketOption(solSocket, soReusePort, MemoryMarshal.AsBytes(ReadOnlySpan [| 1 |]))
-
-            listener.Bind(IPEndPoint(address, options.Port))
-            listener.Listen options.Backlog
-
-            // Linux: the kernel hands a new connection over when its first bytes arrive (or
-            // after about a second without any), so the request is read at once: no receive
-            // that finds nothing, no epoll registration, no wake-up for the data (as nginx's
-            // `listen ... deferred` and Apache's default AcceptFilter).
-            if options.DeferAccept && OperatingSystem.IsLinux() then
-                let seconds = 1
-                let ipprotoTcp, tcpDeferAccept = 6, 9
-                listener.SetRawSocketOption(ipprotoTcp, tcpDeferAccept, MemoryMarshal.AsBytes(ReadOnlySpan [| seconds |]))
+            for endpoint in ServerOptions.endpoints options do
+                bound.Add(Listener.bind endpoint options.Backlog options.DeferAccept options.ReusePort)
         with _ ->
-            listener.Dispose()
+            for l in bound do
+                l.Dispose()
+
             reraise ()
+
+        let listeners = bound.ToArray()
 
         let limits: Parser.ParserLimits =
             { MaxRequestLineSize = options.MaxRequestLineSize
@@ -462,11 +488,16 @@ module Server =
         settings.DataRateGraceMs <- int64 options.DataRateGracePeriod.TotalMilliseconds
         settings.RequestTimeoutMs <- int64 options.RequestTimeout.TotalMilliseconds
         settings.TrustedProxies <- Forwarded.TrustedProxies.Parse options.TrustedProxies
+        settings.Log <- ServerLog.Create(options.LogSink, options.LogLevel, options.LogQueueSize)
+        settings.AccessLogFormat <- options.AccessLog
+        settings.AccessLogOn <- options.AccessLog <> AccessLogFormat.Off
         // Linux with deferred accepts: the accept thread (see RunningServer). Without deferral
         // a new connection's request is seldom there yet, and its wait would need the runtime's
         // Socket anyway: the runtime's accept is cheaper then.
         let nativeAccept = options.DeferAccept && Direct.available
-        new RunningServer(listener, settings, options.ShutdownTimeout, options.DrainDelay, options.MaxConnections, nativeAccept)
+        let server = new RunningServer(listeners, settings, options.ShutdownTimeout, options.DrainDelay, options.MaxConnections, nativeAccept)
+        settings.Log.Started(String.Join(", ", server.EndPoints |> List.map Listener.show))
+        server
 
     let run (options: ServerOptions) (handler: RequestHandler) =
         let server =
@@ -474,12 +505,13 @@ module Server =
                 Ok(start options handler)
             with
             | :? SocketException as e ->
-                Error("swoop: cannot listen on " + options.Host + ":" + string options.Port + ": " + e.Message)
+                let where = String.Join(", ", ServerOptions.endpoints options |> List.map Endpoint.format)
+                Error("swoop: cannot listen on " + where + ": " + e.Message)
             | :? ArgumentException as e -> Error("swoop: " + e.Message)
 
         match server with
         | Error message ->
-            Log.error message
+            Console.Error.WriteLine message
             2
         | Ok server ->
             let stop = new ManualResetEventSlim(false)
@@ -490,20 +522,18 @@ module Server =
 
             use _term = PosixSignalRegistration.Create(PosixSignal.SIGTERM, onSignal)
             use _int = PosixSignalRegistration.Create(PosixSignal.SIGINT, onSignal)
-            let ep = server.EndPoint
 
-            let shown =
-                if ep.AddressFamily = AddressFamily.InterNetworkV6 then
-                    "[" + string ep.Address + "]:" + string ep.Port
-                else
-                    string ep.Address + ":" + string ep.Port
+            for ep in server.EndPoints do
+                match ep with
+                | :? UnixDomainSocketEndPoint -> Console.Out.WriteLine("Swoop listening on " + Listener.show ep)
+                | _ -> Console.Out.WriteLine("Swoop listening on http://" + Listener.show ep)
 
-            Console.Out.WriteLine("Swoop listening on http://" + shown + " (Ctrl-C to stop)")
+            Console.Out.WriteLine "(Ctrl-C to stop)"
             server.AcceptFailed.ContinueWith(fun (_: Task<exn>) -> stop.Set()) |> ignore
             stop.Wait()
 
             if server.AcceptFailed.IsCompleted then
-                Log.error ("swoop: cannot accept connections any more (" + server.AcceptFailed.Result.Message + "): stopping")
+                server.Log.AcceptStopped server.AcceptFailed.Result
                 server.StopAsync().Wait()
                 1
             else
@@ -511,9 +541,7 @@ module Server =
                 server.StopAsync().Wait()
                 0
 
-    let main (argv: string[]) (handler: RequestHandler) =
-        match (try Ok(ServerOptions.fromArgs argv ServerOptions.defaults) with :? ArgumentException as e -> Error e.Message) with
-        | Ok options -> run options handler
-        | Error message ->
-            Log.error ("swoop: " + message)
-            2
+    let mainWith (defaults: ServerOptions) (argv: string[]) (handler: RequestHandler) =
+        Configuration.run [] defaults argv (fun config -> run config.Options handler)
+
+    let main (argv: string[]) (handler: RequestHandler) = mainWith ServerOptions.defaults argv handler

@@ -7,8 +7,12 @@ open System.Threading.Tasks
 /// A server that is accepting connections.
 [<Sealed>]
 type RunningServer =
-    /// The endpoint actually bound (with the real port when 0 was asked for).
+    /// The first TCP endpoint actually bound (with the real port when 0 was asked for).
     member EndPoint: IPEndPoint
+
+    /// Every endpoint bound, in the order of ServerOptions.Listen (IPEndPoint or
+    /// UnixDomainSocketEndPoint).
+    member EndPoints: EndPoint list
 
     member Port: int
 
@@ -19,6 +23,11 @@ type RunningServer =
 
     /// Connections closed at once because MaxConnections were open.
     member RejectedConnections: int64
+
+    /// Log events dropped because the log queue was full (see ServerOptions.LogQueueSize).
+    member DroppedLogEvents: int64
+
+    member internal Log: ServerLog
 
     /// Shuts down: readiness turns unready at once (`ctx.ShuttingDown`); for DrainDelay the
     /// server still serves (each response closing its connection); then it stops accepting,
@@ -33,14 +42,22 @@ type RunningServer =
 
 [<RequireQualifiedAccess>]
 module Server =
-    /// Binds and starts accepting. Raises SocketException when the address cannot be bound.
+    /// Binds every endpoint (ServerOptions.endpoints) and starts accepting. Raises
+    /// ArgumentException for an option out of range, SocketException when an endpoint cannot
+    /// be bound (then none stays bound).
     val start: options: ServerOptions -> handler: RequestHandler -> RunningServer
 
-    /// Starts, prints the address, and serves until SIGTERM or Ctrl-C, then shuts down
-    /// gracefully. Returns the process exit code: 0 after a clean shutdown, 2 when the address
-    /// cannot be bound (with a message on stderr).
+    /// Starts, prints the addresses, and serves until SIGTERM or Ctrl-C, then shuts down
+    /// gracefully (logging each step). Returns the process exit code: 0 after a clean
+    /// shutdown, 2 when an option is out of range or an address cannot be bound (one line on
+    /// stderr), 1 when accepting failed for good.
     val run: options: ServerOptions -> handler: RequestHandler -> int
 
-    /// The whole `main` of a typical program: `ServerOptions.defaults` with `PORT`, `--port`
-    /// and `--host` applied, then `run`. Example: `[<EntryPoint>] let main argv = Server.main argv app`.
+    /// The whole `main` of a program with these defaults: the command line and SWOOP_
+    /// variables parsed strictly (see Configuration), `--help` and `--print-config`
+    /// answered, then `run`. An unknown, incomplete or malformed option: one line on stderr,
+    /// exit code 2. Example: `Server.mainWith { ServerOptions.defaults with Port = 9000 } argv app`.
+    val mainWith: defaults: ServerOptions -> argv: string[] -> handler: RequestHandler -> int
+
+    /// `mainWith ServerOptions.defaults`. Example: `[<EntryPoint>] let main argv = Server.main argv app`.
     val main: argv: string[] -> handler: RequestHandler -> int

@@ -1,10 +1,58 @@
-/// What a server is told: where to listen, its limits and timeouts, and how it runs handlers.
+/// What a server is told: where to listen, its limits and timeouts, how it runs handlers
+/// and where its log goes.
 namespace Swoop
 
 open System
+open System.Globalization
+
+[<RequireQualifiedAccess>]
+type Endpoint =
+    | Tcp of host: string * port: int
+    | Unix of path: string
+
+[<RequireQualifiedAccess>]
+module Endpoint =
+    let private port (text: string) =
+        match Int32.TryParse(text, NumberStyles.None, CultureInfo.InvariantCulture) with
+        | true, p when p <= 65535 -> Some p
+        | _ -> None
+
+    let parse (text: string) =
+        let text = if isNull text then "" else text.Trim()
+
+        if text.StartsWith("unix:", StringComparison.Ordinal) then
+            let path = text.Substring 5
+            if path.Length = 0 then Error("no socket path after unix: in '" + text + "'")
+            else Ok(Endpoint.Unix path)
+        elif text.StartsWith "[" then
+            // [v6]:port
+            let close = text.IndexOf ']'
+
+            if close < 0 || close + 1 >= text.Length || text[close + 1] <> ':' then
+                Error("'" + text + "' is not [address]:port")
+            else
+                match port (text.Substring(close + 2)) with
+                | Some p -> Ok(Endpoint.Tcp(text.Substring(1, close - 1), p))
+                | None -> Error("'" + text.Substring(close + 2) + "' in '" + text + "' is not a TCP port (0-65535)")
+        else
+            let colon = text.LastIndexOf ':'
+
+            if colon <= 0 || text.IndexOf ':' <> colon then
+                Error("'" + text + "' is not host:port, [address]:port or unix:/path")
+            else
+                match port (text.Substring(colon + 1)) with
+                | Some p -> Ok(Endpoint.Tcp(text.Substring(0, colon), p))
+                | None -> Error("'" + text.Substring(colon + 1) + "' in '" + text + "' is not a TCP port (0-65535)")
+
+    let format (endpoint: Endpoint) =
+        match endpoint with
+        | Endpoint.Unix path -> "unix:" + path
+        | Endpoint.Tcp(host, port) when host.Contains ':' -> "[" + host + "]:" + string port
+        | Endpoint.Tcp(host, port) -> host + ":" + string port
 
 type ServerOptions =
-    { Host: string
+    { Listen: Endpoint list
+      Host: string
       Port: int
       Backlog: int
       MaxRequestLineSize: int
@@ -25,6 +73,10 @@ type ServerOptions =
       MaxConnections: int
       RequestTimeout: TimeSpan
       DeferAccept: bool
+      LogLevel: LogLevel
+      AccessLog: AccessLogFormat
+      LogQueueSize: int
+      LogSink: ILogSink option
       DrainDelay: TimeSpan
       ReusePort: bool
       TrustedProxies: string list }
@@ -32,7 +84,8 @@ type ServerOptions =
 [<RequireQualifiedAccess>]
 module ServerOptions =
     let defaults =
-        { Host = "127.0.0.1"
+        { Listen = []
+          Host = "127.0.0.1"
           Port = 8080
           Backlog = 4096
           MaxRequestLineSize = 8192
@@ -53,93 +106,69 @@ module ServerOptions =
           MaxConnections = 0
           RequestTimeout = TimeSpan.Zero
           DeferAccept = true
+          LogLevel = LogLevel.Information
+          AccessLog = AccessLogFormat.Off
+          LogQueueSize = 2500
+          LogSink = None
           DrainDelay = TimeSpan.Zero
           ReusePort = false
           TrustedProxies = [] }
 
-    let validate (options: ServerOptions) =
+    /// The first field out of range and what is wrong with it.
+    let internal problem (options: ServerOptions) : (string * string) option =
         let o = options
-        let positive (name: string) (ok: bool) =
-            if not ok then invalidArg name ("ServerOptions." + name + " must be positive")
+        let positive name ok (value: string) =
+            if ok then None else Some(name, "must be more than 0: " + value)
 
-        if String.IsNullOrWhiteSpace o.Host then invalidArg "Host" "ServerOptions.Host is empty"
-        if o.Port < 0 || o.Port > 65535 then invalidArg "Port" ("ServerOptions.Port " + string o.Port + " is not a TCP port")
-        positive "Backlog" (o.Backlog > 0)
-        positive "MaxRequestLineSize" (o.MaxRequestLineSize > 0)
-        positive "MaxHeaderSectionSize" (o.MaxHeaderSectionSize > 0)
-        positive "MaxHeaderCount" (o.MaxHeaderCount > 0)
-        positive "MaxRequestBodySize" (o.MaxRequestBodySize > 0L)
+        let notNegative name ok (value: string) (zero: string) =
+            if ok then None else Some(name, "must not be negative" + zero + ": " + value)
 
-        if o.MaxDrainSize < 0L then invalidArg "MaxDrainSize" "ServerOptions.MaxDrainSize must not be negative"
+        let badEndpoint =
+            o.Listen
+            |> List.tryPick (fun e ->
+                match e with
+                | Endpoint.Tcp(host, port) when String.IsNullOrWhiteSpace host || port < 0 || port > 65535 ->
+                    Some("Listen", "has an endpoint that is not host:port: " + Endpoint.format e)
+                | Endpoint.Unix path when String.IsNullOrWhiteSpace path -> Some("Listen", "has an empty Unix socket path")
+                | _ -> None)
 
-        positive "KeepAliveTimeout" (o.KeepAliveTimeout > TimeSpan.Zero)
-        positive "RequestHeadTimeout" (o.RequestHeadTimeout > TimeSpan.Zero)
-        positive "BodyReadTimeout" (o.BodyReadTimeout > TimeSpan.Zero)
+        let checks =
+            [ fun () -> badEndpoint
+              fun () -> if String.IsNullOrWhiteSpace o.Host then Some("Host", "is empty") else None
+              fun () -> if o.Port < 0 || o.Port > 65535 then Some("Port", "is not a TCP port (0-65535): " + string o.Port) else None
+              fun () -> positive "Backlog" (o.Backlog > 0) (string o.Backlog)
+              fun () -> positive "MaxRequestLineSize" (o.MaxRequestLineSize > 0) (string o.MaxRequestLineSize)
+              fun () -> positive "MaxHeaderSectionSize" (o.MaxHeaderSectionSize > 0) (string o.MaxHeaderSectionSize)
+              fun () -> positive "MaxHeaderCount" (o.MaxHeaderCount > 0) (string o.MaxHeaderCount)
+              fun () -> positive "MaxRequestBodySize" (o.MaxRequestBodySize > 0L) (string o.MaxRequestBodySize)
+              fun () -> notNegative "MaxDrainSize" (o.MaxDrainSize >= 0L) (string o.MaxDrainSize) ""
+              fun () -> positive "KeepAliveTimeout" (o.KeepAliveTimeout > TimeSpan.Zero) (string o.KeepAliveTimeout)
+              fun () -> positive "RequestHeadTimeout" (o.RequestHeadTimeout > TimeSpan.Zero) (string o.RequestHeadTimeout)
+              fun () -> positive "BodyReadTimeout" (o.BodyReadTimeout > TimeSpan.Zero) (string o.BodyReadTimeout)
+              fun () -> notNegative "ShutdownTimeout" (o.ShutdownTimeout >= TimeSpan.Zero) (string o.ShutdownTimeout) ""
+              fun () -> notNegative "MinRequestBodyDataRate" (o.MinRequestBodyDataRate >= 0) (string o.MinRequestBodyDataRate) " (0: no minimum)"
+              fun () -> notNegative "MinResponseDataRate" (o.MinResponseDataRate >= 0) (string o.MinResponseDataRate) " (0: no minimum)"
+              fun () -> notNegative "DataRateGracePeriod" (o.DataRateGracePeriod >= TimeSpan.Zero) (string o.DataRateGracePeriod) ""
+              fun () -> notNegative "MaxConnections" (o.MaxConnections >= 0) (string o.MaxConnections) " (0: no limit)"
+              fun () -> notNegative "RequestTimeout" (o.RequestTimeout >= TimeSpan.Zero) (string o.RequestTimeout) " (0: none)"
+              fun () -> positive "LogQueueSize" (o.LogQueueSize > 0) (string o.LogQueueSize)
+              fun () -> notNegative "DrainDelay" (o.DrainDelay >= TimeSpan.Zero) (string o.DrainDelay) ""
+              fun () ->
+                  try
+                      Forwarded.TrustedProxies.Parse o.TrustedProxies |> ignore
+                      None
+                  with :? ArgumentException as e ->
+                      Some("TrustedProxies", "has " + e.Message.Split(" (Parameter")[0]) ]
 
-        if o.MinRequestBodyDataRate < 0 then invalidArg "MinRequestBodyDataRate" "ServerOptions.MinRequestBodyDataRate must not be negative"
-        if o.MinResponseDataRate < 0 then invalidArg "MinResponseDataRate" "ServerOptions.MinResponseDataRate must not be negative"
-        if o.DataRateGracePeriod < TimeSpan.Zero then invalidArg "DataRateGracePeriod" "ServerOptions.DataRateGracePeriod must not be negative"
+        checks |> List.tryPick (fun f -> f ())
 
-        if o.RequestTimeout < TimeSpan.Zero then invalidArg "RequestTimeout" "ServerOptions.RequestTimeout must not be negative (zero: none)"
-        if o.MaxConnections < 0 then invalidArg "MaxConnections" "ServerOptions.MaxConnections must not be negative (0: no limit)"
+    let check (options: ServerOptions) =
+        problem options |> Option.map (fun (name, text) -> name + " " + text)
 
-        if o.ShutdownTimeout < TimeSpan.Zero then invalidArg "ShutdownTimeout" "ServerOptions.ShutdownTimeout must not be negative"
-        if o.DrainDelay < TimeSpan.Zero then invalidArg "DrainDelay" "ServerOptions.DrainDelay must not be negative"
-        Forwarded.TrustedProxies.Parse o.TrustedProxies |> ignore
+    let validate (options: ServerOptions) =
+        match problem options with
+        | Some(name, text) -> invalidArg name ("ServerOptions." + name + " " + text)
+        | None -> ()
 
-    let private parsePort (text: string) =
-        match Int32.TryParse text with
-        | true, p when p >= 0 && p <= 65535 -> p
-        | _ -> invalidArg "port" ("not a TCP port: " + text)
-
-    let fromArgs (argv: string[]) (options: ServerOptions) =
-        let mutable o = options
-
-        match Environment.GetEnvironmentVariable "PORT" with
-        | null
-        | "" -> ()
-        | p -> o <- { o with Port = parsePort p }
-
-        let mutable i = 0
-
-        while i < argv.Length do
-            match argv[i] with
-            | "--port" when i + 1 < argv.Length ->
-                o <- { o with Port = parsePort argv[i + 1] }
-                i <- i + 2
-            | "--host" when i + 1 < argv.Length ->
-                o <- { o with Host = argv[i + 1] }
-                i <- i + 2
-            | "--inline" ->
-                o <- { o with InlineCompletions = true }
-                i <- i + 1
-            | "--no-inline" ->
-                o <- { o with InlineCompletions = false }
-                i <- i + 1
-            | "--hold-buffers" ->
-                o <- { o with ReleaseBufferWhenIdle = false }
-                i <- i + 1
-            | "--no-defer-accept" ->
-                o <- { o with DeferAccept = false }
-                i <- i + 1
-            | "--trusted-proxy" when i + 1 < argv.Length ->
-                o <- { o with TrustedProxies = o.TrustedProxies @ [ argv[i + 1] ] }
-                i <- i + 2
-            | "--reuse-port" ->
-                o <- { o with ReusePort = true }
-                i <- i + 1
-            | "--drain-delay" when i + 1 < argv.Length ->
-                match Double.TryParse(argv[i + 1], Globalization.NumberStyles.Float, Globalization.CultureInfo.InvariantCulture) with
-                | true, s when s >= 0.0 -> o <- { o with DrainDelay = TimeSpan.FromSeconds s }
-                | _ -> invalidArg "drain-delay" ("not a number of seconds: " + argv[i + 1])
-
-                i <- i + 2
-            | a when a.StartsWith "--port=" ->
-                o <- { o with Port = parsePort (a.Substring 7) }
-                i <- i + 1
-            | a when a.StartsWith "--host=" ->
-                o <- { o with Host = a.Substring 7 }
-                i <- i + 1
-            | _ -> i <- i + 1
-
-        o
+    let endpoints (options: ServerOptions) =
+        if options.Listen.IsEmpty then [ Endpoint.Tcp(options.Host, options.Port) ] else options.Listen

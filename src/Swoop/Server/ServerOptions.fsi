@@ -2,12 +2,34 @@ namespace Swoop
 
 open System
 
+/// One address a server listens on.
+[<RequireQualifiedAccess>]
+type Endpoint =
+    /// An IP address or host name and a TCP port (0: a free one). Written "127.0.0.1:8080",
+    /// "[::1]:8080", "0.0.0.0:80" or "localhost:8080".
+    | Tcp of host: string * port: int
+    /// A Unix domain socket (for a local reverse proxy). Written "unix:/run/app.sock".
+    | Unix of path: string
+
+[<RequireQualifiedAccess>]
+module Endpoint =
+    /// Reads an endpoint as `--listen` takes it. Example: `Endpoint.parse "[::1]:8080"` =
+    /// `Ok(Endpoint.Tcp("::1", 8080))`; `Endpoint.parse "unix:/tmp/a.sock"` = `Ok(Endpoint.Unix "/tmp/a.sock")`.
+    val parse: text: string -> Result<Endpoint, string>
+
+    /// Writes it back the same way. Example: `Endpoint.format (Endpoint.Tcp("::1", 80))` = "[::1]:80".
+    val format: endpoint: Endpoint -> string
+
 /// How a server listens and what it tolerates. Start from `ServerOptions.defaults`.
 type ServerOptions =
     {
-        /// Address to listen on: an IP address ("127.0.0.1", "0.0.0.0", "::") or a host name.
+        /// Where to listen: several endpoints at once (IPv4, IPv6, Unix sockets). Empty (the
+        /// default): one TCP endpoint, `Host`:`Port`.
+        Listen: Endpoint list
+        /// Address to listen on when `Listen` is empty: an IP address ("127.0.0.1",
+        /// "0.0.0.0", "::" for every interface, IPv4 too) or a host name.
         Host: string
-        /// TCP port; 0 picks a free one (see `RunningServer.Port`).
+        /// TCP port when `Listen` is empty; 0 picks a free one (see `RunningServer.Port`).
         Port: int
         /// Listen backlog (the kernel caps it at net.core.somaxconn).
         Backlog: int
@@ -77,6 +99,18 @@ type ServerOptions =
         /// connection) and served there on their descriptor, with no runtime Socket. False: every
         /// completed handshake is accepted at once, by the runtime's accept.
         DeferAccept: bool
+        /// The least level of the server's events that is logged (default Information; bad
+        /// requests are Debug, as in Kestrel).
+        LogLevel: LogLevel
+        /// The access log: Off (default), Common (Common Log Format) or Json (JSON lines).
+        /// With the built-in sink its lines go to stdout, the server's events to stderr.
+        AccessLog: AccessLogFormat
+        /// Most log events waiting for the background writer (default 2500); past it events
+        /// are dropped and counted, never waited for.
+        LogQueueSize: int
+        /// Where events go: an ILogSink (Swoop.Logging adapts any ILogger). None (default):
+        /// the built-in console sink.
+        LogSink: ILogSink option
         /// How long shutdown keeps serving after it began (SIGTERM, StopAsync) with readiness
         /// already unready (`ctx.ShuttingDown`, `Health.ready` answers 503) and every response
         /// closing its connection, before the listener closes: the time a load balancer's
@@ -101,14 +135,17 @@ module ServerOptions =
     /// the socket engine threads, idle connections without a buffer, deferred accepts.
     val defaults: ServerOptions
 
-    /// Raises ArgumentException naming the first option that is out of range (a port outside
-    /// 0-65535, a limit or timeout that is not positive...). `Server.start` calls it.
+    /// The first option out of range, as one line naming it (a port outside 0-65535, a limit
+    /// or timeout that is negative or zero where zero means nothing...), or None.
+    /// Example: `ServerOptions.check { defaults with MaxConnections = -5 }` =
+    /// `Some "MaxConnections must not be negative (0: no limit): -5"`.
+    val check: options: ServerOptions -> string option
+
+    /// The field out of range and what is wrong with it (Configuration names the option as given).
+    val internal problem: options: ServerOptions -> (string * string) option
+
+    /// Raises ArgumentException with `check`'s line. `Server.start` calls it.
     val validate: options: ServerOptions -> unit
 
-    /// Applies the `PORT` environment variable, then the arguments `--port N`, `--host H`,
-    /// and the switches `--no-inline` (InlineCompletions = false), `--inline` (true),
-    /// `--hold-buffers` (ReleaseBufferWhenIdle = false) and `--no-defer-accept`
-    /// (DeferAccept = false).
-    /// Raises ArgumentException on a bad value. Example:
-    /// `ServerOptions.fromArgs [| "--port"; "9000" |] ServerOptions.defaults` listens on 9000.
-    val fromArgs: argv: string[] -> options: ServerOptions -> ServerOptions
+    /// Where the server listens: `Listen`, or `Host`:`Port` when it is empty.
+    val endpoints: options: ServerOptions -> Endpoint list

@@ -55,7 +55,9 @@ module Web =
             true
         | :? BadRequestException -> false
         | e when state.Options.Development && not ctx.HasStarted ->
-            eprintfn "swoop: handler failed on %s %s: %O" ctx.MethodName ctx.Target e
+            // Logged as the server logs a failure (event 40), then answered with its details.
+            let log = if isNull ctx.Log then ServerLog.Shared else ctx.Log
+            if log.IsEnabled LogLevel.Error then log.HandlerFailed(ctx.MethodName, ctx.Path, e)
             ctx.ClearResponse()
             ctx.StatusCode <- 500
             ctx.ContentType <- "text/plain; charset=utf-8"
@@ -82,15 +84,19 @@ module Web =
             task {
                 ctx.ClearResponse()
 
-                if not (failure :? HttpStatusException) then
-                    Log.error ("swoop: handler failed on " + ctx.MethodName + " " + ctx.Target + ": " + string failure)
+                let log = if isNull ctx.Log then ServerLog.Shared else ctx.Log
+
+                if not (failure :? HttpStatusException) && log.IsEnabled LogLevel.Error then
+                    log.HandlerFailed(ctx.MethodName, ctx.Path, failure)
 
                 let! answered =
                     task {
                         try
                             return! state.Options.ErrorHandler.Value failure finish ctx
                         with e ->
-                            Log.error ("swoop: the error handler failed on " + ctx.MethodName + " " + ctx.Target + ": " + string e)
+                            if log.IsEnabled LogLevel.Error then
+                                log.HandlerFailed(ctx.MethodName, ctx.Path, e)
+
                             return false
                     }
 
@@ -214,23 +220,38 @@ module Web =
     let run (serverOptions: ServerOptions) (options: WebOptions) (app: HttpHandler) : int =
         Server.run serverOptions (handler options app)
 
-    /// The whole `main` of a web app: `--routes` prints the route table and exits; `--dev`
-    /// puts exception details in 500 answers; the server's own arguments (`--port`, `--host`,
-    /// `PORT`...) as in `Server.main`. Example: `[<EntryPoint>] let main argv = Web.main argv app`.
-    let mainWith (options: WebOptions) (argv: string[]) (app: HttpHandler) : int =
-        if Array.contains "--routes" argv then
-            printfn "%s" (formatRoutes app)
-            0
-        else
-            let dev = Array.contains "--dev" argv
-            let serverArgs = argv |> Array.filter (fun a -> a <> "--dev")
-            let options = if dev then { options with Development = true } else options
+    /// The toolkit's own switches, parsed with the server's options.
+    let private routesOption = AppOption.flag "routes" "Print the route table and exit."
+    let private devOption = AppOption.flag "dev" "Put exception details in 500 answers (development only)."
 
-            try
-                run (ServerOptions.fromArgs serverArgs ServerOptions.defaults) options app
-            with :? ArgumentException as e ->
-                eprintfn "swoop: %s" e.Message
-                2
+    let mainCustom
+        (appOptions: AppOption list)
+        (serverDefaults: ServerOptions)
+        (options: WebOptions)
+        (argv: string[])
+        (app: Config -> HttpHandler)
+        : int =
+        Configuration.run (routesOption :: devOption :: appOptions) serverDefaults argv (fun config ->
+            let app = app config
+
+            if config.Flag "routes" then
+                Console.Out.WriteLine(formatRoutes app)
+                0
+            else
+                let options = if config.Flag "dev" then { options with Development = true } else options
+
+                try
+                    run config.Options options app
+                with :? ArgumentException as e ->
+                    // A route table that does not compile: one line, as for a bad option.
+                    Console.Error.WriteLine("swoop: " + e.Message)
+                    2)
+
+    /// The whole `main` of a web app: `--routes` prints the route table and exits; `--dev`
+    /// puts exception details in 500 answers; the server's options as in `Server.main`.
+    /// Example: `[<EntryPoint>] let main argv = Web.main argv app`.
+    let mainWith (options: WebOptions) (argv: string[]) (app: HttpHandler) : int =
+        mainCustom [] ServerOptions.defaults options argv (fun _ -> app)
 
     /// `mainWith WebOptions.defaults`.
     let main (argv: string[]) (app: HttpHandler) : int = mainWith WebOptions.defaults argv app

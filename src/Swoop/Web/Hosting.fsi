@@ -41,9 +41,22 @@ module Web =
     val run: serverOptions: ServerOptions -> options: WebOptions -> app: HttpHandler -> int
 
     /// The whole `main` of an app with these options: `--routes` prints the route table and
-    /// exits; `--dev` puts exception details in 500 answers; `--port`, `--host`, `PORT` and
-    /// the server's switches as in `Server.main`.
+    /// exits; `--dev` puts exception details in 500 answers; every server option, `--help`
+    /// and `--print-config` as in `Server.main` (an unknown option: one line, exit code 2).
     val mainWith: options: WebOptions -> argv: string[] -> app: HttpHandler -> int
+
+    /// `mainWith` for an app with options of its own, parsed with the server's and the
+    /// toolkit's (so that `--help` lists them and a misspelt one is refused), and its own
+    /// server defaults (e.g. a LogSink). Example:
+    /// `Web.mainCustom [ AppOption.value "data-dir" "Where data lives" "./data" ] ServerOptions.defaults
+    /// WebOptions.defaults argv (fun config -> app (config.Value "data-dir"))`.
+    val mainCustom:
+        appOptions: AppOption list ->
+        serverDefaults: ServerOptions ->
+        options: WebOptions ->
+        argv: string[] ->
+        app: (Config -> HttpHandler) ->
+            int
 
     /// `mainWith WebOptions.defaults`. Example: `[<EntryPoint>] let main argv = Web.main argv app`.
     val main: argv: string[] -> app: HttpHandler -> int

@@ -115,33 +115,33 @@ let handler (ctx: HttpContext) : ValueTask =
         ValueTask.CompletedTask
     | _ -> ValueTask(answer ctx)
 
-/// Swoop's own arguments, then ours.
-let parse (argv: string[]) =
-    let mutable o = ServerOptions.fromArgs argv ServerOptions.defaults
+/// Our own options, parsed with Swoop's (each also has Swoop's own name, e.g.
+/// --request-head-timeout; these short names are kept for the scenarios' scripts).
+let appOptions =
+    [ AppOption.value "head-timeout" "RequestHeadTimeout, in seconds" ""
+      AppOption.value "body-timeout" "BodyReadTimeout, in seconds" ""
+      AppOption.value "keepalive-timeout" "KeepAliveTimeout, in seconds" ""
+      AppOption.value "grace" "DataRateGracePeriod, in seconds" ""
+      AppOption.value "min-body-rate" "MinRequestBodyDataRate" ""
+      AppOption.value "min-response-rate" "MinResponseDataRate" ""
+      AppOption.value "gc-log" "Write GC counts to this file" "" ]
+
+let parse (config: Config) =
+    let mutable o = config.Options
     let seconds (v: string) = TimeSpan.FromSeconds(float v)
-    let mutable i = 0
+    let given name f = match config.Value name with "" -> () | v -> f v
 
-    while i < argv.Length do
-        let value () = argv[i + 1]
-
-        match argv[i] with
-        | "--head-timeout" -> o <- { o with RequestHeadTimeout = seconds (value ()) }
-        | "--body-timeout" -> o <- { o with BodyReadTimeout = seconds (value ()) }
-        | "--keepalive-timeout" -> o <- { o with KeepAliveTimeout = seconds (value ()) }
-        | "--grace" -> o <- { o with DataRateGracePeriod = seconds (value ()) }
-        | "--shutdown-timeout" -> o <- { o with ShutdownTimeout = seconds (value ()) }
-        | "--min-body-rate" -> o <- { o with MinRequestBodyDataRate = int (value ()) }
-        | "--min-response-rate" -> o <- { o with MinResponseDataRate = int (value ()) }
-        | "--gc-log" -> GcLog.start (value ())
-        | _ -> ()
-
-        i <- i + 1
-
+    given "head-timeout" (fun v -> o <- { o with RequestHeadTimeout = seconds v })
+    given "body-timeout" (fun v -> o <- { o with BodyReadTimeout = seconds v })
+    given "keepalive-timeout" (fun v -> o <- { o with KeepAliveTimeout = seconds v })
+    given "grace" (fun v -> o <- { o with DataRateGracePeriod = seconds v })
+    given "min-body-rate" (fun v -> o <- { o with MinRequestBodyDataRate = int v })
+    given "min-response-rate" (fun v -> o <- { o with MinResponseDataRate = int v })
+    given "gc-log" GcLog.start
     o
 
-[<EntryPoint>]
-let main argv =
-    let options = parse argv
+let serve (config: Config) =
+    let options = parse config
 
     AppDomain.CurrentDomain.FirstChanceException.Add(fun _ -> System.Threading.Interlocked.Increment &exceptions |> ignore)
 
@@ -156,3 +156,7 @@ let main argv =
         options.MinResponseDataRate
 
     Server.run options handler
+
+[<EntryPoint>]
+let main argv =
+    Configuration.run appOptions ServerOptions.defaults argv serve

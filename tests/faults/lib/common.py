@@ -30,6 +30,14 @@ CORES = os.cpu_count() or 1
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
+def swoop_log_lines(text, levels=("warn", "fail", "crit")):
+    """The server's log events on stderr at these levels (the built-in console sink's form:
+    `2026-11-25T01:44:29.123Z fail swoop[40] HandlerFailed: ...`), first lines only."""
+    import re
+    pattern = re.compile(r"^\S+ (" + "|".join(levels) + r") swoop\[\d+\] ")
+    return [l for l in text.splitlines() if pattern.match(l)]
+
+
 def rel(path):
     """A path as the commands in the report show it: relative to the repository root."""
     try:

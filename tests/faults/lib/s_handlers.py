@@ -6,7 +6,7 @@ connections is answered as before, and shutdown still ends within its deadline."
 import asyncio
 import time
 
-from common import NoResponse, PartialResponse, Server, open_conn, percentile, quiet_close, read_response, request, wrk, wrk_text
+from common import NoResponse, PartialResponse, Server, open_conn, percentile, quiet_close, read_response, request, swoop_log_lines, wrk, wrk_text
 
 TITLE = "A handler that throws and one that never completes"
 SHUTDOWN = 3.0  # --shutdown-timeout for this scenario, so that the hung handlers cost 3 s, not 30
@@ -135,7 +135,7 @@ def run(scn, args):
 
         rc, secs = server.terminate(timeout=SHUTDOWN + 10)
         stderr = server.stderr_text()
-        handler_logs = sum(1 for l in stderr.splitlines() if l.startswith("swoop: handler failed"))
+        handler_logs = sum(1 for l in swoop_log_lines(stderr) if " swoop[40] " in l)
 
         scn.number("throw_statuses", sync)
         scn.number("throw_async_statuses", asyn)

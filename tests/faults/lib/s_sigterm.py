@@ -9,7 +9,7 @@ import signal
 import socket
 import time
 
-from common import HOST, NoResponse, PartialResponse, Server, open_conn, quiet_close, read_response, request
+from common import HOST, NoResponse, PartialResponse, Server, open_conn, quiet_close, read_response, request, swoop_log_lines
 
 TITLE = "SIGTERM under load"
 SHUTDOWN_DEADLINE = 30.0  # ServerOptions.defaults.ShutdownTimeout
@@ -213,7 +213,7 @@ def _phase(scn, args, phase):
     scn.check(f"{label}: exit code 0 within the {SHUTDOWN_DEADLINE:.0f} s deadline",
               rc == 0 and secs < SHUTDOWN_DEADLINE, f"exit {rc} after {secs:.2f} s")
     scn.check(f"{label}: says it shuts down, logs no error", "shutting down" in server.stdout_text()
-              and not [l for l in server.stderr_text().splitlines() if l.startswith("swoop:")],
+              and not swoop_log_lines(server.stderr_text(), ("fail", "crit")),
               f"stdout {server.stdout_text().strip().splitlines()[-1:]}")
 
 

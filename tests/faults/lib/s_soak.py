@@ -9,7 +9,7 @@ import json
 import random
 import time
 
-from common import Server, cpu_seconds, mib, open_conn, percentile, quiet_close, read_response, request
+from common import Server, cpu_seconds, mib, open_conn, percentile, quiet_close, read_response, request, swoop_log_lines
 
 TITLE = "Soak under mixed load"
 
@@ -239,7 +239,7 @@ def run(scn, args):
         t, samples, secs = asyncio.run(soak())
         rss_end, fd_end = server.settle(2)
         sockets_end = server.sockets()
-        stderr = [l for l in server.stderr_text().splitlines() if l.startswith("swoop:")]
+        stderr = swoop_log_lines(server.stderr_text())
 
         after = [s for s in samples if s[0] > warm]
         rss_after = [s[1] for s in after]

@@ -1,0 +1,208 @@
+/// Every server option: its ServerOptions field, what its value looks like, one line of help,
+/// Kestrel's default beside it, and how to show and set it. The one table --help,
+/// --print-config and the parser read.
+module internal Swoop.OptionTable
+
+open System
+open Swoop.OptionText
+
+/// One option: its field name, what a value looks like ("" for a switch), help, Kestrel's
+/// default, and how to show and set it.
+type Setting =
+    { Name: string
+      Value: string
+      Help: string
+      Kestrel: string
+      Show: ServerOptions -> string
+      Set: string -> ServerOptions -> Result<ServerOptions, string> }
+
+let all: Setting list =
+    [ { Name = "Listen"
+        Value = "ENDPOINT"
+        Help = "An endpoint to listen on: host:port, [v6]:port or unix:/path; repeat for several (environment: comma-separated). Empty: Host:Port."
+        Kestrel = "http://localhost:5000"
+        Show = fun o -> if o.Listen.IsEmpty then "" else String.Join(",", o.Listen |> List.map Endpoint.format)
+        Set = map (fun v o -> { o with Listen = o.Listen @ v }) endpoints }
+      { Name = "Host"
+        Value = "ADDRESS"
+        Help = "Address to listen on when Listen is empty (0.0.0.0 or :: for every interface)."
+        Kestrel = "localhost"
+        Show = fun o -> o.Host
+        Set = fun v o -> if String.IsNullOrWhiteSpace v then Error "the address is empty" else Ok { o with Host = v.Trim() } }
+      { Name = "Port"
+        Value = "N"
+        Help = "TCP port when Listen is empty (0: a free one); PORT in the environment sets it too."
+        Kestrel = "5000"
+        Show = fun o -> string o.Port
+        Set = map (fun v o -> { o with Port = v }) (inRange integer) }
+      { Name = "Backlog"
+        Value = "N"
+        Help = "Listen backlog (the kernel caps it at net.core.somaxconn)."
+        Kestrel = "512"
+        Show = fun o -> string o.Backlog
+        Set = map (fun v o -> { o with Backlog = v }) (inRange integer) }
+      { Name = "MaxConnections"
+        Value = "N"
+        Help = "Most connections open at once; past it new ones are closed at once. 0: no limit."
+        Kestrel = "no limit"
+        Show = fun o -> string o.MaxConnections
+        Set = map (fun v o -> { o with MaxConnections = v }) (inRange integer) }
+      { Name = "MaxRequestLineSize"
+        Value = "SIZE"
+        Help = "Longest request line (414 beyond)."
+        Kestrel = "8KiB"
+        Show = fun o -> showSize (int64 o.MaxRequestLineSize)
+        Set = map (fun v o -> { o with MaxRequestLineSize = v }) (inRange size) }
+      { Name = "MaxHeaderSectionSize"
+        Value = "SIZE"
+        Help = "Largest header section (431 beyond)."
+        Kestrel = "32KiB"
+        Show = fun o -> showSize (int64 o.MaxHeaderSectionSize)
+        Set = map (fun v o -> { o with MaxHeaderSectionSize = v }) (inRange size) }
+      { Name = "MaxHeaderCount"
+        Value = "N"
+        Help = "Most header lines (431 beyond)."
+        Kestrel = "100"
+        Show = fun o -> string o.MaxHeaderCount
+        Set = map (fun v o -> { o with MaxHeaderCount = v }) (inRange integer) }
+      { Name = "MaxRequestBodySize"
+        Value = "SIZE"
+        Help = "Largest request body a handler may read (413 beyond)."
+        Kestrel = "30MB"
+        Show = fun o -> showSize o.MaxRequestBodySize
+        Set = map (fun v o -> { o with MaxRequestBodySize = v }) size }
+      { Name = "MaxDrainSize"
+        Value = "SIZE"
+        Help = "Most unread body bytes thrown away to keep a connection open; beyond, it closes."
+        Kestrel = "none (5s drain)"
+        Show = fun o -> showSize o.MaxDrainSize
+        Set = map (fun v o -> { o with MaxDrainSize = v }) size }
+      { Name = "KeepAliveTimeout"
+        Value = "DURATION"
+        Help = "How long an idle keep-alive connection stays open."
+        Kestrel = "130s"
+        Show = fun o -> showDuration o.KeepAliveTimeout
+        Set = map (fun v o -> { o with KeepAliveTimeout = v }) duration }
+      { Name = "RequestHeadTimeout"
+        Value = "DURATION"
+        Help = "Time to send a whole request head (408 beyond)."
+        Kestrel = "30s"
+        Show = fun o -> showDuration o.RequestHeadTimeout
+        Set = map (fun v o -> { o with RequestHeadTimeout = v }) duration }
+      { Name = "BodyReadTimeout"
+        Value = "DURATION"
+        Help = "How long a body read may wait for bytes."
+        Kestrel = "none (rates only)"
+        Show = fun o -> showDuration o.BodyReadTimeout
+        Set = map (fun v o -> { o with BodyReadTimeout = v }) duration }
+      { Name = "MinRequestBodyDataRate"
+        Value = "BYTES/S"
+        Help = "Least rate a request body must arrive at after the grace period. 0: none."
+        Kestrel = "240"
+        Show = fun o -> string o.MinRequestBodyDataRate
+        Set = map (fun v o -> { o with MinRequestBodyDataRate = v }) (inRange integer) }
+      { Name = "MinResponseDataRate"
+        Value = "BYTES/S"
+        Help = "Least rate a client must read a response at after the grace period. 0: none."
+        Kestrel = "240"
+        Show = fun o -> string o.MinResponseDataRate
+        Set = map (fun v o -> { o with MinResponseDataRate = v }) (inRange integer) }
+      { Name = "DataRateGracePeriod"
+        Value = "DURATION"
+        Help = "Time before the minimum data rates apply."
+        Kestrel = "5s"
+        Show = fun o -> showDuration o.DataRateGracePeriod
+        Set = map (fun v o -> { o with DataRateGracePeriod = v }) duration }
+      { Name = "RequestTimeout"
+        Value = "DURATION"
+        Help = "A handler still running this long with nothing sent gets 503. 0: none."
+        Kestrel = "none"
+        Show = fun o -> showDuration o.RequestTimeout
+        Set = map (fun v o -> { o with RequestTimeout = v }) duration }
+      { Name = "ShutdownTimeout"
+        Value = "DURATION"
+        Help = "How long shutdown waits for in-flight requests."
+        Kestrel = "30s"
+        Show = fun o -> showDuration o.ShutdownTimeout
+        Set = map (fun v o -> { o with ShutdownTimeout = v }) duration }
+      { Name = "DrainDelay"
+        Value = "DURATION"
+        Help = "After shutdown begins: unready at once, still serving (each response closing its connection) this long before the listener closes."
+        Kestrel = "none (ShutdownTimeout only)"
+        Show = fun o -> showDuration o.DrainDelay
+        Set = map (fun v o -> { o with DrainDelay = v }) duration }
+      { Name = "ReusePort"
+        Value = ""
+        Help = "Linux: SO_REUSEPORT, so that several processes share the port (rolling restarts)."
+        Kestrel = "false"
+        Show = fun o -> showBool o.ReusePort
+        Set = map (fun v o -> { o with ReusePort = v }) boolean }
+      { Name = "TrustedProxies"
+        Value = "ADDRESS"
+        Help = "Proxies (addresses or CIDR networks) whose Forwarded / X-Forwarded-For / X-Forwarded-Proto are believed; repeat or separate with commas."
+        Kestrel = "none (loopback with ForwardedHeaders)"
+        Show = fun o -> String.Join(",", o.TrustedProxies)
+        Set =
+          fun v o ->
+              let added = v.Split([| ','; ' ' |], StringSplitOptions.RemoveEmptyEntries) |> List.ofArray
+
+              try
+                  Forwarded.TrustedProxies.Parse added |> ignore
+                  Ok { o with TrustedProxies = o.TrustedProxies @ added }
+              with :? ArgumentException as e ->
+                  Error(e.Message.Split(" (Parameter")[0]) }
+      { Name = "InlineCompletions"
+        Value = ""
+        Help = "Run handlers on the event-loop threads (fastest; handlers must not block). Also --inline / --no-inline."
+        Kestrel = "false"
+        Show = fun o -> showBool o.InlineCompletions
+        Set = map (fun v o -> { o with InlineCompletions = v }) boolean }
+      { Name = "ReleaseBufferWhenIdle"
+        Value = ""
+        Help = "Idle connections hold no buffer. --hold-buffers is --no-release-buffer-when-idle."
+        Kestrel = "true"
+        Show = fun o -> showBool o.ReleaseBufferWhenIdle
+        Set = map (fun v o -> { o with ReleaseBufferWhenIdle = v }) boolean }
+      { Name = "DeferAccept"
+        Value = ""
+        Help = "Linux: take a connection when its first bytes arrive (TCP_DEFER_ACCEPT 1 s)."
+        Kestrel = "false"
+        Show = fun o -> showBool o.DeferAccept
+        Set = map (fun v o -> { o with DeferAccept = v }) boolean }
+      { Name = "AllowSynchronousIO"
+        Value = ""
+        Help = "Allow synchronous reads of the request body (they block a thread)."
+        Kestrel = "false"
+        Show = fun o -> showBool o.AllowSynchronousIO
+        Set = map (fun v o -> { o with AllowSynchronousIO = v }) boolean }
+      { Name = "LogLevel"
+        Value = "LEVEL"
+        Help = "Least level of the server's events that is logged: trace, debug, information, warning, error, critical, none."
+        Kestrel = "information"
+        Show = fun o -> showLevel o.LogLevel
+        Set = map (fun v o -> { o with LogLevel = v }) level }
+      { Name = "AccessLog"
+        Value = "FORMAT"
+        Help = "Access log: off, common (Common Log Format) or json (JSON lines); on stdout with the built-in sink."
+        Kestrel = "off"
+        Show = fun o -> showFormat o.AccessLog
+        Set = map (fun v o -> { o with AccessLog = v }) format }
+      { Name = "LogQueueSize"
+        Value = "N"
+        Help = "Most log events waiting to be written; past it they are dropped and counted."
+        Kestrel = "2500 (console, waits)"
+        Show = fun o -> string o.LogQueueSize
+        Set = map (fun v o -> { o with LogQueueSize = v }) (inRange integer) } ]
+
+let byName = all |> List.map (fun s -> s.Name, s) |> dict
+let isSwitch (s: Setting) = s.Value = ""
+
+/// Command-line words that are not the rule's: (argument, setting, value).
+let aliases =
+    [ "--inline", "InlineCompletions", "true"
+      "--no-inline", "InlineCompletions", "false"
+      "--hold-buffers", "ReleaseBufferWhenIdle", "false" ]
+
+/// SWOOP_ variables that are not options: left to the app (the samples' debug endpoint).
+let reservedVariables = set [ "SWOOP_DEBUG"; "SWOOP_METRICS_LISTENER" ]
+
