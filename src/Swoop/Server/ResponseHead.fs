@@ -71,6 +71,17 @@ type internal ResponseHead() =
         count <- w
         this.Add(name, value)
 
+    /// The value of the first field of that name (not Content-Type or Content-Length), or null.
+    member _.Find(name: string) : string =
+        let mutable found: string = null
+        let mutable i = 0
+
+        while isNull found && i < count do
+            if String.Equals(names[i], name, StringComparison.OrdinalIgnoreCase) then found <- values[i]
+            i <- i + 1
+
+        found
+
     /// Writes the head into the output; `length`: >= 0 Content-Length, -1 none, -2 chunked.
     member this.Write(transport: Transport, length: int64, keepAlive: bool, version: HttpVersion) =
         let statusLine = Response.statusLine this.Status
