@@ -1,0 +1,167 @@
+/// What a static file handler knows of its files, found once and kept: each file's
+/// representations (the file, and its precompressed .br/.gz siblings) with their validators,
+/// header values, and either their bytes (small files, within a memory bound) or an open
+/// handle for sendfile. A cheap staleness check (one stat per representation, at most once
+/// per `revalidateMs`) notices a file changed, replaced or deleted, as nginx's open_file_cache.
+namespace Swoop.Web
+
+open System
+open System.Collections.Concurrent
+open System.IO
+open System.Text
+open System.Threading
+open System.Threading.Tasks
+open Microsoft.Win32.SafeHandles
+
+/// One representation of a file: the file itself (Encoding null) or a precompressed sibling.
+[<Sealed; AllowNullLiteral>]
+type internal Representation(path: string, length: int64, lastWriteTicks: int64, encoding: string, bytes: byte[], handle: SafeFileHandle) =
+    let seconds = HttpDate.seconds (DateTime(lastWriteTicks, DateTimeKind.Utc))
+    // nginx's form: modification time and length, in hex; a sibling's names its coding.
+    let etag =
+        "\"" + lastWriteTicks.ToString("x") + "-" + length.ToString("x")
+        + (if isNull encoding then "" else "-" + encoding) + "\""
+
+    member _.Path = path
+    member _.Length = length
+    member _.LengthText = string length
+    member _.Encoding = encoding
+    member _.ETag = etag
+    member val ETagBytes = Encoding.ASCII.GetBytes etag
+    member _.LastModifiedSeconds = seconds
+    member val LastModified = HttpDate.format seconds
+    /// The whole file in memory, or null (then Handle).
+    member _.Bytes = bytes
+    member _.Handle = handle
+
+    /// Whether the file on disk is no longer this one (changed, replaced or gone).
+    member _.IsStale() =
+        try
+            let info = FileInfo path
+            not info.Exists || info.Length <> length || info.LastWriteTimeUtc.Ticks <> lastWriteTicks
+        with _ ->
+            true
+
+    member _.Dispose() =
+        if not (isNull handle) then handle.Dispose()
+
+/// A folder asked for without its trailing slash (redirected), or a file.
+type internal EntryKind =
+    | File = 0
+    | Folder = 1
+
+[<Sealed; AllowNullLiteral>]
+type internal FileEntry
+    (kind: EntryKind, path: string, identity: Representation, brotli: Representation, gzip: Representation, contentType: string, cacheControl: string) =
+    member _.Kind = kind
+    /// The file (for a folder: the folder) on disk.
+    member _.Path = path
+    member _.Identity = identity
+    member _.Brotli = brotli
+    member _.Gzip = gzip
+    member _.ContentType = contentType
+    /// Null: no Cache-Control.
+    member _.CacheControl = cacheControl
+    /// Whether the representations differ by coding (then every answer has Vary).
+    member _.Varies = not (isNull brotli && isNull gzip)
+    /// Bytes of its representations held in memory.
+    member _.MemoryBytes =
+        let size (r: Representation) = if isNull r || isNull r.Bytes then 0L else int64 r.Bytes.Length
+        size identity + size brotli + size gzip
+
+    /// When it was last found current (Environment.TickCount64).
+    member val CheckedAt = Environment.TickCount64 with get, set
+    /// Whether a sibling existed when it was found (their arrival is looked for too).
+    member this.IsStale(precompressed: bool) =
+        let stale (r: Representation) = not (isNull r) && r.IsStale()
+
+        if kind = EntryKind.Folder then
+            not (Directory.Exists path)
+        else
+            stale identity || stale brotli || stale gzip
+            || (precompressed && ((isNull brotli && File.Exists(path + ".br")) || (isNull gzip && File.Exists(path + ".gz"))))
+
+    member _.Dispose() =
+        let dispose (r: Representation) = if not (isNull r) then r.Dispose()
+        dispose identity
+        dispose brotli
+        dispose gzip
+
+/// The entries of one handler, keyed by the decoded rest of the path.
+[<Sealed>]
+type internal FileCache(maxEntries: int, memoryLimit: int64, revalidateMs: int64, precompressed: bool) =
+    let entries = ConcurrentDictionary<string, FileEntry>(StringComparer.Ordinal)
+    let lookup = entries.GetAlternateLookup<ReadOnlySpan<char>>()
+    let mutable memoryUsed = 0L
+
+    /// A fresh entry for the path, or null (unknown, or due for its staleness check, which
+    /// is done here: a stale entry is dropped).
+    member _.Find(rest: ReadOnlySpan<char>) : FileEntry =
+        let mutable entry = null
+
+        if lookup.TryGetValue(rest, &entry) then
+            let now = Environment.TickCount64
+
+            if now - entry.CheckedAt < revalidateMs then
+                entry
+            elif not (entry.IsStale precompressed) then
+                entry.CheckedAt <- now
+                entry
+            else
+                let mutable removed = null
+
+                if lookup.TryRemove(rest, &removed) then
+                    Interlocked.Add(&memoryUsed, -removed.MemoryBytes) |> ignore
+                    removed.Dispose()
+
+                null
+        else
+            null
+
+    /// Whether `size` more bytes may be held in memory; reserves them if so.
+    member _.Reserve(size: int64) =
+        if Interlocked.Add(&memoryUsed, size) <= memoryLimit then
+            true
+        else
+            Interlocked.Add(&memoryUsed, -size) |> ignore
+            false
+
+    member _.Unreserve(size: int64) = Interlocked.Add(&memoryUsed, -size) |> ignore
+
+    /// Keeps `entry` for `key`, if there is room; false when it was not kept (the caller
+    /// disposes it after the request).
+    member this.Add(key: string, entry: FileEntry) : bool =
+        if entries.Count >= maxEntries then
+            false
+        else
+            match entries.TryGetValue key with
+            | true, _ -> false
+            | _ -> entries.TryAdd(key, entry)
+
+    member _.Count = entries.Count
+    member _.MemoryUsed = Volatile.Read(&memoryUsed)
+
+/// Finding a file's representations on disk.
+module internal FileFinder =
+    /// The representation of `path` (null if it is not a file): in memory when it is at most
+    /// `memoryFileLimit` bytes and the cache lets it, else with a handle open for sendfile.
+    let load (cache: FileCache) (path: string) (encoding: string) (memoryFileLimit: int) : Task<Representation> =
+        task {
+            let info = FileInfo path
+
+            if not info.Exists then
+                return null
+            else
+                let ticks = info.LastWriteTimeUtc.Ticks
+
+                if info.Length <= int64 memoryFileLimit && cache.Reserve info.Length then
+                    let! bytes = File.ReadAllBytesAsync path
+                    // Changed between the look and the read: hold what was read.
+                    if int64 bytes.Length <> info.Length then cache.Unreserve(info.Length - int64 bytes.Length)
+                    return Representation(path, int64 bytes.Length, ticks, encoding, bytes, null)
+                else
+                    let handle = File.OpenHandle(path, FileMode.Open, FileAccess.Read, FileShare.ReadWrite ||| FileShare.Delete)
+                    // The length the handle sees, for the Content-Length it will send.
+                    let length = RandomAccess.GetLength handle
+                    return Representation(path, length, ticks, encoding, null, handle)
+        }

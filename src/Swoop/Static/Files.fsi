@@ -1,0 +1,56 @@
+namespace Swoop.Web
+
+open System
+
+/// Settings of a static file handler, fixed when it is made.
+type StaticFileOptions =
+    {
+        /// The file a folder's URL ("/docs/") serves; None: folders are not served.
+        IndexFile: string option
+        /// Cache-Control by path prefix under the served URL ("/assets/" for /static/assets/...):
+        /// the longest matching prefix wins; "" matches every file. None matching: no header.
+        CacheControl: (string * string) list
+        /// Content types by extension (".wasm", "application/wasm"), before the built-in table.
+        ContentTypes: (string * string) list
+        /// The type of a file whose extension no table knows; None: such files are not served.
+        DefaultContentType: string option
+        /// Serve files and folders whose name starts with '.' (".well-known"). Off: 404.
+        AllowDotfiles: bool
+        /// Follow symbolic links that lead outside the root. Off: 404 (links inside it work).
+        FollowSymlinks: bool
+        /// Serve "name.br" / "name.gz" beside "name" to clients that accept br / gzip.
+        Precompressed: bool
+        /// Files up to this size (bytes) are kept in memory; larger ones go out with sendfile.
+        MemoryFileLimit: int
+        /// Bytes of file content kept in memory in all, per handler.
+        MemoryLimit: int64
+        /// Files (and folders) whose metadata is kept, per handler.
+        MaxCachedFiles: int
+        /// How long a file's metadata is trusted before the next request checks it (one stat).
+        Revalidate: TimeSpan
+    }
+
+[<RequireQualifiedAccess>]
+module StaticFileOptions =
+    /// index.html, no Cache-Control, the built-in types then application/octet-stream, no
+    /// dotfiles, no links leaving the root, precompressed siblings on, files up to 16 KiB in
+    /// memory within 64 MiB, 4096 files' metadata, checked again after 1 s.
+    val defaults: StaticFileOptions
+
+/// Static files: a folder served under a URL prefix, as nginx or UseStaticFiles would.
+[<RequireQualifiedAccess>]
+module Files =
+    /// Serves the files under `root` at `prefix` to GET and HEAD (other methods: 405).
+    /// Strong ETag and Last-Modified, 304 and 412 by RFC 9110's preconditions, one Range (206,
+    /// 416 with `Content-Range: bytes */length`, If-Range; several ranges: the whole file),
+    /// precompressed .br/.gz siblings with `Vary: Accept-Encoding`, an index file for
+    /// "/prefix/dir/" and a 301 from "/prefix/dir" to it. Paths that try to leave the root or
+    /// are malformed get 400, hidden files 404; a file that does not exist lets the next
+    /// handler try (`choose`). Small files are answered from memory, larger ones sent with
+    /// sendfile(2). Raises ArgumentException at once if `root` is not a folder.
+    /// Example: `choose [ Files.serve StaticFileOptions.defaults "/static" "wwwroot"; api ]`.
+    val serve: options: StaticFileOptions -> prefix: string -> root: string -> HttpHandler
+
+    /// The same handler without its route: serves the rest of the path (after a `subRoute`,
+    /// or the whole path). Example: `subRoute "/assets" (GET >=> Files.handler options "dist")`.
+    val handler: options: StaticFileOptions -> root: string -> HttpHandler
