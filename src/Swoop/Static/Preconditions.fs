@@ -121,7 +121,8 @@ module internal Preconditions =
         else
             let value = ctx.HeaderValueBytes(fields.IfRange).Trim(" \t"B)
 
-            if value.Length > 0 && (value[0] = byte '"' || value[0] = byte 'W') then
+            // An entity tag ("..." or W/"..."); a date may start with 'W' too (Wed).
+            if value.Length > 1 && (value[0] = byte '"' || (value[0] = byte 'W' && value[1] = byte '/')) then
                 value.SequenceEqual etag
             else
                 let date = HttpDate.parse value
