@@ -291,6 +291,9 @@ module Files =
                 if rest.IsEmpty then
                     // The prefix itself ("/static"): its folder, with the slash.
                     FileAnswer.redirect ctx
+                elif rest[0] <> '/' then
+                    // Not under the prefix's folder ("/staticfoo" after "/static").
+                    Results.skip
                 else
                     let entry = cache.Find rest
 

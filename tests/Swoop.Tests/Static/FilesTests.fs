@@ -157,6 +157,7 @@ let ``a folder serves its index, and without the slash redirects to it with the 
 [<Fact>]
 let ``a missing file lets the next handler answer`` () =
     Assert.Equal(404, (get "/static/nope.txt" []).Status)
+    Assert.Equal(404, (get "/statichello.txt" []).Status)
     Assert.Equal("api", (get "/api" []).Text)
 
 [<Fact>]
