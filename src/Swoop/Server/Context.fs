@@ -410,6 +410,13 @@ type HttpContext
     /// The response field of that name the handler set (not Content-Type or Content-Length), or null.
     member internal _.ResponseHeader(name: string) : string = response.Find name
 
+    /// Header lines encoded once ("Name: value\r\n" each, checked by whoever made them),
+    /// sent after the others: a static file's prepared headers.
+    member internal _.RawHeaders
+        with set (lines: byte[]) =
+            notStarted "headers cannot be set"
+            response.Raw <- lines
+
 /// Rewrites the body on its way out, e.g. compresses it: called with what the handler wrote
 /// since the last call, before each flush (`final` false) and when the response ends (true),
 /// before the head is written the first time.

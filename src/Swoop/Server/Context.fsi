@@ -160,6 +160,7 @@ type HttpContext =
     member internal Encoder: BodyEncoder with get, set
     member internal ResponseLength: int64
     member internal ResponseHeader: name: string -> string
+    member internal RawHeaders: byte[] with set
 
 /// Rewrites the body on its way out (compression): see Context.fs.
 and [<AbstractClass; AllowNullLiteral>] internal BodyEncoder =

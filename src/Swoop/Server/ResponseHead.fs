@@ -19,6 +19,8 @@ type internal ResponseHead() =
     member val UserDate = false with get, set
     /// The handler asked for the connection to close after this response.
     member val CloseRequested = false with get, set
+    /// Header lines already encoded ("Name: value\r\n" each), written after the others; null: none.
+    member val Raw: byte[] = null with get, set
 
     /// Back to a 200 with no fields (CloseRequested stays: a failed handler's request to close
     /// still holds for the error answer).
@@ -28,6 +30,7 @@ type internal ResponseHead() =
         this.ContentType <- null
         this.ExplicitLength <- -1L
         this.UserDate <- false
+        this.Raw <- null
 
     /// Adds a field. Content-Length, Content-Type and Connection are kept apart (the server
     /// writes them); Transfer-Encoding is the server's choice and ignored.
@@ -94,6 +97,9 @@ type internal ResponseHead() =
         for i in 0 .. count - 1 do
             size <- size + Response.headerSize names[i] values[i]
 
+        if not (isNull this.Raw) then
+            size <- size + this.Raw.Length
+
         let span = transport.OutputSpan size
         let mutable p = Response.put statusLine span 0
 
@@ -117,6 +123,9 @@ type internal ResponseHead() =
 
         for i in 0 .. count - 1 do
             p <- Response.putHeader names[i] values[i] span p
+
+        if not (isNull this.Raw) then
+            p <- Response.put this.Raw span p
 
         p <- Response.put Response.crlf span p
         transport.Advance p

@@ -33,6 +33,10 @@ type internal Representation(path: string, length: int64, lastWriteTicks: int64,
     /// The whole file in memory, or null (then Handle).
     member _.Bytes = bytes
     member _.Handle = handle
+    /// The header lines of a 200 or 206 (type, validators, coding or ranges, caching, Vary)
+    /// and of a 304, encoded once (by FileEntry).
+    member val Head200: byte[] = null with get, set
+    member val Head304: byte[] = null with get, set
 
     /// Whether the file on disk is no longer this one (changed, replaced or gone).
     member _.IsStale() =
@@ -53,6 +57,37 @@ type internal EntryKind =
 [<Sealed; AllowNullLiteral>]
 type internal FileEntry
     (kind: EntryKind, path: string, identity: Representation, brotli: Representation, gzip: Representation, contentType: string, cacheControl: string) =
+    let varies = not (isNull brotli && isNull gzip)
+
+    /// "Name: value\r\n" lines (a null value: no line), checked as SetHeader checks them.
+    let encode (lines: (string * string) list) =
+        let text = Text.StringBuilder()
+
+        for name, value in lines do
+            if not (isNull value) then
+                Swoop.Response.checkHeader name value
+                text.Append(name).Append(": ").Append(value).Append("\r\n") |> ignore
+
+        Encoding.UTF8.GetBytes(text.ToString())
+
+    do
+        for r in [ identity; brotli; gzip ] do
+            if not (isNull r) then
+                let shared =
+                    [ "ETag", r.ETag
+                      "Last-Modified", r.LastModified
+                      "Cache-Control", cacheControl
+                      "Vary", (if varies then "Accept-Encoding" else null) ]
+
+                r.Head304 <- encode shared
+
+                r.Head200 <-
+                    encode (
+                        ("Content-Type", contentType)
+                        :: (if isNull r.Encoding then ("Accept-Ranges", "bytes") else ("Content-Encoding", r.Encoding))
+                        :: shared
+                    )
+
     member _.Kind = kind
     /// The file (for a folder: the folder) on disk.
     member _.Path = path
@@ -63,7 +98,7 @@ type internal FileEntry
     /// Null: no Cache-Control.
     member _.CacheControl = cacheControl
     /// Whether the representations differ by coding (then every answer has Vary).
-    member _.Varies = not (isNull brotli && isNull gzip)
+    member _.Varies = varies
     /// Bytes of its representations held in memory.
     member _.MemoryBytes =
         let size (r: Representation) = if isNull r || isNull r.Bytes then 0L else int64 r.Bytes.Length

@@ -207,26 +207,15 @@ module internal FileAnswer =
                 | Coding.Gzip -> entry.Gzip
                 | _ -> entry.Identity
 
-        if entry.Varies then ctx.SetHeader("Vary", "Accept-Encoding")
-        if not (isNull entry.CacheControl) then ctx.SetHeader("Cache-Control", entry.CacheControl)
-        ctx.SetHeader("ETag", rep.ETag)
-        ctx.SetHeader("Last-Modified", rep.LastModified)
-
         match Preconditions.evaluate ctx fields (ReadOnlySpan rep.ETagBytes) rep.LastModifiedSeconds with
         | Precondition.NotModified ->
             ctx.StatusCode <- 304
+            ctx.RawHeaders <- rep.Head304
             Results.handled
         | Precondition.Failed ->
             ctx.StatusCode <- 412
             Results.handled
         | _ ->
-            ctx.ContentType <- entry.ContentType
-
-            if isNull rep.Encoding then
-                ctx.SetHeader("Accept-Ranges", "bytes")
-            else
-                ctx.SetHeader("Content-Encoding", rep.Encoding)
-
             let range =
                 if fields.Range >= 0 && isNull rep.Encoding && ctx.Method = HttpMethod.Get
                    && Preconditions.rangeApplies ctx fields (ReadOnlySpan rep.ETagBytes) rep.LastModifiedSeconds then
@@ -237,14 +226,16 @@ module internal FileAnswer =
             match range.Kind with
             | RangeKind.Unsatisfiable ->
                 ctx.StatusCode <- 416
-                ctx.ContentType <- null
                 ctx.SetHeader("Content-Range", "bytes */" + rep.LengthText)
                 Results.handled
             | RangeKind.One ->
                 ctx.StatusCode <- 206
+                ctx.RawHeaders <- rep.Head200
                 ctx.SetHeader("Content-Range", "bytes " + string range.Start + "-" + string (range.Start + range.Length - 1L) + "/" + rep.LengthText)
                 send ctx rep range.Start range.Length
-            | _ -> send ctx rep 0L rep.Length
+            | _ ->
+                ctx.RawHeaders <- rep.Head200
+                send ctx rep 0L rep.Length
 
 [<RequireQualifiedAccess>]
 module Files =
