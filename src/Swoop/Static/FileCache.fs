@@ -13,7 +13,8 @@ open System.Threading
 open System.Threading.Tasks
 open Microsoft.Win32.SafeHandles
 
-/// One representation of a file: the file itself (Encoding null) or a precompressed sibling.
+/// One representation of a file: the file itself (Encoding null), a precompressed sibling, or
+/// a copy compressed in memory (path null: the file's own staleness check covers it).
 [<Sealed; AllowNullLiteral>]
 type internal Representation(path: string, length: int64, lastWriteTicks: int64, encoding: string, bytes: byte[], handle: SafeFileHandle) =
     let seconds = HttpDate.seconds (DateTime(lastWriteTicks, DateTimeKind.Utc))
@@ -23,6 +24,7 @@ type internal Representation(path: string, length: int64, lastWriteTicks: int64,
         + (if isNull encoding then "" else "-" + encoding) + "\""
 
     member _.Path = path
+    member _.LastWriteTicks = lastWriteTicks
     member _.Length = length
     member _.LengthText = string length
     member _.Encoding = encoding
@@ -40,11 +42,14 @@ type internal Representation(path: string, length: int64, lastWriteTicks: int64,
 
     /// Whether the file on disk is no longer this one (changed, replaced or gone).
     member _.IsStale() =
-        try
-            let info = FileInfo path
-            not info.Exists || info.Length <> length || info.LastWriteTimeUtc.Ticks <> lastWriteTicks
-        with _ ->
-            true
+        if isNull path then
+            false
+        else
+            try
+                let info = FileInfo path
+                not info.Exists || info.Length <> length || info.LastWriteTimeUtc.Ticks <> lastWriteTicks
+            with _ ->
+                true
 
     member _.Dispose() =
         if not (isNull handle) then handle.Dispose()
@@ -199,4 +204,32 @@ module internal FileFinder =
                     // The length the handle sees, for the Content-Length it will send.
                     let length = RandomAccess.GetLength handle
                     return Representation(path, length, ticks, encoding, null, handle)
+        }
+
+    let private compress (encoding: string) (bytes: byte[]) =
+        use out = new MemoryStream()
+
+        (use z: Stream =
+            if encoding = "br" then new Compression.BrotliStream(out, Compression.CompressionLevel.SmallestSize, true)
+            else new Compression.GZipStream(out, Compression.CompressionLevel.SmallestSize, true)
+
+         z.Write(bytes, 0, bytes.Length))
+
+        out.ToArray()
+
+    /// Brotli and gzip copies of a file held in memory, made once at the smallest size (on
+    /// the thread pool, not the event loop); each kept only when it saves an eighth or more
+    /// and the memory bound lets it.
+    let compressed (cache: FileCache) (identity: Representation) : Task<struct (Representation * Representation)> =
+        task {
+            let bytes = identity.Bytes
+            let! struct (br, gz) = Task.Run(fun () -> struct (compress "br" bytes, compress "gzip" bytes))
+
+            let keep (made: byte[]) (encoding: string) =
+                if made.Length <= bytes.Length - bytes.Length / 8 && cache.Reserve(int64 made.Length) then
+                    Representation(null, int64 made.Length, identity.LastWriteTicks, encoding, made, null)
+                else
+                    null
+
+            return struct (keep br "br", keep gz "gzip")
         }

@@ -14,6 +14,7 @@ type StaticFileOptions =
       AllowDotfiles: bool
       FollowSymlinks: bool
       Precompressed: bool
+      CompressSmallFiles: bool
       MemoryFileLimit: int
       MemoryLimit: int64
       MaxCachedFiles: int
@@ -29,6 +30,7 @@ module StaticFileOptions =
           AllowDotfiles = false
           FollowSymlinks = false
           Precompressed = true
+          CompressSmallFiles = true
           MemoryFileLimit = 16 * 1024
           MemoryLimit = 64L * 1024L * 1024L
           MaxCachedFiles = 4096
@@ -82,6 +84,8 @@ type internal StaticFiles(options: StaticFileOptions, root: string) =
         let relative = if Path.DirectorySeparatorChar = '/' then relative else relative.Replace('/', Path.DirectorySeparatorChar)
         Path.Join(fullRoot, relative)
 
+    let compressible = Array.ofList CompressionOptions.defaults.MimeTypes
+
     let inside (path: string) = options.FollowSymlinks || SafePath.inside fullRoot realRoot path
 
     /// A sibling's representation, if there is one and it may be served.
@@ -132,6 +136,13 @@ type internal StaticFiles(options: StaticFileOptions, root: string) =
                         else
                             let! brotli = sibling file ".br" "br"
                             let! gzip = sibling file ".gz" "gzip"
+
+                            let! struct (brotli, gzip) =
+                                if options.CompressSmallFiles && isNull brotli && isNull gzip && not (isNull identity.Bytes)
+                                   && identity.Length >= 256L && CompressionPolicy.Covers(compressible, contentType) then
+                                    FileFinder.compressed cache identity
+                                else
+                                    Task.FromResult(struct (brotli, gzip))
                             let entry = FileEntry(EntryKind.File, file, identity, brotli, gzip, contentType, cacheControlOf rest)
                             return struct (entry, 0)
         }

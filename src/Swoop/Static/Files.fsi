@@ -20,6 +20,10 @@ type StaticFileOptions =
         FollowSymlinks: bool
         /// Serve "name.br" / "name.gz" beside "name" to clients that accept br / gzip.
         Precompressed: bool
+        /// Compress a file kept in memory that has no siblings, once, to brotli and gzip (at
+        /// their smallest size), when its type is compressible (see CompressionOptions) and it
+        /// shrinks by an eighth or more; served as siblings would be.
+        CompressSmallFiles: bool
         /// Files up to this size (bytes) are kept in memory; larger ones go out with sendfile.
         MemoryFileLimit: int
         /// Bytes of file content kept in memory in all, per handler.
@@ -33,8 +37,9 @@ type StaticFileOptions =
 [<RequireQualifiedAccess>]
 module StaticFileOptions =
     /// index.html, no Cache-Control, the built-in types then application/octet-stream, no
-    /// dotfiles, no links leaving the root, precompressed siblings on, files up to 16 KiB in
-    /// memory within 64 MiB, 4096 files' metadata, checked again after 1 s.
+    /// dotfiles, no links leaving the root, precompressed siblings on, small files compressed
+    /// once, files up to 16 KiB in memory within 64 MiB, 4096 files' metadata, checked again
+    /// after 1 s.
     val defaults: StaticFileOptions
 
 /// Static files: a folder served under a URL prefix, as nginx or UseStaticFiles would.

@@ -199,6 +199,21 @@ let ``precompressed siblings are chosen by Accept-Encoding with q-values, with V
     Assert.Equal(304, (get "/static/app.js" [ "Accept-Encoding: br"; "If-None-Match: " + br.Value ]).Status)
 
 [<Fact>]
+let ``a small compressible file without siblings is compressed once and served like a sibling`` () =
+    let br = get "/static/notes.txt" [ "Accept-Encoding: br" ]
+    Assert.Equal(Some "br", br.Header "Content-Encoding")
+    Assert.Equal(Some "Accept-Encoding", br.Header "Vary")
+    Assert.True((notes = decompress "br" br.Body))
+    let gz = get "/static/notes.txt" [ "Accept-Encoding: gzip" ]
+    Assert.True((notes = decompress "gzip" gz.Body))
+    let plain = get "/static/notes.txt" []
+    Assert.True((notes = plain.Body))
+    Assert.NotEqual(br.Header "ETag", plain.Header "ETag")
+    let _, root = site.Value
+    use off = serveSite { StaticFileOptions.defaults with CompressSmallFiles = false } root
+    Assert.Equal(None, (getFile off "/static/notes.txt" [ "Accept-Encoding: br" ]).Header "Content-Encoding")
+
+[<Fact>]
 let ``a Range is served from the file itself, never from a compressed sibling`` () =
     let r = get "/static/app.js" [ "Accept-Encoding: br, gzip"; "Range: bytes=0-6" ]
     Assert.Equal(206, r.Status)

@@ -40,6 +40,8 @@ let decompress (coding: string) (bytes: byte[]) =
     z.CopyTo out
     out.ToArray()
 
+let notes = Encoding.UTF8.GetBytes(String.replicate 100 "Notes compress well when they repeat.\n")
+
 let appJs = Encoding.UTF8.GetBytes(String.replicate 200 "console.log('swoop');\n")
 
 /// A fresh tree: <base>/site (served) and <base>/outside/secret.txt (never to be served).
@@ -57,6 +59,7 @@ let makeSite () =
     write "mid.bin" (pattern (64 * 1024))
     write "big.bin" (pattern (3 * 1024 * 1024 + 17))
     write "app.js" appJs
+    write "notes.txt" notes
     write "app.js.br" (compress "br" appJs)
     write "app.js.gz" (compress "gzip" appJs)
     write "docs/index.html" (Encoding.UTF8.GetBytes "<h1>docs</h1>")
