@@ -152,7 +152,9 @@ type internal FileCache(maxEntries: int, memoryLimit: int64, revalidateMs: int64
 
                 if lookup.TryRemove(rest, &removed) then
                     Interlocked.Add(&memoryUsed, -removed.MemoryBytes) |> ignore
-                    removed.Dispose()
+                    // A request that found it a moment ago may not hold its handle yet (a send
+                    // holds it once started): closed a little later, not now.
+                    Task.Delay(10_000).ContinueWith(fun (_: Task) -> removed.Dispose()) |> ignore
 
                 null
         else
@@ -179,6 +181,8 @@ type internal FileCache(maxEntries: int, memoryLimit: int64, revalidateMs: int64
             | _ -> entries.TryAdd(key, entry)
 
     member _.Count = entries.Count
+    /// Whether another entry would be kept.
+    member _.HasRoom = entries.Count < maxEntries
     member _.MemoryUsed = Volatile.Read(&memoryUsed)
 
 /// Finding a file's representations on disk.

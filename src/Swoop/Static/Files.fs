@@ -138,7 +138,7 @@ type internal StaticFiles(options: StaticFileOptions, root: string) =
                             let! gzip = sibling file ".gz" "gzip"
 
                             let! struct (brotli, gzip) =
-                                if options.CompressSmallFiles && isNull brotli && isNull gzip && not (isNull identity.Bytes)
+                                if options.CompressSmallFiles && cache.HasRoom && isNull brotli && isNull gzip && not (isNull identity.Bytes)
                                    && identity.Length >= 256L && CompressionPolicy.Covers(compressible, contentType) then
                                     FileFinder.compressed cache identity
                                 else
@@ -151,6 +151,7 @@ type internal StaticFiles(options: StaticFileOptions, root: string) =
 module internal FileAnswer =
     /// 301 to the same URL with a trailing slash (the query kept).
     let redirect (ctx: HttpContext) : Task<bool> =
+        ctx.Encoder <- null
         let target = ctx.Target
         // An absolute-form target ("http://host/a"): its path.
         let start =
@@ -206,6 +207,8 @@ module internal FileAnswer =
 
     /// The answer for a file entry: representation, validators, preconditions, range, body.
     let file (ctx: HttpContext) (entry: FileEntry) : Task<bool> =
+        // Never compressed per request (Compression.compress around it): siblings instead.
+        ctx.Encoder <- null
         let fields = Preconditions.read ctx
 
         let rep =
@@ -282,8 +285,6 @@ module Files =
 
         fun _ ctx ->
             let state = RequestState.Of ctx
-            // Never compressed on the fly: precompressed siblings instead.
-            ctx.Encoder <- null
 
             if not state.PathValid then
                 refuse ctx 400

@@ -163,11 +163,15 @@ let ``a streamed response is compressed flush by flush`` () =
 [<Fact>]
 let ``static files are not compressed on the fly`` () =
     let _, root = makeSite ()
-    let site = Compression.compress CompressionOptions.defaults (Files.serve StaticFileOptions.defaults "/static" root)
+    let site =
+        Compression.compress CompressionOptions.defaults (choose [ Files.serve StaticFileOptions.defaults "" root; route "/zz/page" >=> htmlString page ])
+
     use server = serve testOptions (Web.handler WebOptions.defaults site)
-    let r = getFile server "/static/docs/page.html" [ "Accept-Encoding: gzip" ]
+    let r = getFile server "/docs/page.html" [ "Accept-Encoding: gzip" ]
     Assert.Equal(None, r.Header "Content-Encoding")
     Assert.Equal("<p>page</p>", r.Text)
-    let js = getFile server "/static/app.js" [ "Accept-Encoding: gzip" ]
+    let js = getFile server "/app.js" [ "Accept-Encoding: gzip" ]
     Assert.Equal(Some "gzip", js.Header "Content-Encoding")
     Assert.True((appJs = decompress "gzip" js.Body))
+    // A request the files do not answer is still compressed by the next handler.
+    Assert.Equal(Some "gzip", (getFile server "/zz/page" [ "Accept-Encoding: gzip" ]).Header "Content-Encoding")
