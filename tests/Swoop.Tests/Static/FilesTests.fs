@@ -236,6 +236,52 @@ let ``a file changed on disk is noticed after the revalidation interval`` () =
     Assert.Equal(404, (getFile changing "/static/hello.txt" []).Status)
 
 [<Fact>]
+let ``a file deleted or truncated while being sent ends that response only`` () =
+    let _, root = makeSite ()
+    let path = Path.Combine(root, "large.bin")
+    let bytes = pattern (8 * 1024 * 1024)
+    File.WriteAllBytes(path, bytes)
+    use files = serveSite { StaticFileOptions.defaults with Revalidate = TimeSpan.FromMilliseconds 100.0 } root
+
+    let startSlowRead () =
+        let s = new Net.Sockets.Socket(Net.Sockets.AddressFamily.InterNetwork, Net.Sockets.SocketType.Stream, Net.Sockets.ProtocolType.Tcp)
+        s.ReceiveBufferSize <- 8192
+        s.Connect("127.0.0.1", files.Port)
+        s.Send(ascii "GET /static/large.bin HTTP/1.1\r\nHost: a\r\n\r\n") |> ignore
+        s.ReceiveTimeout <- 10000
+        let buffer = Array.zeroCreate<byte> 65536
+        s.Receive buffer |> ignore
+        s, buffer
+
+    let drain (s: Net.Sockets.Socket) (buffer: byte[]) =
+        let mutable total = 0L
+        let mutable go = true
+
+        while go do
+            let n = try s.Receive buffer with :? Net.Sockets.SocketException -> 0
+            if n = 0 then go <- false else total <- total + int64 n
+
+        total
+
+    // Truncated under the send: the connection closes short of the length.
+    let s1, b1 = startSlowRead ()
+    Thread.Sleep 200
+    using (new FileStream(path, FileMode.Open, FileAccess.Write, FileShare.ReadWrite)) (fun f -> f.SetLength 4096L)
+    Assert.True(drain s1 b1 < int64 bytes.Length)
+    s1.Dispose()
+    // Deleted under the send: the open file's bytes still go (Linux keeps them until closed),
+    // or the connection closes; either way the server goes on and then answers 404.
+    File.WriteAllBytes(path, bytes)
+    Thread.Sleep 200
+    let s2, b2 = startSlowRead ()
+    File.Delete path
+    drain s2 b2 |> ignore
+    s2.Dispose()
+    Thread.Sleep 200
+    Assert.Equal(404, (getFile files "/static/large.bin" []).Status)
+    Assert.Equal("Hello, static", (getFile files "/static/hello.txt" []).Text)
+
+[<Fact>]
 let ``a link inside the root is served, a link leaving it is refused unless allowed`` () =
     Assert.Equal("Hello, static", (get "/static/link-in.txt" []).Text)
     Assert.Equal(404, (get "/static/link-out" []).Status)
