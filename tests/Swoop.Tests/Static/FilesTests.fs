@@ -247,7 +247,7 @@ let ``a file deleted or truncated while being sent ends that response only`` () 
         let s = new Net.Sockets.Socket(Net.Sockets.AddressFamily.InterNetwork, Net.Sockets.SocketType.Stream, Net.Sockets.ProtocolType.Tcp)
         s.ReceiveBufferSize <- 8192
         s.Connect("127.0.0.1", files.Port)
-        s.Send(ascii "GET /static/large.bin HTTP/1.1\r\nHost: a\r\n\r\n") |> ignore
+        s.Send(ascii "GET /static/large.bin HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n") |> ignore
         s.ReceiveTimeout <- 10000
         let buffer = Array.zeroCreate<byte> 65536
         s.Receive buffer |> ignore
