@@ -97,6 +97,26 @@ let ``a part of a file is sent from its offset`` () =
         File.Delete path
 
 [<Fact>]
+let ``an empty file's head is not held back waiting for bytes`` () =
+    let path, _ = makeFile 0
+
+    try
+        use server = serve testOptions (fileHandler path 0L None)
+        use s = connect server
+        let sw = Stopwatch.StartNew()
+
+        for _ in 1..5 do
+            s.Send(ascii "GET /f HTTP/1.1\r\nHost: a\r\n\r\n") |> ignore
+            let head, body = readResponse s
+            Assert.Contains("Content-Length: 0", head)
+            Assert.Empty body
+
+        // Held back (MSG_MORE) each would wait for the kernel's 200 ms cork timer.
+        Assert.True(sw.ElapsedMilliseconds < 500L, sprintf "%d ms" sw.ElapsedMilliseconds)
+    finally
+        File.Delete path
+
+[<Fact>]
 let ``HEAD gets the head with the file's length and no body`` () =
     let path, _ = makeFile 300_000
 

@@ -71,14 +71,15 @@ module internal FileSend =
         d.AttemptSendFile(file, &at, min count step, generation)
 
     /// Sends what waits in the output (the head), held back with MSG_MORE so that it leaves
-    /// with the first file bytes; what cannot go at once is flushed the usual way.
-    let private flushHead (transport: Transport) : ValueTask =
+    /// with the first file bytes (when some follow); what cannot go at once is flushed the
+    /// usual way.
+    let private flushHead (transport: Transport) (more: bool) : ValueTask =
         let output = transport.Output
         let d = transport.Descriptor
 
         try
             d.SetNoDelay() // the file's last partial segment must not wait for an ACK (Nagle)
-            let mutable go = d.Evented
+            let mutable go = d.Evented && more
 
             while go && not output.IsEmpty do
                 let chunk = output.Next Transport.SendStep
@@ -147,7 +148,7 @@ module internal FileSend =
     /// `offset`. A file shorter than that raises IOException (the response cannot be
     /// finished: the connection must close); a client that leaves, ClientDisconnectedException.
     let send (transport: Transport) (file: SafeFileHandle) (offset: int64) (count: int64) : ValueTask =
-        let head = flushHead transport
+        let head = flushHead transport (count > 0L)
         let d = transport.Descriptor
 
         if not head.IsCompletedSuccessfully then
