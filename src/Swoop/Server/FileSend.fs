@@ -14,12 +14,17 @@ open System.Threading.Tasks
 open System.Threading.Tasks.Sources
 open Microsoft.Win32.SafeHandles
 
-/// A wait for room to send, on an event loop: armed before each wait, completed by the loop
-/// (Ready) or by a close (Aborted, failed on the thread pool, never on the closing thread).
+/// An asynchronous file send's state: how much went (a field: a mutable local living across
+/// an await would be a heap cell), and a wait for room to send on an event loop, armed before
+/// each wait, completed by the loop (Ready) or by a close (Aborted, failed on the thread
+/// pool, never on the closing thread).
 [<Sealed>]
 type internal FileSendWait() =
     let mutable core = ManualResetValueTaskSourceCore<bool>()
     let mutable completed = 0
+
+    /// File bytes sent so far.
+    member val Sent = 0L with get, set
 
     /// Resets for the next wait; the ValueTask it completes.
     member this.Arm() : ValueTask<bool> =
@@ -93,18 +98,18 @@ module internal FileSend =
     /// The buffered way: read a step into the output, send it, again.
     let private copyAsync (transport: Transport) (file: SafeFileHandle) (offset: int64) (count: int64) (already: int64) : Task =
         task {
-            let mutable sent = already
+            let state = FileSendWait(Sent = already)
 
-            while sent < count do
-                let want = int (min (count - sent) (int64 copyStep))
+            while state.Sent < count do
+                let want = int (min (count - state.Sent) (int64 copyStep))
                 let memory = transport.Output.GetMemory want
-                let! n = RandomAccess.ReadAsync(file, memory.Slice(0, want), offset + sent)
+                let! n = RandomAccess.ReadAsync(file, memory.Slice(0, want), offset + state.Sent)
 
                 if n <= 0 then
-                    raise (fileEnded sent count)
+                    raise (fileEnded state.Sent count)
 
                 transport.Output.Advance n
-                sent <- sent + int64 n
+                state.Sent <- state.Sent + int64 n
                 do! transport.FlushAsync()
         }
 
@@ -113,22 +118,21 @@ module internal FileSend =
         task {
             let d = transport.Descriptor
             let generation = d.Generation
-            let wait = FileSendWait()
-            let mutable sent = already
+            let wait = FileSendWait(Sent = already)
             transport.SentBytes <- 0L
             transport.SendWaitMs <- 0L
 
             try
                 try
-                    while sent < count do
+                    while wait.Sent < count do
                         transport.SendDeadline <- Heartbeat.NowMs + transport.SendTimeoutMs
-                        let n = attempt d file (offset + sent) (count - sent) generation
+                        let n = attempt d file (offset + wait.Sent) (count - wait.Sent) generation
 
                         if n > 0L then
-                            sent <- sent + n
+                            wait.Sent <- wait.Sent + n
                             transport.SentBytes <- transport.SentBytes + n
                         elif n = 0L then
-                            raise (fileEnded sent count)
+                            raise (fileEnded wait.Sent count)
                         elif n = -1L then
                             let ready = wait.Arm()
 

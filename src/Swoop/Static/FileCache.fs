@@ -154,7 +154,8 @@ type internal FileCache(maxEntries: int, memoryLimit: int64, revalidateMs: int64
                     Interlocked.Add(&memoryUsed, -removed.MemoryBytes) |> ignore
                     // A request that found it a moment ago may not hold its handle yet (a send
                     // holds it once started): closed a little later, not now.
-                    Task.Delay(10_000).ContinueWith(fun (_: Task) -> removed.Dispose()) |> ignore
+                    let late = removed
+                    Task.Delay(10_000).ContinueWith(fun (_: Task) -> late.Dispose()) |> ignore
 
                 null
         else
