@@ -110,13 +110,13 @@ type internal CompressionPolicy(minimumSize: int, level: CompressionLevel, brotl
     member _.Eligible(ctx: HttpContext) =
         let status = ctx.StatusCode
         status >= 200 && status <> 204 && status <> 206 && status <> 304
+        && CompressionPolicy.Covers(types, ctx.ContentType)
         && ctx.ResponseLength < 0L
         && isNull (ctx.ResponseHeader "Content-Encoding")
         && isNull (ctx.ResponseHeader "Content-Range")
         && (match ctx.ResponseHeader "Cache-Control" with
             | null -> true
             | c -> not (c.Contains("no-transform", StringComparison.OrdinalIgnoreCase)))
-        && CompressionPolicy.Covers(types, ctx.ContentType)
 
     override this.Encode(ctx: HttpContext, body: BufferChain, final: bool) =
         ctx.Encoder <- null

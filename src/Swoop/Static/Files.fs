@@ -88,12 +88,19 @@ type internal StaticFiles(options: StaticFileOptions, root: string) =
 
     let inside (path: string) = options.FollowSymlinks || SafePath.inside fullRoot realRoot path
 
-    /// A sibling's representation, if there is one and it may be served.
+    /// A sibling's representation, if there is one and it may be served (one that cannot be
+    /// read is as if absent).
     let sibling (file: string) (extension: string) (encoding: string) : Task<Representation> =
         let path = file + extension
 
         if options.Precompressed && File.Exists path && inside path then
-            FileFinder.load cache path encoding options.MemoryFileLimit
+            task {
+                try
+                    return! FileFinder.load cache path encoding options.MemoryFileLimit
+                with
+                | :? IOException
+                | :? UnauthorizedAccessException -> return null
+            }
         else
             Task.FromResult null
 
@@ -104,7 +111,20 @@ type internal StaticFiles(options: StaticFileOptions, root: string) =
 
     /// Finds what a checked rest of the path names: an entry, or null with 0 (nothing
     /// there: the next handler may try) or 404 (there, but refused).
-    member _.Build(rest: string) : Task<struct (FileEntry * int)> =
+    /// Build, where a file gone meanwhile is nothing there, and one that cannot be read
+    /// (permissions, a folder where a file was) is refused.
+    member this.Find(rest: string) : Task<struct (FileEntry * int)> =
+        task {
+            try
+                return! this.Build rest
+            with
+            | :? FileNotFoundException
+            | :? DirectoryNotFoundException -> return nothing 0
+            | :? IOException
+            | :? UnauthorizedAccessException -> return nothing 404
+        }
+
+    member private _.Build(rest: string) : Task<struct (FileEntry * int)> =
         task {
             let path = diskPath rest
 
@@ -263,7 +283,9 @@ module Files =
 
         let miss (ctx: HttpContext) (key: string) : Task<bool> =
             task {
-                let! struct (entry, status) = files.Build key
+                // On the thread pool: opening a file may wait (a slow disk, a network file
+                // system), and the event loop must not. Once per file, not per request.
+                let! struct (entry, status) = Task.Run<struct (FileEntry * int)>(fun () -> files.Find key)
 
                 if isNull entry then
                     if status = 0 then return false else return! refuse ctx status
