@@ -61,7 +61,7 @@ let readResponse (s: Socket) =
     head, body.ToArray()
 
 let private sendsWholeFile (options: ServerOptions) =
-    let path, bytes = makeFile (5 * 1024 * 1024 + 123)
+    let path, bytes = makeFile (20 * 1024 * 1024 + 123)
 
     try
         use server = serve options (fileHandler path 0L None)

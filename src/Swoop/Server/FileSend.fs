@@ -25,6 +25,8 @@ type internal FileSendWait() =
 
     /// File bytes sent so far.
     member val Sent = 0L with get, set
+    /// Bytes sent since the socket last made the send wait (see FileSend's burst).
+    member val Burst = 0L with get, set
 
     /// Resets for the next wait; the ValueTask it completes.
     member this.Arm() : ValueTask<bool> =
@@ -53,6 +55,12 @@ type internal FileSendWait() =
 module internal FileSend =
     /// The most one sendfile call moves: a fast reader cannot hold the loop for a whole file.
     let private step = 1L <<< 20
+
+    /// The most one connection sends in a row on an event loop's thread: past it, the rest
+    /// goes on from the thread pool (until the socket is full again), so that a fast reader
+    /// of a large file does not hold back the loop's other connections (nginx's
+    /// sendfile_max_chunk, in spirit).
+    let private burst = 8L <<< 20
 
     /// A copy step of the buffered way.
     let private copyStep = 65536
@@ -118,22 +126,28 @@ module internal FileSend =
         task {
             let d = transport.Descriptor
             let generation = d.Generation
-            let wait = FileSendWait(Sent = already)
+            let wait = FileSendWait(Sent = already, Burst = already)
             transport.SentBytes <- 0L
             transport.SendWaitMs <- 0L
 
             try
                 try
                     while wait.Sent < count do
+                        if wait.Burst >= burst then
+                            wait.Burst <- 0L
+                            do! Task.Yield()
+
                         transport.SendDeadline <- Heartbeat.NowMs + transport.SendTimeoutMs
                         let n = attempt d file (offset + wait.Sent) (count - wait.Sent) generation
 
                         if n > 0L then
                             wait.Sent <- wait.Sent + n
+                            wait.Burst <- wait.Burst + n
                             transport.SentBytes <- transport.SentBytes + n
                         elif n = 0L then
                             raise (fileEnded wait.Sent count)
                         elif n = -1L then
+                            wait.Burst <- 0L
                             let ready = wait.Arm()
 
                             if d.Wait(true, wait, generation) then
@@ -174,7 +188,7 @@ module internal FileSend =
         else
             // The usual case: the socket takes it all without waiting (no task, no allocation).
             let mutable sent = 0L
-            let mutable outcome = 0 // 0 going, 1 done, 2 wait, 3 the buffered way
+            let mutable outcome = 0 // 0 going, 1 done, 2 the rest asynchronously, 3 the buffered way
             let mutable failure: exn = null
 
             try
@@ -186,6 +200,7 @@ module internal FileSend =
                     if n > 0L then
                         sent <- sent + n
                         if sent >= count then outcome <- 1
+                        elif sent >= burst then outcome <- 2 // the rest from the thread pool
                     elif n = 0L then
                         failure <- fileEnded sent count
                         outcome <- 1
