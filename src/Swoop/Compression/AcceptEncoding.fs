@@ -32,7 +32,7 @@ module internal AcceptEncoding =
 
             if ok && q <= 1000 then q else -1
 
-    let private trim (s: ReadOnlySpan<byte>) = s.Trim(" \t"B)
+    let private trim (s: ReadOnlySpan<byte>) = s.Trim(RequestHeaders.whitespace)
 
     let private isToken (s: ReadOnlySpan<byte>) (token: string) = RequestHeaders.nameIs s token
 

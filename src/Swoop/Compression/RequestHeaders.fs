@@ -7,6 +7,12 @@ open System
 open Swoop
 
 module internal RequestHeaders =
+    /// Optional whitespace (SP, HTAB), to trim with: made once ("..."B makes an array per use).
+    let whitespace: byte[] = " \t"B
+
+    /// Whitespace and commas: what separates the elements of a list.
+    let listSpace: byte[] = " \t,"B
+
     /// Whether `bytes` spell `name` (ASCII), ignoring case.
     let nameIs (bytes: ReadOnlySpan<byte>) (name: string) =
         if bytes.Length <> name.Length then

@@ -19,7 +19,7 @@ module internal HttpDate =
     let parse (value: ReadOnlySpan<byte>) : int64 =
         let mutable date = DateTimeOffset()
         let mutable used = 0
-        let trimmed = value.Trim(" \t"B)
+        let trimmed = value.Trim(RequestHeaders.whitespace)
 
         if Utf8Parser.TryParse(trimmed, &date, &used, 'R') && used = trimmed.Length then
             date.ToUnixTimeSeconds()

@@ -65,7 +65,7 @@ module internal Preconditions =
         let mutable go = true
 
         while go && not found do
-            rest <- rest.TrimStart(" \t,"B)
+            rest <- rest.TrimStart(RequestHeaders.listSpace)
 
             if rest.IsEmpty then
                 go <- false
@@ -119,7 +119,7 @@ module internal Preconditions =
         if fields.IfRange < 0 then
             true
         else
-            let value = ctx.HeaderValueBytes(fields.IfRange).Trim(" \t"B)
+            let value = ctx.HeaderValueBytes(fields.IfRange).Trim(RequestHeaders.whitespace)
 
             // An entity tag ("..." or W/"..."); a date may start with 'W' too (Wed).
             if value.Length > 1 && (value[0] = byte '"' || (value[0] = byte 'W' && value[1] = byte '/')) then

@@ -36,12 +36,12 @@ module internal Ranges =
             if ok then n else -1L
 
     let parse (header: ReadOnlySpan<byte>) (size: int64) : ByteRange =
-        let value = header.Trim(" \t"B)
+        let value = header.Trim(RequestHeaders.whitespace)
 
         if value.Length < 7 || not (RequestHeaders.nameIs (value.Slice(0, 6)) "bytes=") then
             whole
         else
-            let set = value.Slice(6).Trim(" \t"B)
+            let set = value.Slice(6).Trim(RequestHeaders.whitespace)
 
             // Several ranges (or an empty element, which is malformed): the whole file.
             if set.IndexOf(byte ',') >= 0 then
@@ -59,8 +59,8 @@ module internal Ranges =
                     elif n = 0L || size = 0L then unsatisfiable
                     else { Kind = RangeKind.One; Start = max 0L (size - n); Length = min n size }
                 else
-                    let first = number (set.Slice(0, dash).TrimEnd(" \t"B))
-                    let lastText = set.Slice(dash + 1).TrimStart(" \t"B)
+                    let first = number (set.Slice(0, dash).TrimEnd(RequestHeaders.whitespace))
+                    let lastText = set.Slice(dash + 1).TrimStart(RequestHeaders.whitespace)
                     let last = if lastText.IsEmpty then Int64.MaxValue else number lastText
 
                     if first < 0L || last < 0L || last < first then whole
