@@ -196,3 +196,23 @@ let ``a client that stops reading a file is cut by the minimum data rate`` () =
         finally
             File.Delete path
     }
+
+[<Fact>]
+let ``a client that resets in the middle of a file leaves the server serving`` () =
+    let path, bytes = makeFile (32 * 1024 * 1024)
+
+    try
+        use server = serve testOptions (fileHandler path 0L None)
+        let s = connect server
+        s.Send(ascii "GET /f HTTP/1.1\r\nHost: a\r\n\r\n") |> ignore
+        s.ReceiveTimeout <- 10000
+        s.Receive(Array.zeroCreate<byte> 65536) |> ignore
+        s.LingerState <- LingerOption(true, 0)
+        s.Close() // a reset, with the server mid-send
+        Threading.Thread.Sleep 100
+        use again = connect server
+        again.Send(ascii "GET /f HTTP/1.1\r\nHost: a\r\n\r\n") |> ignore
+        let _, body = readResponse again
+        Assert.True((bytes = body))
+    finally
+        File.Delete path
