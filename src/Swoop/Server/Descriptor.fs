@@ -66,6 +66,7 @@ type internal Descriptor() =
 
     member private d.Reset() =
         generation <- generation + 1
+        d.FileNoDelay <- false
         closed <- false
         shutSend <- false
         evented <- false
@@ -368,6 +369,9 @@ type internal Descriptor() =
 
     /// A wait for bytes ended: the next receive tries at once.
     member _.MarkReadable() = mayHaveData <- true
+
+    /// TCP_NODELAY was set for a file send on this socket (FileSend sets it once).
+    member val FileNoDelay = false with get, set
 
     /// One sendfile(2) attempt on an evented descriptor, for the socket of generation
     /// `expected`: `count` bytes at most of `file` from `offset` (advanced by what went). The

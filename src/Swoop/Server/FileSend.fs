@@ -91,7 +91,11 @@ module internal FileSend =
         let d = transport.Descriptor
 
         try
-            d.SetNoDelay() // the file's last partial segment must not wait for an ACK (Nagle)
+            // The file's last partial segment must not wait for an ACK (Nagle); once a socket.
+            if not d.FileNoDelay then
+                d.SetNoDelay()
+                d.FileNoDelay <- true
+
             let mutable go = d.Evented && more
 
             while go && not output.IsEmpty do
