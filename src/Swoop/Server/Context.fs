@@ -7,6 +7,7 @@ open System.Net
 open System.Text
 open System.Threading
 open System.Threading.Tasks
+open Microsoft.Win32.SafeHandles
 open Swoop.Ascii
 
 [<Sealed; AllowNullLiteral>]
@@ -347,11 +348,13 @@ type HttpContext
 
     member this.BodyWriter = this :> IBufferWriter<byte>
 
-    member _.FlushAsync() : ValueTask =
+    member this.FlushAsync() : ValueTask =
         throwIfAborted ()
 
         if transport.Sending then
             invalidOp "FlushAsync was called while the previous flush was still sending: await each FlushAsync before the next"
+
+        if not (isNull this.Encoder) then this.Encoder.Encode(this, body, false)
 
         if not started then startStreaming () else moveBodyToOutput ()
         transport.FlushAsync()
@@ -426,6 +429,7 @@ type HttpContext
 
     /// Resets the response and the body reader for the request just parsed.
     member internal this.Begin() =
+        this.Encoder <- null
         response.Clear()
         response.CloseRequested <- false
         started <- false
@@ -476,7 +480,8 @@ type HttpContext
 
     /// Writes the rest of the response into the output buffer; returns whether the
     /// connection stays open.
-    member internal _.Complete(keepAliveAllowed: bool) =
+    member internal this.Complete(keepAliveAllowed: bool) =
+        if not (isNull this.Encoder) then this.Encoder.Encode(this, body, true)
         let keepAlive = keepAliveNow keepAliveAllowed
 
         if not started then
@@ -505,5 +510,50 @@ type HttpContext
 
         if not (isNull reader.Decoder) then
             reader.Decoder.Release()
+
+    // ---- files and body encodings (additions: FileSend.fs, Static/, Compression/) ----
+
+    member this.SendFileAsync(file: SafeFileHandle, offset: int64, count: int64) : ValueTask =
+        notStarted "SendFileAsync"
+
+        if isNull file then nullArg "file"
+        if offset < 0L || count < 0L then invalidArg "count" "offset and count must not be negative"
+
+        if body.Length > 0L then
+            invalidOp "SendFileAsync sends the whole body: nothing may be written before it"
+
+        this.Encoder <- null
+        response.ExplicitLength <- count
+        started <- true
+        reader.SuppressContinue()
+        writeHead count (keepAliveNow true)
+
+        if sendsBody () then
+            streamed <- count
+            FileSend.send transport file offset count
+        else
+            ValueTask.CompletedTask
+
+    /// What encodes the body on its way out (compression), or null; reset for each request.
+    member val internal Encoder: BodyEncoder = null with get, set
+
+    /// The Content-Length the handler set (-1: none).
+    member internal _.ResponseLength = response.ExplicitLength
+
+    /// The response field of that name the handler set (not Content-Type or Content-Length), or null.
+    member internal _.ResponseHeader(name: string) : string = response.Find name
+
+    /// Header lines encoded once ("Name: value\r\n" each, checked by whoever made them),
+    /// sent after the others: a static file's prepared headers.
+    member internal _.RawHeaders
+        with set (lines: byte[]) =
+            notStarted "headers cannot be set"
+            response.Raw <- lines
+
+/// Rewrites the body on its way out, e.g. compresses it: called with what the handler wrote
+/// since the last call, before each flush (`final` false) and when the response ends (true),
+/// before the head is written the first time.
+and [<AbstractClass; AllowNullLiteral>] internal BodyEncoder() =
+    abstract Encode: ctx: HttpContext * body: BufferChain * final: bool -> unit
 
 type RequestHandler = HttpContext -> ValueTask

@@ -5,6 +5,7 @@ open System.Buffers
 open System.IO
 open System.Net
 open System.Threading.Tasks
+open Microsoft.Win32.SafeHandles
 
 /// What a handler sees: the request being served and the response being built.
 ///
@@ -186,6 +187,27 @@ type HttpContext =
     member internal IsAborted: bool
     member internal IsCut: bool
     member internal PeerClosed: reset: bool -> unit
+
+    // ---- files and body encodings ----
+
+    /// Sends the response head with Content-Length: `count`, then `count` bytes of `file` from
+    /// `offset`: with sendfile(2) on Swoop's event loops (from the page cache to the socket,
+    /// never read into memory), a buffered asynchronous copy elsewhere. The response is then
+    /// complete: nothing more may be written. A HEAD request gets the head only. A file that
+    /// ends early (it changed meanwhile) raises IOException and the connection closes; the
+    /// send deadline and minimum data rate apply as to any response.
+    /// Example: `ctx.ContentType <- "video/mp4"; ctx.SendFileAsync(handle, 0L, length)`.
+    member SendFileAsync: file: SafeFileHandle * offset: int64 * count: int64 -> ValueTask
+
+    member internal Encoder: BodyEncoder with get, set
+    member internal ResponseLength: int64
+    member internal ResponseHeader: name: string -> string
+    member internal RawHeaders: byte[] with set
+
+/// Rewrites the body on its way out (compression): see Context.fs.
+and [<AbstractClass; AllowNullLiteral>] internal BodyEncoder =
+    new: unit -> BodyEncoder
+    abstract Encode: ctx: HttpContext * body: BufferChain * final: bool -> unit
 
 /// A request handler: reads the request from the context and writes the response. Return
 /// a completed ValueTask (`ValueTask.CompletedTask`) when the work is synchronous: that path

@@ -75,6 +75,7 @@ type internal Descriptor() =
 
     member private d.Reset() =
         generation <- generation + 1
+        d.FileNoDelay <- false
         closed <- false
         shutSend <- false
         evented <- false
@@ -401,6 +402,40 @@ type internal Descriptor() =
 
     /// A wait for bytes ended: the next receive tries at once.
     member _.MarkReadable() = mayHaveData <- true
+
+    /// TCP_NODELAY was set for a file send on this socket (FileSend sets it once).
+    member val FileNoDelay = false with get, set
+
+    /// One sendfile(2) attempt on an evented descriptor, for the socket of generation
+    /// `expected`: `count` bytes at most of `file` from `offset` (advanced by what went). The
+    /// count sent (0: the file ends at `offset`), -1 when the socket is full (then call Wait
+    /// to send), or -2 - errno for a failure of the file; the socket's failures raise, as
+    /// the runtime reports them.
+    member d.AttemptSendFile(file: SafeHandle, offset: byref<int64>, count: int64, expected: int) : int64 =
+        if generation <> expected then
+            raise (closedError ())
+
+        let prior = Readiness.clear &d.WriteState
+
+        if obj.ReferenceEquals(prior, Readiness.Closed) || generation <> expected then
+            raise (closedError ())
+
+        let handle = d.Acquire()
+        let mutable fileAdded = false
+
+        try
+            file.DangerousAddRef(&fileAdded)
+            let n = Direct.sendFile (handle.DangerousGetHandle()) (file.DangerousGetHandle()) &offset count
+
+            if n <= -2L then
+                match Direct.failure (int (-2L - n)) with
+                | ValueSome error -> raise (SocketException(int error))
+                | ValueNone -> n
+            else
+                n
+        finally
+            if fileAdded then file.DangerousRelease()
+            handle.DangerousRelease()
 
     override d.Signal(events: uint32) =
         // Before the readiness it comes with: whoever sees that sees this.

@@ -112,3 +112,24 @@ module internal Direct =
         // struct pollfd { int fd; short events; short revents; }: POLLIN is 1.
         let mutable pollfd = (int64 (int fd) &&& 0xFFFFFFFFL) ||| (1L <<< 32)
         poll (&pollfd, 1un, -1) |> ignore
+
+    [<DllImport("libc", SetLastError = true)>]
+    extern nativeint sendfile(int outFd, int inFd, int64& offset, unativeint count)
+
+    /// One sendfile(2) from `file` at `offset` (advanced by what went) to the socket `fd`,
+    /// retried when interrupted: the count, -1 when the socket is full (EAGAIN), or -2 - errno.
+    let sendFile (fd: nativeint) (file: nativeint) (offset: byref<int64>) (count: int64) : int64 =
+        let mutable result = -3L
+
+        while result = -3L do
+            let n = sendfile (int fd, int file, &offset, unativeint count)
+
+            if n >= 0n then
+                result <- int64 n
+            else
+                match Marshal.GetLastPInvokeError() with
+                | 11 -> result <- -1L
+                | 4 -> ()
+                | errno -> result <- -2L - int64 errno
+
+        result

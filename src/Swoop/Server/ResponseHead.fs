@@ -19,6 +19,8 @@ type internal ResponseHead() =
     member val UserDate = false with get, set
     /// The handler asked for the connection to close after this response.
     member val CloseRequested = false with get, set
+    /// Header lines already encoded ("Name: value\r\n" each), written after the others; null: none.
+    member val Raw: byte[] = null with get, set
 
     /// Back to a 200 with no fields (CloseRequested stays: a failed handler's request to close
     /// still holds for the error answer).
@@ -28,6 +30,7 @@ type internal ResponseHead() =
         this.ContentType <- null
         this.ExplicitLength <- -1L
         this.UserDate <- false
+        this.Raw <- null
 
     /// Adds a field. Content-Length, Content-Type and Connection are kept apart (the server
     /// writes them); Transfer-Encoding is the server's choice and ignored.
@@ -71,6 +74,17 @@ type internal ResponseHead() =
         count <- w
         this.Add(name, value)
 
+    /// The value of the first field of that name (not Content-Type or Content-Length), or null.
+    member _.Find(name: string) : string =
+        let mutable found: string = null
+        let mutable i = 0
+
+        while isNull found && i < count do
+            if String.Equals(names[i], name, StringComparison.OrdinalIgnoreCase) then found <- values[i]
+            i <- i + 1
+
+        found
+
     /// Writes the head into the output; `length`: >= 0 Content-Length, -1 none, -2 chunked.
     member this.Write(transport: Transport, length: int64, keepAlive: bool, version: HttpVersion) =
         let statusLine = Response.statusLine this.Status
@@ -82,6 +96,9 @@ type internal ResponseHead() =
 
         for i in 0 .. count - 1 do
             size <- size + Response.headerSize names[i] values[i]
+
+        if not (isNull this.Raw) then
+            size <- size + this.Raw.Length
 
         let span = transport.OutputSpan size
         let mutable p = Response.put statusLine span 0
@@ -106,6 +123,9 @@ type internal ResponseHead() =
 
         for i in 0 .. count - 1 do
             p <- Response.putHeader names[i] values[i] span p
+
+        if not (isNull this.Raw) then
+            p <- Response.put this.Raw span p
 
         p <- Response.put Response.crlf span p
         transport.Advance p

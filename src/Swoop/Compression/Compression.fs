@@ -1,0 +1,46 @@
+namespace Swoop.Web
+
+open System.IO.Compression
+open Swoop
+
+type CompressionOptions =
+    { MinimumSize: int
+      Level: CompressionLevel
+      Brotli: bool
+      Gzip: bool
+      MimeTypes: string list }
+
+[<RequireQualifiedAccess>]
+module CompressionOptions =
+    let defaults =
+        { MinimumSize = 1024
+          Level = CompressionLevel.Fastest
+          Brotli = true
+          Gzip = true
+          MimeTypes =
+            [ "text/*"
+              "application/json"
+              "application/javascript"
+              "application/xml"
+              "application/wasm"
+              "image/svg+xml"
+              "font/ttf"
+              "font/otf"
+              "*+json"
+              "*+xml" ] }
+
+[<RequireQualifiedAccess>]
+module Compression =
+    let compress (options: CompressionOptions) (handler: HttpHandler) : HttpHandler =
+        if options.MinimumSize < 0 then invalidArg "options" "MinimumSize must not be negative"
+
+        let policy =
+            CompressionPolicy(options.MinimumSize, options.Level, options.Brotli, options.Gzip, Array.ofList options.MimeTypes)
+
+        // A plain handler before the routes: the router still sees every route inside.
+        let enable: HttpHandler =
+            fun next ctx ->
+                if isNull ctx.Encoder then ctx.Encoder <- policy
+                next ctx
+
+        enable >=> handler

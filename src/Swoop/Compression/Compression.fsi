@@ -1,0 +1,41 @@
+namespace Swoop.Web
+
+open System.IO.Compression
+
+/// Settings of `Compression.compress`, fixed when the handler is made.
+type CompressionOptions =
+    {
+        /// A complete response shorter than this (bytes) is sent as it is. A streamed one is
+        /// compressed from its first flush, whatever its size.
+        MinimumSize: int
+        /// Fastest by default: dynamic responses are compressed anew each time.
+        Level: CompressionLevel
+        /// Offer brotli (`br`).
+        Brotli: bool
+        /// Offer gzip.
+        Gzip: bool
+        /// Media types worth compressing: exact ("application/json"), a top-level type
+        /// ("text/*") or a suffix ("*+json"); parameters are ignored.
+        MimeTypes: string list
+    }
+
+[<RequireQualifiedAccess>]
+module CompressionOptions =
+    /// 1 KiB minimum, fastest level, brotli and gzip, text/*, JSON, JavaScript, XML, SVG,
+    /// WebAssembly, TrueType/OpenType fonts and the +json / +xml types.
+    val defaults: CompressionOptions
+
+/// gzip and brotli for dynamic responses, chosen from Accept-Encoding with its q-values.
+[<RequireQualifiedAccess>]
+module Compression =
+    /// Compresses what `handler` answers when the client accepts br or gzip (br first when
+    /// weighed alike), the type is compressible and the body is at least MinimumSize; adds
+    /// `Vary: Accept-Encoding` to every response of a compressible type. Streamed responses
+    /// are compressed flush by flush (each FlushAsync sends what decodes so far). Left as
+    /// they are: HEAD bodies the handler did not write, 204, 206 and 304, a response that
+    /// already has a Content-Encoding or Content-Range, one with a Content-Length set by the
+    /// handler or `Cache-Control: no-transform`, and static files (`Files` serves their
+    /// precompressed siblings instead). Nested `compress` compresses once. A strong ETag
+    /// becomes weak on a compressed response.
+    /// Example: `Compression.compress CompressionOptions.defaults (choose [ route "/" >=> text "hi" ])`.
+    val compress: options: CompressionOptions -> handler: HttpHandler -> HttpHandler

@@ -1,0 +1,341 @@
+/// Files.serve end to end, over real sockets: validators and preconditions, ranges, HEAD,
+/// folders, precompressed siblings, the cache noticing changes, and every way out of the root.
+module Swoop.Tests.FilesTests
+
+open System
+open System.IO
+open System.Text
+open System.Threading
+open Xunit
+open Swoop
+open Swoop.Web
+open Swoop.Tests.Support
+open Swoop.Tests.StaticSupport
+
+let private site = lazy (makeSite ())
+
+let private server =
+    lazy
+        (let _, root = site.Value
+         serveSite { StaticFileOptions.defaults with CacheControl = [ "/assets/", "public, max-age=31536000, immutable"; "", "no-cache" ] } root)
+
+let private get target headers = getFile server.Value target headers
+let private root () = snd site.Value
+
+[<Fact>]
+let ``a small file is served with its type, length, strong ETag and Last-Modified`` () =
+    let r = get "/static/hello.txt" []
+    Assert.Equal(200, r.Status)
+    Assert.Equal("Hello, static", r.Text)
+    Assert.Equal(Some "text/plain; charset=utf-8", r.Header "Content-Type")
+    Assert.Equal(Some "13", r.Header "Content-Length")
+    Assert.Equal(Some "bytes", r.Header "Accept-Ranges")
+    let etag = (r.Header "ETag").Value
+    Assert.StartsWith("\"", etag)
+    let modified = DateTimeOffset.Parse((r.Header "Last-Modified").Value)
+    Assert.Equal(DateTimeOffset(File.GetLastWriteTimeUtc(Path.Combine(root (), "hello.txt"))).ToUnixTimeSeconds(), modified.ToUnixTimeSeconds())
+
+[<Fact>]
+let ``files of 64 KiB and 3 MiB arrive byte for byte`` () =
+    let mid = get "/static/mid.bin" []
+    Assert.True((pattern (64 * 1024) = mid.Body))
+    Assert.Equal(Some "application/octet-stream", mid.Header "Content-Type")
+    // Twice: the second comes from the cache (the open handle).
+    for _ in 1..2 do
+        let big = get "/static/big.bin" []
+        Assert.Equal(200, big.Status)
+        Assert.True((pattern (3 * 1024 * 1024 + 17) = big.Body))
+
+[<Fact>]
+let ``Cache-Control follows the longest matching prefix`` () =
+    Assert.Equal(Some "public, max-age=31536000, immutable", (get "/static/assets/logo.svg" []).Header "Cache-Control")
+    Assert.Equal(Some "no-cache", (get "/static/hello.txt" []).Header "Cache-Control")
+
+[<Fact>]
+let ``If-None-Match with the ETag is 304 with the validators and no body`` () =
+    let etag = ((get "/static/hello.txt" []).Header "ETag").Value
+    for value in [ etag; "\"x\", " + etag; "W/" + etag; "*" ] do
+        let r = get "/static/hello.txt" [ "If-None-Match: " + value ]
+        Assert.Equal(304, r.Status)
+        Assert.Equal(Some etag, r.Header "ETag")
+        Assert.Equal(Some "no-cache", r.Header "Cache-Control")
+        Assert.Empty r.Body
+
+    Assert.Equal(200, (get "/static/hello.txt" [ "If-None-Match: \"other\"" ]).Status)
+
+[<Fact>]
+let ``If-Modified-Since is 304 when not modified since, and ignored beside If-None-Match`` () =
+    let lastModified = ((get "/static/hello.txt" []).Header "Last-Modified").Value
+    Assert.Equal(304, (get "/static/hello.txt" [ "If-Modified-Since: " + lastModified ]).Status)
+    Assert.Equal(304, (get "/static/hello.txt" [ "If-Modified-Since: " + DateTime.UtcNow.AddDays(1.0).ToString "r" ]).Status)
+    Assert.Equal(200, (get "/static/hello.txt" [ "If-Modified-Since: Sat, 01 Jan 2000 00:00:00 GMT" ]).Status)
+    Assert.Equal(200, (get "/static/hello.txt" [ "If-Modified-Since: yesterday" ]).Status)
+    // RFC 9110 §13.2.2: If-None-Match decides, If-Modified-Since is not looked at.
+    Assert.Equal(200, (get "/static/hello.txt" [ "If-None-Match: \"other\""; "If-Modified-Since: " + lastModified ]).Status)
+
+[<Fact>]
+let ``If-Match and If-Unmodified-Since that fail are 412, If-Match first`` () =
+    let first = get "/static/hello.txt" []
+    let etag, lastModified = (first.Header "ETag").Value, (first.Header "Last-Modified").Value
+    Assert.Equal(412, (get "/static/hello.txt" [ "If-Match: \"other\"" ]).Status)
+    Assert.Equal(412, (get "/static/hello.txt" [ "If-Match: W/" + etag ]).Status)
+    Assert.Equal(200, (get "/static/hello.txt" [ "If-Match: " + etag ]).Status)
+    Assert.Equal(412, (get "/static/hello.txt" [ "If-Unmodified-Since: Sat, 01 Jan 2000 00:00:00 GMT" ]).Status)
+    Assert.Equal(200, (get "/static/hello.txt" [ "If-Unmodified-Since: " + lastModified ]).Status)
+    // If-Match holds: If-Unmodified-Since is not looked at.
+    Assert.Equal(200, (get "/static/hello.txt" [ "If-Match: " + etag; "If-Unmodified-Since: Sat, 01 Jan 2000 00:00:00 GMT" ]).Status)
+    // Preconditions before ranges and 304s: a failed If-Match wins over If-None-Match.
+    Assert.Equal(412, (get "/static/hello.txt" [ "If-Match: \"other\""; "If-None-Match: " + etag ]).Status)
+
+[<Fact>]
+let ``one Range is 206 with Content-Range, from memory and from sendfile`` () =
+    let r = get "/static/hello.txt" [ "Range: bytes=0-4" ]
+    Assert.Equal(206, r.Status)
+    Assert.Equal("Hello", r.Text)
+    Assert.Equal(Some "bytes 0-4/13", r.Header "Content-Range")
+    Assert.Equal("static", (get "/static/hello.txt" [ "Range: bytes=7-" ]).Text)
+    Assert.Equal("tic", (get "/static/hello.txt" [ "Range: bytes=-3" ]).Text)
+    Assert.Equal("Hello, static", (get "/static/hello.txt" [ "Range: bytes=0-999" ]).Text)
+    let big = pattern (3 * 1024 * 1024 + 17)
+    let part = get "/static/big.bin" [ "Range: bytes=1000000-2999999" ]
+    Assert.Equal(206, part.Status)
+    Assert.Equal(Some "bytes 1000000-2999999/3145745", part.Header "Content-Range")
+    Assert.True((big[1000000..2999999] = part.Body))
+
+[<Fact>]
+let ``several ranges, another unit or a malformed Range get the whole file`` () =
+    for range in [ "bytes=0-1,3-4"; "items=0-1"; "bytes=5-2"; "bytes=x-"; "bytes=" ] do
+        let r = get "/static/hello.txt" [ "Range: " + range ]
+        Assert.Equal(200, r.Status)
+        Assert.Equal("Hello, static", r.Text)
+
+[<Fact>]
+let ``a range past the end is 416 with bytes */length`` () =
+    for range in [ "bytes=13-"; "bytes=100-200"; "bytes=-0" ] do
+        let r = get "/static/hello.txt" [ "Range: " + range ]
+        Assert.Equal(416, r.Status)
+        Assert.Equal(Some "bytes */13", r.Header "Content-Range")
+        Assert.Empty r.Body
+
+[<Fact>]
+let ``If-Range applies the Range only while the file is the one named`` () =
+    let first = get "/static/hello.txt" []
+    let etag, lastModified = (first.Header "ETag").Value, (first.Header "Last-Modified").Value
+    Assert.Equal(206, (get "/static/hello.txt" [ "Range: bytes=0-1"; "If-Range: " + etag ]).Status)
+    Assert.Equal(206, (get "/static/hello.txt" [ "Range: bytes=0-1"; "If-Range: " + lastModified ]).Status)
+    Assert.Equal(200, (get "/static/hello.txt" [ "Range: bytes=0-1"; "If-Range: \"old\"" ]).Status)
+    Assert.Equal(200, (get "/static/hello.txt" [ "Range: bytes=0-1"; "If-Range: W/" + etag ]).Status)
+    Assert.Equal(200, (get "/static/hello.txt" [ "Range: bytes=0-1"; "If-Range: Sat, 01 Jan 2000 00:00:00 GMT" ]).Status)
+
+[<Fact>]
+let ``HEAD has GET's headers and no body, for small and large files`` () =
+    for target in [ "/static/hello.txt"; "/static/big.bin"; "/static/app.js" ] do
+        let g = get target [ "Accept-Encoding: br" ]
+        let h = fetch server.Value "HEAD" target [ "Accept-Encoding: br" ]
+        Assert.Equal(200, h.Status)
+        Assert.Empty h.Body
+
+        for name in [ "Content-Length"; "Content-Type"; "ETag"; "Last-Modified"; "Content-Encoding"; "Vary" ] do
+            Assert.Equal(g.Header name, h.Header name)
+
+[<Fact>]
+let ``other methods are 405 with Allow`` () =
+    let r = fetch server.Value "POST" "/static/hello.txt" []
+    Assert.Equal(405, r.Status)
+    Assert.Contains("GET", (r.Header "Allow").Value)
+
+[<Fact>]
+let ``a folder serves its index, and without the slash redirects to it with the query`` () =
+    Assert.Equal("<h1>docs</h1>", (get "/static/docs/" []).Text)
+    let r = get "/static/docs?x=1" []
+    Assert.Equal(301, r.Status)
+    Assert.Equal(Some "/static/docs/?x=1", r.Header "Location")
+    Assert.Equal(Some "/static/", (get "/static" []).Header "Location")
+    // The root folder has no index.html: nothing there, the app's 404.
+    Assert.Equal(404, (get "/static/" []).Status)
+
+[<Fact>]
+let ``a missing file lets the next handler answer`` () =
+    Assert.Equal(404, (get "/static/nope.txt" []).Status)
+    Assert.Equal(404, (get "/statichello.txt" []).Status)
+    Assert.Equal("api", (get "/api" []).Text)
+
+[<Fact>]
+let ``unknown extensions are application/octet-stream, or not served when no default is set`` () =
+    Assert.Equal(Some "application/octet-stream", (get "/static/data.unknownext" []).Header "Content-Type")
+    let _, root = site.Value
+    use strict = serveSite { StaticFileOptions.defaults with DefaultContentType = None; ContentTypes = [ ".txt", "text/x-mine" ] } root
+    Assert.Equal(404, (getFile strict "/static/data.unknownext" []).Status)
+    Assert.Equal(Some "text/x-mine", (getFile strict "/static/hello.txt" []).Header "Content-Type")
+
+[<Fact>]
+let ``precompressed siblings are chosen by Accept-Encoding with q-values, with Vary`` () =
+    let cases =
+        [ "br", Some "br"
+          "gzip", Some "gzip"
+          "gzip, br", Some "br"
+          "br;q=0.5, gzip", Some "gzip"
+          "br;q=0, gzip;q=0", None
+          "*", Some "br"
+          "*;q=0, gzip", Some "gzip"
+          "identity", None
+          "", None ]
+
+    for accept, expected in cases do
+        let headers = if accept = "" then [] else [ "Accept-Encoding: " + accept ]
+        let r = get "/static/app.js" headers
+        Assert.Equal(200, r.Status)
+        Assert.Equal(Some "Accept-Encoding", r.Header "Vary")
+        Assert.Equal(expected, r.Header "Content-Encoding")
+
+        match expected with
+        | Some coding -> Assert.True((appJs = decompress coding r.Body), accept)
+        | None -> Assert.True((appJs = r.Body), accept)
+
+    // Each representation has its own validator.
+    let br = (get "/static/app.js" [ "Accept-Encoding: br" ]).Header "ETag"
+    let plain = (get "/static/app.js" []).Header "ETag"
+    Assert.NotEqual(br, plain)
+    Assert.Equal(304, (get "/static/app.js" [ "Accept-Encoding: br"; "If-None-Match: " + br.Value ]).Status)
+
+[<Fact>]
+let ``a small compressible file without siblings is compressed once and served like a sibling`` () =
+    let br = get "/static/notes.txt" [ "Accept-Encoding: br" ]
+    Assert.Equal(Some "br", br.Header "Content-Encoding")
+    Assert.Equal(Some "Accept-Encoding", br.Header "Vary")
+    Assert.True((notes = decompress "br" br.Body))
+    let gz = get "/static/notes.txt" [ "Accept-Encoding: gzip" ]
+    Assert.True((notes = decompress "gzip" gz.Body))
+    let plain = get "/static/notes.txt" []
+    Assert.True((notes = plain.Body))
+    Assert.NotEqual(br.Header "ETag", plain.Header "ETag")
+    let _, root = site.Value
+    use off = serveSite { StaticFileOptions.defaults with CompressSmallFiles = false } root
+    Assert.Equal(None, (getFile off "/static/notes.txt" [ "Accept-Encoding: br" ]).Header "Content-Encoding")
+
+[<Fact>]
+let ``a Range is served from the file itself, never from a compressed sibling`` () =
+    let r = get "/static/app.js" [ "Accept-Encoding: br, gzip"; "Range: bytes=0-6" ]
+    Assert.Equal(206, r.Status)
+    Assert.Equal(None, r.Header "Content-Encoding")
+    Assert.Equal("console", r.Text)
+
+[<Fact>]
+let ``a file changed on disk is noticed after the revalidation interval`` () =
+    let _, root = makeSite ()
+    use changing = serveSite { StaticFileOptions.defaults with Revalidate = TimeSpan.FromMilliseconds 100.0 } root
+    let first = getFile changing "/static/hello.txt" []
+    File.WriteAllText(Path.Combine(root, "hello.txt"), "Changed, and longer")
+    File.SetLastWriteTimeUtc(Path.Combine(root, "hello.txt"), DateTime.UtcNow.AddMinutes 1.0)
+    Thread.Sleep 200
+    let second = getFile changing "/static/hello.txt" []
+    Assert.Equal("Changed, and longer", second.Text)
+    Assert.NotEqual(first.Header "ETag", second.Header "ETag")
+    File.Delete(Path.Combine(root, "hello.txt"))
+    Thread.Sleep 200
+    Assert.Equal(404, (getFile changing "/static/hello.txt" []).Status)
+
+[<Fact>]
+let ``a file deleted or truncated while being sent ends that response only`` () =
+    let _, root = makeSite ()
+    let path = Path.Combine(root, "large.bin")
+    let bytes = pattern (8 * 1024 * 1024)
+    File.WriteAllBytes(path, bytes)
+    use files = serveSite { StaticFileOptions.defaults with Revalidate = TimeSpan.FromMilliseconds 100.0 } root
+
+    let startSlowRead () =
+        let s = new Net.Sockets.Socket(Net.Sockets.AddressFamily.InterNetwork, Net.Sockets.SocketType.Stream, Net.Sockets.ProtocolType.Tcp)
+        s.ReceiveBufferSize <- 8192
+        s.Connect("127.0.0.1", files.Port)
+        s.Send(ascii "GET /static/large.bin HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n") |> ignore
+        s.ReceiveTimeout <- 10000
+        let buffer = Array.zeroCreate<byte> 65536
+        s.Receive buffer |> ignore
+        s, buffer
+
+    let drain (s: Net.Sockets.Socket) (buffer: byte[]) =
+        let mutable total = 0L
+        let mutable go = true
+
+        while go do
+            let n = try s.Receive buffer with :? Net.Sockets.SocketException -> 0
+            if n = 0 then go <- false else total <- total + int64 n
+
+        total
+
+    // Truncated under the send: the connection closes short of the length.
+    let s1, b1 = startSlowRead ()
+    Thread.Sleep 200
+    using (new FileStream(path, FileMode.Open, FileAccess.Write, FileShare.ReadWrite)) (fun f -> f.SetLength 4096L)
+    Assert.True(drain s1 b1 < int64 bytes.Length)
+    s1.Dispose()
+    // Deleted under the send: the open file's bytes still go (Linux keeps them until closed),
+    // or the connection closes; either way the server goes on and then answers 404.
+    File.WriteAllBytes(path, bytes)
+    Thread.Sleep 200
+    let s2, b2 = startSlowRead ()
+    File.Delete path
+    drain s2 b2 |> ignore
+    s2.Dispose()
+    Thread.Sleep 200
+    Assert.Equal(404, (getFile files "/static/large.bin" []).Status)
+    Assert.Equal("Hello, static", (getFile files "/static/hello.txt" []).Text)
+
+[<Fact>]
+let ``a link inside the root is served, a link leaving it is refused unless allowed`` () =
+    Assert.Equal("Hello, static", (get "/static/link-in.txt" []).Text)
+    Assert.Equal(404, (get "/static/link-out" []).Status)
+    Assert.Equal(404, (get "/static/dir-out/secret.txt" []).Status)
+    let _, root = site.Value
+    use following = serveSite { StaticFileOptions.defaults with FollowSymlinks = true } root
+    Assert.Equal("TOP SECRET", (getFile following "/static/link-out" []).Text)
+
+[<Fact>]
+let ``dotfiles are 404 unless allowed`` () =
+    Assert.Equal(404, (get "/static/.secret" []).Status)
+    Assert.Equal(404, (get "/static/.hidden/x.txt" []).Status)
+    Assert.Equal(404, (get "/static/%2esecret" []).Status)
+    let _, root = site.Value
+    use open' = serveSite { StaticFileOptions.defaults with AllowDotfiles = true } root
+    Assert.Equal("dot secret", (getFile open' "/static/.secret" []).Text)
+
+[<Fact>]
+let ``no path, in any encoding, reaches a byte outside the root`` () =
+    let attempts =
+        [ "/static/../outside/secret.txt"
+          "/static/%2e%2e/outside/secret.txt"
+          "/static/%2E%2E/outside/secret.txt"
+          "/static/.%2e/outside/secret.txt"
+          "/static/..%2foutside%2fsecret.txt"
+          "/static/..%2Foutside/secret.txt"
+          "/static/%2e%2e%2foutside%2fsecret.txt"
+          "/static/..%5coutside%5csecret.txt"
+          "/static/..\\outside\\secret.txt"
+          "/static/%5c..%5coutside%5csecret.txt"
+          "/static/%c0%ae%c0%ae/outside/secret.txt"
+          "/static/%c0%ae%c0%ae%c0%afoutside%c0%afsecret.txt"
+          "/static/%e0%80%ae%e0%80%ae/outside/secret.txt"
+          "/static/%252e%252e/outside/secret.txt"
+          "/static/docs/../../outside/secret.txt"
+          "/static/docs/%2e%2e/%2e%2e/outside/secret.txt"
+          "/static/./../outside/secret.txt"
+          "/static/hello.txt%00.html"
+          "/static/%00"
+          "/static//etc/passwd"
+          "/static/%2fetc%2fpasswd"
+          "/static/%2F..%2F..%2Foutside%2Fsecret.txt"
+          "/static/C:%5cWindows"
+          "/static/...%2f...%2foutside"
+          "/static/%u002e%u002e/outside/secret.txt"
+          "/static/..;/outside/secret.txt"
+          "/static/dir-out/secret.txt"
+          "/static/link-out"
+          "http://a/static/../outside/secret.txt"
+          "/static/.."
+          "/static/%2e%2e" ]
+
+    for target in attempts do
+        let r = get target []
+        Assert.True(r.Status = 400 || r.Status = 404, sprintf "%s answered %d" target r.Status)
+        Assert.DoesNotContain("TOP SECRET", Encoding.Latin1.GetString r.Body)
+        Assert.DoesNotContain("root:", Encoding.Latin1.GetString r.Body)
