@@ -140,64 +140,69 @@ type RunningServer internal (listeners: Socket[], settings: ConnectionSettings, 
     /// connection right there, as nginx's workers do. The runtime's accept would wake its
     /// engine, run its bookkeeping and make a Socket for every connection; most connections
     /// never need one (their request came with them; see Descriptor).
-    let nativeAcceptLoop (listener: Socket) () =
+    /// One accept4 on `listener` into `peer` (sockaddr_storage): the new descriptor (>= 0),
+    /// or -errno (EBADF when the listener is disposed). The handle is held only for the call:
+    /// disposing the listener (at stop) waits for it.
+    let acceptOne (listener: Socket) (peer: byte[]) (length: byref<int>) : int =
         let handle = listener.SafeHandle
         let nonBlockingCloseOnExec = 0x800 ||| 0x80000
+        let mutable added = false
+
+        try
+            try
+                handle.DangerousAddRef(&added)
+                length <- peer.Length
+                let fd = Direct.accept4 (handle.DangerousGetHandle(), &peer[0], &length, nonBlockingCloseOnExec)
+                if fd >= 0 then fd else -(Marshal.GetLastPInvokeError())
+            finally
+                if added then handle.DangerousRelease()
+        with :? ObjectDisposedException ->
+            -9
+
+    /// What a failed accept4 means, as the man page sorts its errors.
+    let (|TryAgain|ListenerGone|OutOfResources|) (errno: int) =
+        match errno with
+        | 4 // EINTR
+        | 11 // EAGAIN
+        | 103 // ECONNABORTED: the client gave up before the accept
+        | 71 // EPROTO, and network errors the new connection brought along
+        | 100
+        | 101
+        | 112
+        | 113 -> TryAgain
+        | 22 // EINVAL: not listening any more
+        | 9 -> ListenerGone // EBADF
+        | _ -> OutOfResources // EMFILE, ENFILE, ENOMEM...
+
+    let nativeAcceptLoop (listener: Socket) () =
         // The client's address (sockaddr_storage), read by the connection's RemoteEndPoint.
         let peer = Array.zeroCreate<byte> 128
         let mutable go = true
 
         while go do
             try
-                let mutable added = false
-                let mutable fd = -1
-                let mutable errno = 0
-                let mutable length = peer.Length
+                let mutable length = 0
+                let result = acceptOne listener peer &length
 
-                try
-                    try
-                        // Held only for the call: disposing the listener (at stop) waits for
-                        // it, and wakes it (the runtime disconnects the listener).
-                        handle.DangerousAddRef(&added)
-                        fd <- Direct.accept4 (handle.DangerousGetHandle(), &peer[0], &length, nonBlockingCloseOnExec)
-
-                        if fd < 0 then
-                            errno <- Marshal.GetLastPInvokeError()
-
-                            // A listener left non-blocking: wait for the next connection.
-                            if errno = 11 then
-                                Direct.waitReadable (handle.DangerousGetHandle())
-                    finally
-                        if added then handle.DangerousRelease()
-                with :? ObjectDisposedException as e ->
-                    go <- false
-
-                    if not settings.Stopping then
-                        acceptFailed.TrySetResult e |> ignore
-
-                if go then
-                    if fd >= 0 then
-                        admit null (new OwnedDescriptor(nativeint fd, ReadOnlySpan(peer, 0, min length peer.Length))) true
-                    else
-                        match errno with
-                        | 11 // EAGAIN: waited above
-                        | 4 // EINTR
-                        | 103 // ECONNABORTED: the client gave up before the accept
-                        | 71 // EPROTO, and network errors the new connection brought along
-                        | 100
-                        | 101
-                        | 112
-                        | 113 -> ()
-                        | _ when settings.Stopping -> go <- false
-                        | 22 // EINVAL: not listening any more
-                        | 9 -> // EBADF
-                            go <- false
-                            acceptFailed.TrySetResult(SocketException errno) |> ignore
-                        | _ ->
-                            // Out of file descriptors (EMFILE, ENFILE) or memory: say so, back
-                            // off, keep serving.
-                            reportAcceptError (SocketException errno)
-                            Thread.Sleep 10
+                if result >= 0 then
+                    admit null (new OwnedDescriptor(nativeint result, ReadOnlySpan(peer, 0, min length peer.Length))) true
+                else
+                    match -result with
+                    | 11 ->
+                        // A listener left non-blocking: wait for the next connection.
+                        try
+                            Direct.waitReadable (listener.SafeHandle.DangerousGetHandle())
+                        with :? ObjectDisposedException ->
+                            ()
+                    | TryAgain -> ()
+                    | _ when settings.Stopping -> go <- false
+                    | ListenerGone ->
+                        go <- false
+                        acceptFailed.TrySetResult(SocketException -result) |> ignore
+                    | OutOfResources ->
+                        // Say so, back off, keep serving.
+                        reportAcceptError (SocketException -result)
+                        Thread.Sleep 10
             with e ->
                 // Nothing may end this thread but the listener's end.
                 try
@@ -213,8 +218,6 @@ type RunningServer internal (listeners: Socket[], settings: ConnectionSettings, 
     let loopAcceptor (listener: Socket) =
         { new Evented() with
             member this.Signal(_events: uint32) =
-                let handle = listener.SafeHandle
-                let nonBlockingCloseOnExec = 0x800 ||| 0x80000
                 let peer = AcceptBuffer.Peer
                 let mutable go = true
                 // A few a wake-up, then back to the loop's other events (level-triggered: the
@@ -222,54 +225,38 @@ type RunningServer internal (listeners: Socket[], settings: ConnectionSettings, 
                 let mutable budget = 8
 
                 while go && budget > 0 do
-                    let mutable added = false
-                    let mutable fd = -1
-                    let mutable errno = 0
-                    let mutable length = peer.Length
+                    let mutable length = 0
+                    let result = acceptOne listener peer &length
 
-                    try
-                        try
-                            handle.DangerousAddRef(&added)
-                            fd <- Direct.accept4 (handle.DangerousGetHandle(), &peer[0], &length, nonBlockingCloseOnExec)
-                            if fd < 0 then errno <- Marshal.GetLastPInvokeError()
-                        finally
-                            if added then handle.DangerousRelease()
-                    with :? ObjectDisposedException ->
-                        errno <- 9
-
-                    if fd >= 0 then
+                    if result >= 0 then
                         budget <- budget - 1
 
                         try
-                            admit null (new OwnedDescriptor(nativeint fd, ReadOnlySpan(peer, 0, min length peer.Length))) true
+                            admit null (new OwnedDescriptor(nativeint result, ReadOnlySpan(peer, 0, min length peer.Length))) true
                         with e ->
                             reportAcceptError e
                     else
-                        match errno with
-                        | 4 // EINTR
-                        | 103 // ECONNABORTED: the client gave up before the accept
-                        | 71 // EPROTO, and network errors the new connection brought along
-                        | 100
-                        | 101
-                        | 112
-                        | 113 -> ()
-                        | 11 -> go <- false // EAGAIN: none left (another loop may have taken it)
-                        | 22 // EINVAL: not listening any more
-                        | 9 -> // EBADF
+                        match -result with
+                        | 11 -> go <- false // none left (another loop may have taken it)
+                        | TryAgain -> ()
+                        | ListenerGone ->
                             go <- false
 
                             if not settings.Stopping then
-                                acceptFailed.TrySetResult(SocketException errno) |> ignore
-                        | _ ->
-                            // Out of descriptors (EMFILE, ENFILE) or memory: say so, and leave
-                            // the listener out of the loops for a second (the trimmer's beat
-                            // puts it back), rather than spin on it.
+                                acceptFailed.TrySetResult(SocketException -result) |> ignore
+                        | OutOfResources ->
+                            // Say so, and leave the listener out of the loops for a second
+                            // (the trimmer's beat puts it back), rather than spin on it.
                             go <- false
-                            reportAcceptError (SocketException errno)
+                            reportAcceptError (SocketException -result)
 
                             lock pausedAcceptors (fun () ->
                                 if not (pausedAcceptors.ContainsKey listener) then
-                                    EventLoops.unregisterShared (int (handle.DangerousGetHandle())) this
+                                    try
+                                        EventLoops.unregisterShared (int (listener.SafeHandle.DangerousGetHandle())) this
+                                    with :? ObjectDisposedException ->
+                                        ()
+
                                     pausedAcceptors[listener] <- this
                                     Volatile.Write(&acceptPausedUntil, Heartbeat.NowMs + 1000L)) }
 
