@@ -133,8 +133,8 @@ let ``Nagle is turned off from a connection's second send on, not for one answer
 let ``no async path of the server or the router keeps a mutable local as a heap cell`` () =
     let allowed =
         set [
-            // Once per server: the accept loop.
-            "Server+clo@"
+            // Once per listener: the runtime's accept loop.
+            "$Accept+clo@"
             // The heartbeat's thread closure refers to its owner; not a mutable.
             "Heartbeat+-ctor@"
         ]

@@ -48,64 +48,8 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
     // When the current request's handler was called (Stopwatch), for the access log only.
     let mutable accessStart = 0L
 
-    // Metrics (see Metrics.fs): when the connection and the current request began (Stopwatch
-    // timestamps; 0: not measured), and whether each was counted as active.
-    let mutable connectionStart = 0L
-    let mutable connectionCounted = false
-    let mutable requestStart = 0L
-    let mutable requestCounted = false
-
-    let beginRequestMetrics () =
-        if Metrics.requestDuration.Enabled || Metrics.activeRequests.Enabled then
-            requestStart <- Diagnostics.Stopwatch.GetTimestamp()
-
-            if Metrics.activeRequests.Enabled then
-                requestCounted <- true
-                Metrics.activeRequests.Add(1L, KeyValuePair("http.request.method", box (Metrics.methodTag context.MethodName)), KeyValuePair("url.scheme", box "http"))
-
-    let endRequestMetrics () =
-        if requestStart <> 0L then
-            if requestCounted then
-                requestCounted <- false
-                Metrics.activeRequests.Add(-1L, KeyValuePair("http.request.method", box (Metrics.methodTag context.MethodName)), KeyValuePair("url.scheme", box "http"))
-
-            if Metrics.requestDuration.Enabled then
-                let status = if transport.AnsweredByTimeout then 503 else context.StatusCode
-                let mutable tags = Diagnostics.TagList()
-                tags.Add("http.request.method", Metrics.methodTag context.MethodName)
-                tags.Add("http.response.status_code", Metrics.statusTag status)
-
-                if not (isNull context.RouteTemplate) then
-                    tags.Add("http.route", context.RouteTemplate)
-
-                tags.Add("url.scheme", "http")
-                tags.Add("network.protocol.version", (if context.Version = HttpVersion.Http10 then "1.0" else "1.1"))
-                Metrics.requestDuration.Record(Metrics.secondsSince requestStart, &tags)
-
-            requestStart <- 0L
-
-    let beginConnectionMetrics () =
-        transport.TotalReceived <- 0L
-        transport.TotalSent <- 0L
-        connectionStart <- if Metrics.connectionDuration.Enabled then Diagnostics.Stopwatch.GetTimestamp() else 0L
-        connectionCounted <- Metrics.activeConnections.Enabled
-
-        if connectionCounted then
-            Metrics.activeConnections.Add 1L
-
-    let endConnectionMetrics () =
-        endRequestMetrics ()
-
-        if connectionCounted then
-            connectionCounted <- false
-            Metrics.activeConnections.Add -1L
-
-        if connectionStart <> 0L then
-            Metrics.connectionDuration.Record(Metrics.secondsSince connectionStart)
-            connectionStart <- 0L
-
-        if Metrics.bytesReceived.Enabled then Metrics.bytesReceived.Add transport.TotalReceived
-        if Metrics.bytesSent.Enabled then Metrics.bytesSent.Add transport.TotalSent
+    // This connection's share of the metrics (see Metrics.fs).
+    let meter = ConnectionMeter(transport, context)
 
     /// Past the grace period, fewer bytes than `rate` a second over the time spent waiting.
     let belowRate (bytes: int64) (waitedMs: int64) (rate: int) =
@@ -196,7 +140,7 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
         task {
             home <- ExecutionContext.Capture()
             transport.Descriptor.Watcher <- c
-            beginConnectionMetrics ()
+            meter.BeginConnection()
             transport.Attach(socket, accepted, settings.Inline)
             head.Reset()
             transport.Deadline <- Heartbeat.NowMs + settings.KeepAliveMs
@@ -262,7 +206,7 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                                     transport.NextRequest()
                                     context.Begin()
                                     handlerOk <- true
-                                    beginRequestMetrics ()
+                                    meter.BeginRequest()
 
                                     if settings.AccessLogOn then
                                         accessStart <- Diagnostics.Stopwatch.GetTimestamp()
@@ -326,7 +270,7 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
 
                                 if not handlerOk then
                                     go <- false
-                                    endRequestMetrics ()
+                                    meter.EndRequest()
                                 else
                                     let! drained = context.Reader.DrainAsync settings.DrainLimit
 
@@ -334,7 +278,7 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                                         AccessLog.record settings.Log settings.AccessLogFormat context context.ResponseBodyBytes accessStart
 
                                     let keepAlive = context.Complete(drained && not settings.Stopping && not settings.Lifetime.Draining)
-                                    endRequestMetrics ()
+                                    meter.EndRequest()
                                     transport.InStart <- transport.InPos
                                     transport.SkipEmptyLines()
                                     head.Reset()
@@ -408,7 +352,7 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
             finally
                 Volatile.Write(&transport.State, ConnectionState.Closed)
                 timeoutAnswer <- null
-                endConnectionMetrics ()
+                meter.EndConnection()
                 settings.Heartbeat.Unregister slot
                 transport.Close()
                 transport.Descriptor.Detach()
