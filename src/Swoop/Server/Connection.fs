@@ -234,6 +234,10 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                                         if handlerOk && context.IsCut then
                                             handlerOk <- false
 
+                                // Switched protocols (101): the connection ends with its handler.
+                                if context.IsUpgraded then
+                                    handlerOk <- false
+
                                 // The heartbeat timed the body out (maybe answered 408): nothing of this handler's goes out; linger.
                                 let timedOut = Volatile.Read(&transport.State)
 
@@ -396,6 +400,9 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                     transport.Close()
             elif sendDeadline > 0L && now > sendDeadline then
                 // The client stopped reading our answers.
+                transport.Close()
+            elif settings.Stopping && state = ConnectionState.Upgraded then
+                // Another protocol (a WebSocket) runs on: the server's stop closes it.
                 transport.Close()
             elif settings.Stopping && state = ConnectionState.Idle then
                 // Not one whose next request is already here: that one is answered (and closed).
