@@ -157,6 +157,7 @@ let ``a message over the limit closes the connection with 1009`` () =
         let! r = client.ReceiveAsync(ArraySegment buffer, timeout ())
         Assert.Equal(WebSocketMessageType.Close, r.MessageType)
         Assert.Equal(Nullable WebSocketCloseStatus.MessageTooBig, client.CloseStatus)
+        do! client.CloseOutputAsync(WebSocketCloseStatus.MessageTooBig, "", timeout ())
 
         match within 5000 ended.Task with
         | Closed(Some WebSocketCloseStatus.MessageTooBig, _) -> ()
