@@ -92,9 +92,9 @@ type internal UpgradedStream(transport: Transport) =
             if buffered > 0 then
                 let n = min buffered buffer.Length
                 transport.Unread.Slice(0, n).CopyTo(buffer.Span)
+                // The segment itself stays until the connection closes: the context still reads
+                // the request's headers from it (a session may look at a cookie).
                 transport.InPos <- transport.InPos + n
-                // Everything read: the input segment goes back while the protocol runs.
-                transport.ReleaseInput()
                 ValueTask<int>(n)
             else
                 transport.ReceiveInto buffer

@@ -234,6 +234,23 @@ let ``the first of the server's subprotocols the client offers is chosen`` () =
         Assert.Equal("v2.chat", client.SubProtocol)
     }
 
+[<Fact>]
+let ``the session still reads the upgrade request's headers after messages arrived`` () =
+    task {
+        let session (s: WebSocketSession) : Task =
+            task {
+                match! s.ReceiveAsync() with
+                | Text t -> do! s.SendTextAsync(t + " " + (s.Context.Header "X-User" |> ValueOption.defaultValue "?"))
+                | _ -> ()
+            }
+
+        use server = serveApp (route "/ws" >=> webSocket WebSocketOptions.defaults session)
+        use! client = connectWith server (fun c -> c.Options.SetRequestHeader("X-User", "ada"))
+        do! sendText client "hello"
+        let! back = receiveText client
+        Assert.Equal("hello ada", back)
+    }
+
 let handshake (extra: string list) =
     [ "Upgrade: websocket"; "Connection: Upgrade"; "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==" ] @ extra
 
