@@ -145,7 +145,7 @@ module EventStreams =
                     do! session stream
                 with
                 | :? OperationCanceledException
-                | :? ClientDisconnectedException when stream.IsClosed -> ()
+                | :? ClientDisconnectedException when stream.IsClosed || stream.Aborted.IsCancellationRequested -> ()
 
                 let! stillThere = stream.FinishAsync()
 
