@@ -23,6 +23,9 @@ type EventStream internal (ctx: HttpContext, maxQueued: int) =
     let mutable cut = false
     let ended = TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously)
     let mutable registration = Unchecked.defaultof<CancellationTokenRegistration>
+    let mutable aborted = CancellationToken.None
+    // The pump's loop state, in a field (one pump at a time).
+    let mutable go = false
 
     let closedError () =
         Task.FromException(OperationCanceledException "the event stream is closed: its client went away")
@@ -42,7 +45,7 @@ type EventStream internal (ctx: HttpContext, maxQueued: int) =
     /// Writes queued events one by one, each flush awaited: the socket sets the pace.
     member private s.PumpAsync() : Task =
         task {
-            let mutable go = true
+            go <- true
 
             while go do
                 let next =
@@ -68,7 +71,7 @@ type EventStream internal (ctx: HttpContext, maxQueued: int) =
     member _.LastEventId = lastEventId
     member _.Aborted = ctx.RequestAborted
     member _.Closed: Task = ended.Task
-    member _.IsClosed = closed
+    member _.IsClosed = closed || aborted.IsCancellationRequested
     member internal _.WasCut = cut
 
     member s.SendAsync(event: ServerSentEvent) : Task =
@@ -111,7 +114,8 @@ type EventStream internal (ctx: HttpContext, maxQueued: int) =
         ctx.SetHeader("Cache-Control", "no-cache")
         // nginx and others buffer a proxied response unless told not to.
         ctx.SetHeader("X-Accel-Buffering", "no")
-        registration <- ctx.RequestAborted.Register(fun () -> s.Close false)
+        aborted <- ctx.RequestAborted
+        registration <- aborted.Register(fun () -> s.Close false)
         ctx.FlushAsync()
 
     /// The session ended: stop writing and wait for the write in flight (its bytes are the

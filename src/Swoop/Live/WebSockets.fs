@@ -39,6 +39,9 @@ type WebSocketSession internal (socket: WebSocket, protocol: string, maxMessageS
     static let closeWait = TimeSpan.FromSeconds 5.0
 
     let gone = Closed(None, "the connection ended without a close handshake")
+    let mutable buffer: byte[] = null
+    let mutable count = 0
+    let mutable result = Unchecked.defaultof<WebSocketMessage>
 
     /// Closes, waiting for the client's close at most closeWait; never throws.
     let closeQuietly (status: WebSocketCloseStatus) (description: string) =
@@ -58,10 +61,12 @@ type WebSocketSession internal (socket: WebSocket, protocol: string, maxMessageS
 
     member _.ReceiveAsync() : Task<WebSocketMessage> =
         task {
-            // Pooled while a message arrives, given back once it is whole: an idle socket holds none.
-            let mutable buffer = ArrayPool<byte>.Shared.Rent 4096
-            let mutable count = 0
-            let mutable result = Unchecked.defaultof<WebSocketMessage>
+            // Pooled while a message arrives, given back once it is whole: an idle socket holds
+            // none. In fields (one receive at a time, as WebSocket requires): a mutable local
+            // across an await would be a heap cell per call.
+            buffer <- ArrayPool<byte>.Shared.Rent 4096
+            count <- 0
+            result <- Unchecked.defaultof<WebSocketMessage>
 
             try
                 try
@@ -101,8 +106,11 @@ type WebSocketSession internal (socket: WebSocket, protocol: string, maxMessageS
                     result <- gone
             finally
                 ArrayPool<byte>.Shared.Return buffer
+                buffer <- null
 
-            return result
+            let message = result
+            result <- Unchecked.defaultof<WebSocketMessage>
+            return message
         }
 
     member _.SendTextAsync(text: string) : Task =
