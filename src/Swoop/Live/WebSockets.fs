@@ -59,26 +59,43 @@ type WebSocketSession internal (socket: WebSocket, protocol: string, maxMessageS
     member _.SubProtocol = protocol
     member _.Context = ctx
 
-    member _.ReceiveAsync() : Task<WebSocketMessage> =
+    /// The client's close arrived: answered in kind (the handshake completes).
+    member private _.CloseReceivedAsync() : Task<WebSocketMessage> =
         task {
-            // Pooled while a message arrives, given back once it is whole: an idle socket holds
-            // none. In fields (one receive at a time, as WebSocket requires): a mutable local
+            let status = socket.CloseStatus
+            let description = socket.CloseStatusDescription
+            do! closeQuietly (if status.HasValue then status.Value else WebSocketCloseStatus.NormalClosure) ""
+            return Closed(Option.ofNullable status, (if isNull description then "" else description))
+        }
+
+    member this.ReceiveAsync() : Task<WebSocketMessage> =
+        task {
+            // State in fields (one receive at a time, as WebSocket requires): a mutable local
             // across an await would be a heap cell per call.
-            buffer <- ArrayPool<byte>.Shared.Rent 4096
             count <- 0
             result <- Unchecked.defaultof<WebSocketMessage>
 
             try
                 try
+                    // While idle, a receive into no buffer: it waits for the next frame's header
+                    // (which the WebSocket keeps) and takes none of its payload, so an idle
+                    // connection holds no buffer. One is leased once a message is coming.
+                    let! first = socket.ReceiveAsync(Memory<byte>.Empty, CancellationToken.None)
+
+                    if first.MessageType = WebSocketMessageType.Close then
+                        let! closed = this.CloseReceivedAsync()
+                        result <- closed
+                    elif first.EndOfMessage then
+                        result <- if first.MessageType = WebSocketMessageType.Text then Text "" else Binary [||]
+                    else
+                        buffer <- ArrayPool<byte>.Shared.Rent 4096
+
                     while isNull (box result) do
                         let! frame = socket.ReceiveAsync(Memory<byte>(buffer, count, buffer.Length - count), CancellationToken.None)
 
                         if frame.MessageType = WebSocketMessageType.Close then
-                            let status = socket.CloseStatus
-                            let description = socket.CloseStatusDescription
-                            // Completes the handshake: the client's close is answered in kind.
-                            do! closeQuietly (if status.HasValue then status.Value else WebSocketCloseStatus.NormalClosure) ""
-                            result <- Closed(Option.ofNullable status, (if isNull description then "" else description))
+                            let! closed = this.CloseReceivedAsync()
+                            result <- closed
                         else
                             count <- count + frame.Count
 
@@ -105,8 +122,9 @@ type WebSocketSession internal (socket: WebSocket, protocol: string, maxMessageS
                     socket.Abort()
                     result <- gone
             finally
-                ArrayPool<byte>.Shared.Return buffer
-                buffer <- null
+                if not (isNull buffer) then
+                    ArrayPool<byte>.Shared.Return buffer
+                    buffer <- null
 
             let message = result
             result <- Unchecked.defaultof<WebSocketMessage>

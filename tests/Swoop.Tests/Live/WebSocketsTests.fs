@@ -83,6 +83,10 @@ let ``a text and a binary message are echoed`` () =
         let! r = client.ReceiveAsync(ArraySegment buffer, timeout ())
         Assert.Equal(WebSocketMessageType.Binary, r.MessageType)
         Assert.Equal<byte[]>([| 1uy; 2uy; 3uy |], buffer[.. r.Count - 1])
+        // An empty message is a message too.
+        do! sendText client ""
+        let! empty = receiveText client
+        Assert.Equal("", empty)
     }
 
 [<Fact>]
