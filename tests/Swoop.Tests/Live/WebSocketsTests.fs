@@ -255,6 +255,22 @@ let ``the session still reads the upgrade request's headers after messages arriv
         Assert.Equal("hello ada", back)
     }
 
+[<Fact>]
+let ``echo works with completions on the thread pool (--no-inline), and the close frees the connection`` () =
+    task {
+        let ended = TaskCompletionSource<WebSocketMessage>()
+        use server = serve { testOptions with InlineCompletions = false } (Web.handler WebOptions.defaults (route "/ws" >=> webSocket WebSocketOptions.defaults (echo ended)))
+        use! client = connectWith server ignore
+
+        for i in 1..20 do
+            do! sendText client (String('a', i * 1000))
+            let! back = receiveText client
+            Assert.Equal(i * 1000, back.Length)
+
+        do! client.CloseAsync(WebSocketCloseStatus.NormalClosure, "", timeout ())
+        Assert.True(waitUntil 5000 (fun () -> server.ConnectionCount = 0))
+    }
+
 let handshake (extra: string list) =
     [ "Upgrade: websocket"; "Connection: Upgrade"; "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==" ] @ extra
 
