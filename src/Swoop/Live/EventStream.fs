@@ -110,6 +110,8 @@ type EventStream internal (ctx: HttpContext, maxQueued: int) =
 
     /// Starts the stream: the head goes out at once; the stream closes when the client goes away.
     member internal s.StartAsync() : ValueTask =
+        // A stream is meant to outlive RequestTimeout: only the client's leaving ends it.
+        ctx.MakeUnbounded()
         ctx.ContentType <- "text/event-stream"
         ctx.SetHeader("Cache-Control", "no-cache")
         // nginx and others buffer a proxied response unless told not to.

@@ -210,7 +210,7 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                                     // The synchronous path is a plain call: no task, no allocation.
                                     if not pending.IsCompletedSuccessfully then
                                         // The heartbeat times it (no timer per request).
-                                        if settings.RequestTimeoutMs > 0L then
+                                        if settings.RequestTimeoutMs > 0L && not context.Unbounded then
                                             transport.RequestDeadline <- Heartbeat.NowMs + settings.RequestTimeoutMs
 
                                         // Awaited in the connection's own state machine (no task per call), no throw.

@@ -36,6 +36,8 @@ type HttpContext
     let mutable abortHard = false
     // The connection after a 101 (null: not upgraded).
     let mutable upgraded: UpgradedStream = null
+    // Exempt from RequestTimeout (a long-lived stream).
+    let mutable unbounded = false
 
     let bytesAt (start: int) (length: int) =
         ReadOnlySpan<byte>(transport.InputArray, transport.InputOffset + transport.InStart + start, length)
@@ -396,6 +398,7 @@ type HttpContext
 
         abortedRequest <- 0L
         abortHard <- false
+        unbounded <- false
 
         if not (isNull items) && items.Count > 0 then
             items.Clear()
@@ -483,6 +486,12 @@ type HttpContext
             }
 
     member internal _.IsUpgraded = not (isNull upgraded)
+
+    member internal _.MakeUnbounded() =
+        unbounded <- true
+        transport.RequestDeadline <- 0L
+
+    member internal _.Unbounded = unbounded
 
     member internal _.Release() =
         if not (isNull upgraded) then

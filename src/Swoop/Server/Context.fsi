@@ -175,6 +175,12 @@ type HttpContext =
     /// Whether the handler switched the connection to another protocol.
     member internal IsUpgraded: bool
 
+    /// Exempts this request from RequestTimeout (a stream meant to last: Server-Sent Events).
+    member internal MakeUnbounded: unit -> unit
+
+    /// Whether MakeUnbounded was called for this request.
+    member internal Unbounded: bool
+
 /// A request handler: reads the request from the context and writes the response. Return
 /// a completed ValueTask (`ValueTask.CompletedTask`) when the work is synchronous: that path
 /// allocates nothing.

@@ -82,6 +82,17 @@ let ``a client that goes away ends the stream, and its connection closes`` () =
     Assert.True(waitUntil 5000 (fun () -> server.ConnectionCount = 0))
 
 [<Fact>]
+let ``an event stream outlives RequestTimeout`` () =
+    let ended = TaskCompletionSource<bool>()
+    let options = { testOptions with RequestTimeout = TimeSpan.FromSeconds 1.0 }
+    use server = serve options (Web.handler WebOptions.defaults (route "/events" >=> eventStream (counting ended)))
+    use s = open' server "/events" ""
+    Thread.Sleep 3000
+    Assert.False(ended.Task.IsCompleted, "the stream was cut")
+    let got = readUntil s "id: 150\n" 10000
+    Assert.Contains("id: 150\n", got)
+
+[<Fact>]
 let ``a producer writing to a client that does not read stalls in its flush, memory bounded`` () =
     let produced = ref 0L
     let ended = TaskCompletionSource<exn>()

@@ -271,6 +271,28 @@ let ``echo works with completions on the thread pool (--no-inline), and the clos
         Assert.True(waitUntil 5000 (fun () -> server.ConnectionCount = 0))
     }
 
+[<Fact>]
+let ``no HTTP timeout fires on an upgraded connection`` () =
+    task {
+        let ended = TaskCompletionSource<WebSocketMessage>()
+        let second = TimeSpan.FromSeconds 1.0
+
+        let options =
+            { testOptions with
+                RequestTimeout = second
+                KeepAliveTimeout = second
+                RequestHeadTimeout = second
+                BodyReadTimeout = second }
+
+        use server = serve options (Web.handler WebOptions.defaults (route "/ws" >=> webSocket WebSocketOptions.defaults (echo ended)))
+        use! client = connectWith server ignore
+        do! Task.Delay 3000
+        do! sendText client "still open"
+        let! back = receiveText client
+        Assert.Equal("still open", back)
+        Assert.False(ended.Task.IsCompleted)
+    }
+
 let handshake (extra: string list) =
     [ "Upgrade: websocket"; "Connection: Upgrade"; "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==" ] @ extra
 
