@@ -48,7 +48,7 @@ type EventStream =
 [<AutoOpen>]
 module EventStreams =
     /// Answers `text/event-stream` (`Cache-Control: no-cache`, `X-Accel-Buffering: no`), sends
-    /// the head at once and runs `session`. When the client goes away, `stream.Aborted` fires,
+    /// the head at once and runs `session` (exempt from RequestTimeout). When the client goes away, `stream.Aborted` fires,
     /// `stream.Closed` completes, sends raise OperationCanceledException, and the connection
     /// closes when the session returns (its memory goes back to the pools).
     val eventStream: session: (EventStream -> Task) -> HttpHandler
