@@ -404,6 +404,9 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
             elif settings.Stopping && state = ConnectionState.Upgraded then
                 // Another protocol (a WebSocket) runs on: the server's stop closes it.
                 transport.Close()
+            elif settings.Stopping && state = ConnectionState.Processing && context.Unbounded && not context.IsAborted then
+                // A stream meant to last (Server-Sent Events) is told to end: RequestAborted fires.
+                context.Abort(transport.RequestNumber, false)
             elif settings.Stopping && state = ConnectionState.Idle then
                 // Not one whose next request is already here: that one is answered (and closed).
                 if not (transport.Descriptor.HasUnread()) && tryState ConnectionState.Closed ConnectionState.Idle then

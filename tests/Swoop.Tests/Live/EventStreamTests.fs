@@ -93,6 +93,17 @@ let ``an event stream outlives RequestTimeout`` () =
     Assert.Contains("id: 150\n", got)
 
 [<Fact>]
+let ``the server's stop ends an event stream at once`` () =
+    let ended = TaskCompletionSource<bool>()
+    let server = serve testOptions (Web.handler WebOptions.defaults (route "/events" >=> eventStream (counting ended)))
+    use s = open' server "/events" ""
+    readUntil s "id: 2\n" 5000 |> ignore
+    let stopping = server.StopAsync()
+    Assert.True(stopping.Wait 5000, "the stop waited for the stream")
+    Assert.True(ended.Task.Wait 5000, "the session did not end")
+    (server :> IDisposable).Dispose()
+
+[<Fact>]
 let ``a producer writing to a client that does not read stalls in its flush, memory bounded`` () =
     let produced = ref 0L
     let ended = TaskCompletionSource<exn>()
