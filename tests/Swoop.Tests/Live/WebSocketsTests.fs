@@ -293,6 +293,26 @@ let ``no HTTP timeout fires on an upgraded connection`` () =
         Assert.False(ended.Task.IsCompleted)
     }
 
+[<Fact>]
+let ``a frame sent in the same packet as the handshake is read first`` () =
+    let ended = TaskCompletionSource<WebSocketMessage>()
+    use server = serveEcho WebSocketOptions.defaults ended
+    use s = connect server
+    let payload = Encoding.ASCII.GetBytes "early"
+    let mask = [| 1uy; 2uy; 3uy; 4uy |]
+    // A masked text frame, as a client sends it: FIN + text, MASK + length, the key, the payload.
+    let frame = Array.concat [ [| 0x81uy; 0x80uy ||| byte payload.Length |]; mask; payload |> Array.mapi (fun i b -> b ^^^ mask[i % 4]) ]
+
+    let head =
+        ascii "GET /ws HTTP/1.1\r\nHost: a\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n"
+
+    s.Send(Array.append head frame) |> ignore
+    let answer, _ = readAll s 1000
+    let text' = Encoding.Latin1.GetString answer
+    Assert.StartsWith("HTTP/1.1 101 ", text')
+    // The echo: an unmasked text frame with the same payload, right after the head.
+    Assert.EndsWith("\r\n\r\n\u0081\u0005early", text')
+
 let handshake (extra: string list) =
     [ "Upgrade: websocket"; "Connection: Upgrade"; "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==" ] @ extra
 
