@@ -188,6 +188,26 @@ let ``a client that vanishes ends the session and frees its connection`` () =
     }
 
 [<Fact>]
+let ``a client that goes silent (no pong, no FIN) is dropped by the keep-alive`` () =
+    let ended = TaskCompletionSource<WebSocketMessage>()
+
+    let options =
+        { WebSocketOptions.defaults with
+            KeepAliveInterval = TimeSpan.FromMilliseconds 100.0
+            KeepAliveTimeout = TimeSpan.FromMilliseconds 500.0 }
+
+    use server = serveEcho options ended
+    // A raw client: the handshake, then nothing at all (as a machine that lost its network).
+    use s = connect server
+    s.Send(ascii "GET /ws HTTP/1.1\r\nHost: a\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n") |> ignore
+
+    match within 5000 ended.Task with
+    | Closed(None, _) -> ()
+    | other -> failwithf "ended with %A" other
+
+    Assert.True(waitUntil 5000 (fun () -> server.ConnectionCount = 0))
+
+[<Fact>]
 let ``the server's stop closes an open WebSocket`` () =
     task {
         let ended = TaskCompletionSource<WebSocketMessage>()
