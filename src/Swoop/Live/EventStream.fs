@@ -143,21 +143,27 @@ module EventStreams =
 
     let eventStream (session: EventStream -> Task) : HttpHandler =
         fun _ ctx ->
-            task {
-                let stream = EventStream(ctx, MaxQueued)
-                do! stream.StartAsync()
+            if ctx.Method = HttpMethod.Head then
+                // The head a GET would get, and no stream.
+                ctx.ContentType <- "text/event-stream"
+                ctx.SetHeader("Cache-Control", "no-cache")
+                handled
+            else
+                task {
+                    let stream = EventStream(ctx, MaxQueued)
+                    do! stream.StartAsync()
 
-                try
-                    do! session stream
-                with
-                | :? OperationCanceledException
-                | :? ClientDisconnectedException when stream.IsClosed || stream.Aborted.IsCancellationRequested -> ()
+                    try
+                        do! session stream
+                    with
+                    | :? OperationCanceledException
+                    | :? ClientDisconnectedException when stream.IsClosed || stream.Aborted.IsCancellationRequested -> ()
 
-                let! stillThere = stream.FinishAsync()
+                    let! stillThere = stream.FinishAsync()
 
-                // Gone (or cut): the connection closes, no last chunk is sent.
-                if not stillThere then
-                    raise (ClientDisconnectedException("the event stream's client went away", null))
+                    // Gone (or cut): the connection closes, no last chunk is sent.
+                    if not stillThere then
+                        raise (ClientDisconnectedException("the event stream's client went away", null))
 
-                return true
-            }
+                    return true
+                }

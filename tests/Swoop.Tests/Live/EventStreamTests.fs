@@ -70,6 +70,15 @@ let ``an event stream answers text/event-stream, no-cache, chunked, and resumes 
     Assert.DoesNotContain("id: 7\n", got)
 
 [<Fact>]
+let ``HEAD gets the stream's head and no stream`` () =
+    let ended = TaskCompletionSource<bool>()
+    use server = serveApp (GET >=> route "/events" >=> eventStream (counting ended))
+    let answer = request server "HEAD" "/events" [] ""
+    Assert.Equal(200, answer.Status)
+    Assert.Equal("text/event-stream", answer.Headers["content-type"])
+    Assert.False(ended.Task.IsCompleted)
+
+[<Fact>]
 let ``a client that goes away ends the stream, and its connection closes`` () =
     let ended = TaskCompletionSource<bool>()
     use server = serveApp (route "/events" >=> eventStream (counting ended))
