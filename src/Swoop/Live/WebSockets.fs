@@ -140,6 +140,17 @@ type WebSocketSession internal (socket: WebSocket, protocol: string, maxMessageS
 
     member _.CloseAsync(status: WebSocketCloseStatus, description: string) : Task = closeQuietly status description
 
+    /// The server is stopping: a close frame (1001, going away) goes out now; the client's close
+    /// then ends the session's ReceiveAsync. Never throws.
+    member internal _.GoAway() =
+        if socket.State = WebSocketState.Open then
+            try
+                socket.CloseOutputAsync(WebSocketCloseStatus.EndpointUnavailable, "server stopping", CancellationToken.None)
+                    .ContinueWith(fun (t: Task) -> t.Exception |> ignore)
+                |> ignore
+            with _ ->
+                ()
+
 [<AutoOpen>]
 module WebSockets =
     let private upgradeToken = "websocket"
@@ -176,6 +187,8 @@ module WebSockets =
             let! stream = ctx.UpgradeAsync upgradeToken
             use socket = WebSocket.CreateFromStream(stream, creation)
             let live = WebSocketSession(socket, protocol, options.MaxMessageSize, ctx)
+            // Fires when the server stops (after the upgrade, nothing else aborts the request).
+            use _ = ctx.RequestAborted.Register(fun () -> live.GoAway())
 
             try
                 try
@@ -201,6 +214,9 @@ module WebSockets =
             | Handshake.Refuse(status, detail, versionHeader) ->
                 if versionHeader then
                     ctx.SetHeader("Sec-WebSocket-Version", "13")
+
+                if status = 405 then
+                    ctx.SetHeader("Allow", "GET")
 
                 Problem.write ctx status null detail []
                 handled

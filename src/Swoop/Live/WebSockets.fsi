@@ -38,7 +38,8 @@ type WebSocketMessage =
     | Text of text: string
     | Binary of bytes: byte[]
     /// The connection ended: with the close handshake (its status), or without (None: the
-    /// client went away, a keep-alive ping went unanswered, or the server stopped).
+    /// client went away, a keep-alive ping went unanswered, or the server stopped and the
+    /// client did not answer its 1001 goodbye).
     | Closed of status: WebSocketCloseStatus option * description: string
 
 /// One accepted WebSocket connection, for as long as the session function runs.
@@ -59,6 +60,7 @@ type WebSocketSession =
     member SendBinaryAsync: bytes: ReadOnlyMemory<byte> -> Task
     /// Starts the close handshake and waits (at most 5 s) for the client's close.
     member CloseAsync: status: WebSocketCloseStatus * description: string -> Task
+    member internal GoAway: unit -> unit
 
 /// WebSockets (RFC 6455) on Swoop: the upgrade is Swoop's, the protocol the base library's
 /// (`WebSocket.CreateFromStream`) over the connection's socket.

@@ -402,8 +402,13 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                 // The client stopped reading our answers.
                 transport.Close()
             elif settings.Stopping && state = ConnectionState.Upgraded then
-                // Another protocol (a WebSocket) runs on: the server's stop closes it.
-                transport.Close()
+                // Another protocol (a WebSocket) runs on: the server's stop tells it (RequestAborted:
+                // a WebSocket says goodbye with 1001), then closes it two seconds later.
+                if not context.IsAborted then
+                    transport.Deadline <- now + 2000L
+                    context.Abort(transport.RequestNumber, false)
+                elif now > transport.Deadline then
+                    transport.Close()
             elif settings.Stopping && state = ConnectionState.Processing && context.Unbounded && not context.IsAborted then
                 // A stream meant to last (Server-Sent Events) is told to end: RequestAborted fires.
                 context.Abort(transport.RequestNumber, false)

@@ -208,7 +208,7 @@ let ``a client that goes silent (no pong, no FIN) is dropped by the keep-alive``
     Assert.True(waitUntil 5000 (fun () -> server.ConnectionCount = 0))
 
 [<Fact>]
-let ``the server's stop closes an open WebSocket`` () =
+let ``the server's stop says goodbye with 1001 and closes the WebSocket`` () =
     task {
         let ended = TaskCompletionSource<WebSocketMessage>()
         let server = serveEcho WebSocketOptions.defaults ended
@@ -216,14 +216,27 @@ let ``the server's stop closes an open WebSocket`` () =
         do! sendText client "hi"
         let! _ = receiveText client
         let stopping = server.StopAsync()
+        let buffer = Array.zeroCreate<byte> 256
+        let! r = client.ReceiveAsync(ArraySegment buffer, timeout ())
+        Assert.Equal(WebSocketMessageType.Close, r.MessageType)
+        Assert.Equal(Nullable WebSocketCloseStatus.EndpointUnavailable, client.CloseStatus)
+        do! client.CloseOutputAsync(WebSocketCloseStatus.NormalClosure, "", timeout ())
         Assert.True(stopping.Wait 5000, "the server waited for the WebSocket to end")
-
-        match within 5000 ended.Task with
-        | Closed(None, _) -> ()
-        | other -> failwithf "ended with %A" other
-
+        Assert.True(ended.Task.Wait 5000, "the session did not end")
         (server :> IDisposable).Dispose()
     }
+
+[<Fact>]
+let ``a client that does not answer the server's goodbye is closed two seconds later`` () =
+    let ended = TaskCompletionSource<WebSocketMessage>()
+    let server = serveEcho WebSocketOptions.defaults ended
+    use s = connect server
+    s.Send(ascii "GET /ws HTTP/1.1\r\nHost: a\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n") |> ignore
+    readAll s 300 |> ignore
+    let watch = Diagnostics.Stopwatch.StartNew()
+    Assert.True(server.StopAsync().Wait 6000, "the server waited for the WebSocket to end")
+    Assert.True(watch.ElapsedMilliseconds < 5000L, sprintf "%d ms" watch.ElapsedMilliseconds)
+    (server :> IDisposable).Dispose()
 
 [<Fact>]
 let ``permessage-deflate is negotiated when offered`` () =
@@ -357,3 +370,6 @@ let ``the handshake's answers: 101 with the RFC's accept value, 426, 400 and 403
     Assert.Equal(400, noUpgrade.Status)
     let badOrigin = request server "GET" "/ws" (handshake [ "Sec-WebSocket-Version: 13"; "Origin: https://evil.example" ]) ""
     Assert.Equal(403, badOrigin.Status)
+    let post = request server "POST" "/ws" (handshake [ "Sec-WebSocket-Version: 13" ]) ""
+    Assert.Equal(405, post.Status)
+    Assert.Equal("GET", post.Headers["allow"])
