@@ -61,6 +61,13 @@ module Cookie =
         if o.SameSite = SameSite.None && not o.Secure then
             invalidArg "options" "SameSite=None needs Secure (browsers refuse the cookie otherwise)"
 
+        // Prefixes browsers enforce (RFC 6265bis): refused here rather than dropped there.
+        if name.StartsWith("__Secure-", StringComparison.OrdinalIgnoreCase) && not o.Secure then
+            invalidArg "options" "a __Secure- cookie needs Secure"
+
+        if name.StartsWith("__Host-", StringComparison.OrdinalIgnoreCase) && (not o.Secure || o.Path <> Some "/" || o.Domain.IsSome) then
+            invalidArg "options" "a __Host- cookie needs Secure, Path=/ and no Domain"
+
         let b = StringBuilder(name.Length + value.Length + 64)
         b.Append(name).Append('=').Append(value) |> ignore
 

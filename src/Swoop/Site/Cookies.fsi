@@ -47,7 +47,8 @@ module CookieOptions =
 [<RequireQualifiedAccess>]
 module Cookie =
     /// The Set-Cookie value. Raises ArgumentException for a bad name, value, path or domain,
-    /// or SameSite=None without Secure (browsers refuse it).
+    /// SameSite=None without Secure, a `__Secure-` name without Secure, or a `__Host-` name
+    /// without Secure, Path=/ and no Domain (browsers refuse all of these).
     /// Example: `Cookie.header "theme" "dark" CookieOptions.defaults` = `"theme=dark; Path=/; HttpOnly; SameSite=Lax"`.
     val header: name: string -> value: string -> options: CookieOptions -> string
 

@@ -61,6 +61,15 @@ let ``SameSite=None without Secure and a path with a semicolon are refused`` () 
     Assert.Throws<ArgumentException>(fun () -> Cookie.header "n" "v" { CookieOptions.defaults with Path = Some "/a;b" } |> ignore) |> ignore
 
 [<Fact>]
+let ``the __Secure- and __Host- prefixes are held to their rules`` () =
+    let secure = { CookieOptions.defaults with Secure = true }
+    Assert.Throws<ArgumentException>(fun () -> Cookie.header "__Secure-id" "1" CookieOptions.defaults |> ignore) |> ignore
+    Assert.Throws<ArgumentException>(fun () -> Cookie.header "__Host-id" "1" { secure with Domain = Some "example.com" } |> ignore) |> ignore
+    Assert.Throws<ArgumentException>(fun () -> Cookie.header "__Host-id" "1" { secure with Path = Some "/app" } |> ignore) |> ignore
+    Assert.Equal("__Host-id=1; Path=/; Secure; HttpOnly; SameSite=Lax", Cookie.header "__Host-id" "1" secure)
+    Assert.Equal("__Secure-id=1; Path=/; Secure; HttpOnly; SameSite=Lax", Cookie.header "__Secure-id" "1" secure)
+
+[<Fact>]
 let ``deleting a cookie empties it with Max-Age=0 and an Expires in the past`` () =
     Assert.Equal(
         "id=; Path=/; Max-Age=0; Expires=Thu, 01 Jan 1970 00:00:00 GMT; HttpOnly; SameSite=Lax",
