@@ -120,18 +120,27 @@ type EventStream internal (ctx: HttpContext, maxQueued: int) =
         registration <- aborted.Register(fun () -> s.Close false)
         ctx.FlushAsync()
 
-    /// The session ended: stop writing and wait for the write in flight (its bytes are the
-    /// response's); true when the client is still there.
+    /// The session ended: no new writes start (a broadcast may still post), and the write in
+    /// flight is awaited (its bytes are the response's); true when the client is still there.
     member internal s.FinishAsync() : Task<bool> =
         task {
             registration.Dispose()
-            let wasOpen = lock gate (fun () -> not closed)
-            let inFlight = lock gate (fun () -> current)
+
+            let wasOpen, inFlight =
+                lock gate (fun () ->
+                    let wasOpen = not closed
+                    closed <- true
+
+                    if not (isNull queue) then
+                        queue.Clear()
+                        queue <- null
+
+                    wasOpen, current)
 
             if wasOpen then
                 do! inFlight
 
-            s.Close false
+            ended.TrySetResult() |> ignore
             return wasOpen && not ctx.RequestAborted.IsCancellationRequested
         }
 

@@ -70,6 +70,23 @@ let ``an event stream answers text/event-stream, no-cache, chunked, and resumes 
     Assert.DoesNotContain("id: 7\n", got)
 
 [<Fact>]
+let ``a session that ends by itself ends the response cleanly, and the connection serves on`` () =
+    let session (stream: EventStream) : Task =
+        task {
+            do! stream.SendAsync "one"
+            do! stream.SendAsync(ServerSentEvent.Create("two", eventType = "last"))
+        }
+
+    use server = serveApp (choose [ route "/events" >=> eventStream session; route "/next" >=> Writers.text "next" ])
+    use s = connect server
+    s.Send(ascii "GET /events HTTP/1.1\r\nHost: a\r\n\r\nGET /next HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n") |> ignore
+    let raw, _ = readAll s 2000
+    let got = text raw
+    Assert.Contains("data: one\n\n", got)
+    Assert.Contains("event: last\ndata: two\n\n\r\n0\r\n\r\n", got)
+    Assert.EndsWith("next", got)
+
+[<Fact>]
 let ``HEAD gets the stream's head and no stream`` () =
     let ended = TaskCompletionSource<bool>()
     use server = serveApp (GET >=> route "/events" >=> eventStream (counting ended))
