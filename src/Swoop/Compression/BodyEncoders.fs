@@ -111,6 +111,8 @@ type internal CompressionPolicy(minimumSize: int, level: CompressionLevel, brotl
         let status = ctx.StatusCode
         status >= 200 && status <> 204 && status <> 206 && status <> 304
         && CompressionPolicy.Covers(types, ctx.ContentType)
+        // Server-Sent Events stay plain: proxies and some clients hold compressed events back.
+        && not (ctx.ContentType.StartsWith("text/event-stream", StringComparison.OrdinalIgnoreCase))
         && ctx.ResponseLength < 0L
         && isNull (ctx.ResponseHeader "Content-Encoding")
         && isNull (ctx.ResponseHeader "Content-Range")

@@ -233,7 +233,7 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                                     // The synchronous path is a plain call: no task, no allocation.
                                     if not pending.IsCompletedSuccessfully then
                                         // The heartbeat times it (no timer per request).
-                                        if settings.RequestTimeoutMs > 0L then
+                                        if settings.RequestTimeoutMs > 0L && not context.Unbounded then
                                             transport.RequestDeadline <- Heartbeat.NowMs + settings.RequestTimeoutMs
 
                                         // Awaited in the connection's own state machine (no task per call), no throw.
@@ -256,6 +256,10 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                                         // Cut (a reset, the timeout after the response started): the rest never goes out.
                                         if handlerOk && context.IsCut then
                                             handlerOk <- false
+
+                                // Switched protocols (101): the connection ends with its handler.
+                                if context.IsUpgraded then
+                                    handlerOk <- false
 
                                 // The heartbeat timed the body out (maybe answered 408): nothing of this handler's goes out; linger.
                                 let timedOut = Volatile.Read(&transport.State)
@@ -435,6 +439,17 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
             elif sendDeadline > 0L && now > sendDeadline then
                 // The client stopped reading our answers.
                 transport.Close()
+            elif settings.Stopping && state = ConnectionState.Upgraded then
+                // Another protocol (a WebSocket) runs on: the server's stop tells it (RequestAborted:
+                // a WebSocket says goodbye with 1001), then closes it two seconds later.
+                if not context.IsAborted then
+                    transport.Deadline <- now + 2000L
+                    context.Abort(transport.RequestNumber, false)
+                elif now > transport.Deadline then
+                    transport.Close()
+            elif settings.Stopping && state = ConnectionState.Processing && context.Unbounded && not context.IsAborted then
+                // A stream meant to last (Server-Sent Events) is told to end: RequestAborted fires.
+                context.Abort(transport.RequestNumber, false)
             elif settings.Stopping && state = ConnectionState.Idle then
                 // Not one whose next request is already here: that one is answered (and closed).
                 if not (transport.Descriptor.HasUnread()) && tryState ConnectionState.Closed ConnectionState.Idle then

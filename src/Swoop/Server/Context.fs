@@ -38,6 +38,10 @@ type HttpContext
     // (a reset, the request timeout), so that reads and flushes stop; after a FIN they go on.
     let mutable abortedRequest = 0L
     let mutable abortHard = false
+    // The connection after a 101 (null: not upgraded).
+    let mutable upgraded: UpgradedStream = null
+    // Exempt from RequestTimeout (a long-lived stream).
+    let mutable unbounded = false
 
     let bytesAt (start: int) (length: int) =
         ReadOnlySpan<byte>(transport.InputArray, transport.InputOffset + transport.InStart + start, length)
@@ -448,6 +452,7 @@ type HttpContext
 
         abortedRequest <- 0L
         abortHard <- false
+        unbounded <- false
 
         if not (isNull items) && items.Count > 0 then
             items.Clear()
@@ -502,9 +507,54 @@ type HttpContext
         releaseBody ()
         keepAlive && lengthKept && not closeDelimited
 
+    member internal _.UpgradeAsync(protocol: string) : Task<Stream> =
+        notStarted "the connection cannot switch protocols"
+
+        if head.Version <> HttpVersion.Http11 then
+            invalidOp "only an HTTP/1.1 connection can switch protocols"
+
+        if head.Body <> BodyKind.NoBody then
+            invalidOp "a request with a body cannot switch protocols"
+
+        if not (transport.ClaimForHandler()) then
+            invalidOp "the request ran past RequestTimeout and was answered 503: it can no longer switch protocols"
+
+        // From Processing only: a timeout or a close the heartbeat decided stands.
+        if Interlocked.CompareExchange(&transport.State, ConnectionState.Upgraded, ConnectionState.Processing) <> ConnectionState.Processing then
+            raise (OperationCanceledException "the connection closed before it could switch protocols")
+
+        started <- true
+        reader.SuppressContinue()
+        transport.RequestDeadline <- 0L
+        response.WriteUpgrade(transport, protocol)
+        releaseBody ()
+        let stream = new UpgradedStream(transport)
+        upgraded <- stream
+        let sending = transport.FlushAsync()
+
+        if sending.IsCompletedSuccessfully then
+            Task.FromResult(stream :> Stream)
+        else
+            task {
+                do! sending
+                return stream :> Stream
+            }
+
+    member internal _.IsUpgraded = not (isNull upgraded)
+
+    member internal _.MakeUnbounded() =
+        unbounded <- true
+        transport.RequestDeadline <- 0L
+
+    member internal _.Unbounded = unbounded
+
     member internal _.ResponseBodyBytes = if sendsBody () then streamed + body.Length else 0L
 
     member internal _.Release() =
+        if not (isNull upgraded) then
+            upgraded.Detach()
+            upgraded <- null
+
         releaseBody ()
         reader.LetGo()
 

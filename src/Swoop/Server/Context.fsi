@@ -188,6 +188,22 @@ type HttpContext =
     member internal IsCut: bool
     member internal PeerClosed: reset: bool -> unit
 
+    /// Switches the connection to `protocol` (101 Switching Protocols, with the headers set so
+    /// far) and returns a duplex stream over its socket (see Server/Upgrade.fs). From then on
+    /// no HTTP is parsed on the connection, no HTTP timeout runs on it, and it closes when the
+    /// handler ends (or the server stops). Raises InvalidOperationException after the response
+    /// started, for HTTP/1.0, or for a request with a body.
+    member internal UpgradeAsync: protocol: string -> Task<Stream>
+
+    /// Whether the handler switched the connection to another protocol.
+    member internal IsUpgraded: bool
+
+    /// Exempts this request from RequestTimeout (a stream meant to last: Server-Sent Events).
+    member internal MakeUnbounded: unit -> unit
+
+    /// Whether MakeUnbounded was called for this request.
+    member internal Unbounded: bool
+
     // ---- files and body encodings ----
 
     /// Sends the response head with Content-Length: `count`, then `count` bytes of `file` from

@@ -73,6 +73,7 @@ let contentTypeName = "Content-Type: "B
 let chunkedHeader = "Transfer-Encoding: chunked\r\n"B
 let connectionClose = "Connection: close\r\n"B
 let connectionKeepAlive = "Connection: keep-alive\r\n"B
+let connectionUpgrade = "Connection: Upgrade\r\n"B
 let crlf = "\r\n"B
 let lastChunk = "0\r\n\r\n"B
 let continue100 = "HTTP/1.1 100 Continue\r\n\r\n"B

@@ -38,6 +38,10 @@ module internal ConnectionState =
     [<Literal>]
     let Lingering = 6
 
+    /// Switched to another protocol (101): no HTTP timeouts; closed when the server stops.
+    [<Literal>]
+    let Upgraded = 7
+
 /// Raised when the connection's own socket fails under a read or a send: the client reset or
 /// closed it, or stopped reading until a timeout cut it. Nothing can be answered any more; the
 /// server closes the connection quietly (it is not the handler's failure, and is not logged).
@@ -208,6 +212,12 @@ type internal Transport(pool: BufferPool) =
     /// Receives into the free space after InEnd; the caller adds the count to InEnd.
     member t.ReceiveAsync() : ValueTask<int> =
         receiver.Receive(descriptor, Memory<byte>(input.Array, input.Offset + t.InEnd, input.Length - t.InEnd))
+
+    /// Receives straight into `buffer` (an upgraded connection's reads).
+    member _.ReceiveInto(buffer: Memory<byte>) : ValueTask<int> = receiver.Receive(descriptor, buffer)
+
+    /// Sends what it can of `buffer` straight from it (an upgraded connection's writes).
+    member _.SendFrom(buffer: ReadOnlyMemory<byte>) : ValueTask<int> = sender.Send(descriptor, buffer)
 
     /// Completes when bytes are there to read, without holding a buffer while waiting.
     member t.WaitForDataAsync() : ValueTask<int> =

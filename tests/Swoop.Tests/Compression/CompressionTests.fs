@@ -39,6 +39,7 @@ let private app =
         route "/page" >=> htmlString page
         route "/small" >=> Writers.text "hi"
         route "/png" >=> setHttpHeader "Content-Type" "image/png" >=> setBody (Encoding.ASCII.GetBytes page)
+        route "/events" >=> setHttpHeader "Content-Type" "text/event-stream" >=> setBody (Encoding.ASCII.GetBytes page)
         route "/encoded" >=> setHttpHeader "Content-Encoding" "gzip" >=> setHttpHeader "Content-Type" "text/plain"
         >=> setBody (compress "gzip" (Encoding.UTF8.GetBytes page))
         route "/nested" >=> Compression.compress CompressionOptions.defaults (htmlString page)
@@ -101,6 +102,9 @@ let ``small bodies and other types are not compressed; Vary goes with compressib
     let png = get "/png" [ "Accept-Encoding: gzip" ]
     Assert.Equal(None, png.Header "Content-Encoding")
     Assert.Equal(None, png.Header "Vary")
+    // Server-Sent Events stay plain (proxies and clients would hold compressed events back).
+    let events = get "/events" [ "Accept-Encoding: gzip" ]
+    Assert.Equal(None, events.Header "Content-Encoding")
 
 [<Fact>]
 let ``a body is never compressed twice`` () =

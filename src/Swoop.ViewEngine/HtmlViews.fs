@@ -1,0 +1,44 @@
+namespace Swoop.ViewEngine
+
+open Giraffe.ViewEngine
+open Swoop
+open Swoop.Web
+
+[<AutoOpen>]
+module HtmlViews =
+    [<Literal>]
+    let private HtmlType = "text/html; charset=utf-8"
+
+    let htmlView (view: XmlNode) : HttpHandler =
+        fun _ ctx ->
+            ctx.ContentType <- HtmlType
+            HtmlWriter.document ctx view
+            handled
+
+    let htmlNodes (nodes: XmlNode list) : HttpHandler =
+        fun _ ctx ->
+            ctx.ContentType <- HtmlType
+
+            for node in nodes do
+                HtmlWriter.html ctx node
+
+            handled
+
+    let htmlNode (node: XmlNode) : HttpHandler =
+        fun _ ctx ->
+            ctx.ContentType <- HtmlType
+            HtmlWriter.html ctx node
+            handled
+
+    let xmlView (node: XmlNode) : HttpHandler =
+        fun _ ctx ->
+            if isNull ctx.ContentType then
+                ctx.ContentType <- "application/xml"
+
+            HtmlWriter.xml ctx node
+            handled
+
+    type HttpContext with
+        member ctx.WriteHtmlView(view: XmlNode) =
+            ctx.ContentType <- HtmlType
+            HtmlWriter.document ctx view

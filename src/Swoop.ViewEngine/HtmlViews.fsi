@@ -1,0 +1,39 @@
+namespace Swoop.ViewEngine
+
+open Giraffe.ViewEngine
+open Swoop
+open Swoop.Web
+
+/// Giraffe.ViewEngine views as Swoop handlers, written as UTF-8 straight into the response
+/// buffer (no page-sized string). The bytes are the same as Giraffe's `RenderView.AsString`.
+///
+/// Example:
+/// ```fsharp
+/// open Giraffe.ViewEngine
+/// open Swoop.ViewEngine
+///
+/// let page (name: string) =
+///     html [] [ body [] [ h1 [] [ encodedText ("Hello, " + name) ] ] ]
+///
+/// let app = GET >=> routef "/hello/%s" (fun name -> htmlView (page name))
+/// ```
+[<AutoOpen>]
+module HtmlViews =
+    /// Answers an HTML document: `<!DOCTYPE html>`, then the view; text/html; charset=utf-8.
+    /// Example: `route "/" >=> htmlView (html [] [ body [] [ str "hi" ] ])`.
+    val htmlView: view: XmlNode -> HttpHandler
+
+    /// Answers HTML nodes without a doctype (a fragment, e.g. for htmx); text/html; charset=utf-8.
+    /// Example: `htmlNodes [ li [] [ str "one" ]; li [] [ str "two" ] ]`.
+    val htmlNodes: nodes: XmlNode list -> HttpHandler
+
+    /// Answers one HTML node without a doctype. Example: `htmlNode (p [] [ str "saved" ])`.
+    val htmlNode: node: XmlNode -> HttpHandler
+
+    /// Answers XML (void elements written `<x />`); application/xml unless a Content-Type was set.
+    val xmlView: node: XmlNode -> HttpHandler
+
+    type HttpContext with
+        /// Writes an HTML document (doctype and view) into the body and sets text/html;
+        /// charset=utf-8. Example: `ctx.WriteHtmlView(page user)`.
+        member WriteHtmlView: view: XmlNode -> unit

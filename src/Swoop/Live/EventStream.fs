@@ -1,0 +1,178 @@
+namespace Swoop.Live
+
+open System
+open System.Collections.Generic
+open System.Threading
+open System.Threading.Tasks
+open Swoop
+open Swoop.Web
+
+[<Sealed; AllowNullLiteral>]
+type EventStream internal (ctx: HttpContext, maxQueued: int) =
+    let lastEventId =
+        match ctx.Header "Last-Event-ID" with
+        | ValueSome id -> Some id
+        | ValueNone -> None
+
+    let gate = obj ()
+    // Events waiting for the socket: references to shared, encoded events (made on first need).
+    let mutable queue: Queue<ServerSentEvent> = null
+    let mutable pumping = false
+    let mutable current: Task = Task.CompletedTask
+    let mutable closed = false
+    let mutable cut = false
+    let ended = TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously)
+    let mutable registration = Unchecked.defaultof<CancellationTokenRegistration>
+    let mutable aborted = CancellationToken.None
+    // The pump's loop state, in a field (one pump at a time).
+    let mutable go = false
+
+    let closedError () =
+        Task.FromException(OperationCanceledException "the event stream is closed: its client went away")
+
+    member private s.Close(tooSlow: bool) =
+        lock gate (fun () ->
+            if not closed then
+                closed <- true
+                cut <- tooSlow
+
+                if not (isNull queue) then
+                    queue.Clear()
+                    queue <- null)
+
+        ended.TrySetResult() |> ignore
+
+    /// Writes queued events one by one, each flush awaited: the socket sets the pace.
+    member private s.PumpAsync() : Task =
+        task {
+            go <- true
+
+            while go do
+                let next =
+                    lock gate (fun () ->
+                        if closed || isNull queue || queue.Count = 0 then
+                            pumping <- false
+                            null
+                        else
+                            queue.Dequeue())
+
+                if isNull next then
+                    go <- false
+                else
+                    try
+                        ctx.Write next.Bytes.Span
+                        do! ctx.FlushAsync()
+                    with _ ->
+                        s.Close false
+                        go <- false
+        }
+
+    member _.Context = ctx
+    member _.LastEventId = lastEventId
+    member _.Aborted = ctx.RequestAborted
+    member _.Closed: Task = ended.Task
+    member _.IsClosed = closed || aborted.IsCancellationRequested
+    member internal _.WasCut = cut
+
+    member s.SendAsync(event: ServerSentEvent) : Task =
+        if isNull event then nullArg "event"
+
+        lock gate (fun () ->
+            if closed then
+                closedError ()
+            else
+                if isNull queue then
+                    queue <- Queue<ServerSentEvent>(4)
+
+                queue.Enqueue event
+
+                if not pumping then
+                    pumping <- true
+                    current <- s.PumpAsync()
+
+                current)
+
+    member s.SendAsync(data: string) : Task = s.SendAsync(ServerSentEvent.Create data)
+
+    member s.CommentAsync(text: string) : Task = s.SendAsync(ServerSentEvent.Comment text)
+
+    /// Queues an event without waiting (a broadcast); false, and the stream is cut, when the
+    /// client has `maxQueued` events waiting already (it does not read).
+    member internal s.Post(event: ServerSentEvent) : bool =
+        let tooSlow = lock gate (fun () -> not closed && not (isNull queue) && queue.Count >= maxQueued)
+
+        if tooSlow then
+            s.Close true
+            false
+        else
+            s.SendAsync event |> ignore
+            true
+
+    /// Starts the stream: the head goes out at once; the stream closes when the client goes away.
+    member internal s.StartAsync() : ValueTask =
+        // A stream is meant to outlive RequestTimeout: only the client's leaving ends it.
+        ctx.MakeUnbounded()
+        ctx.ContentType <- "text/event-stream"
+        ctx.SetHeader("Cache-Control", "no-cache")
+        // nginx and others buffer a proxied response unless told not to.
+        ctx.SetHeader("X-Accel-Buffering", "no")
+        aborted <- ctx.RequestAborted
+        registration <- aborted.Register(fun () -> s.Close false)
+        ctx.FlushAsync()
+
+    /// The session ended: no new writes start (a broadcast may still post), and the write in
+    /// flight is awaited (its bytes are the response's); true when the client is still there.
+    member internal s.FinishAsync() : Task<bool> =
+        task {
+            registration.Dispose()
+
+            let wasOpen, inFlight =
+                lock gate (fun () ->
+                    let wasOpen = not closed
+                    closed <- true
+
+                    if not (isNull queue) then
+                        queue.Clear()
+                        queue <- null
+
+                    wasOpen, current)
+
+            if wasOpen then
+                do! inFlight
+
+            ended.TrySetResult() |> ignore
+            return wasOpen && not ctx.RequestAborted.IsCancellationRequested
+        }
+
+[<AutoOpen>]
+module EventStreams =
+    /// How many events a broadcast may queue for one client before it is cut.
+    [<Literal>]
+    let private MaxQueued = 256
+
+    let eventStream (session: EventStream -> Task) : HttpHandler =
+        fun _ ctx ->
+            if ctx.Method = HttpMethod.Head then
+                // The head a GET would get, and no stream.
+                ctx.ContentType <- "text/event-stream"
+                ctx.SetHeader("Cache-Control", "no-cache")
+                handled
+            else
+                task {
+                    let stream = EventStream(ctx, MaxQueued)
+                    do! stream.StartAsync()
+
+                    try
+                        do! session stream
+                    with
+                    | :? OperationCanceledException
+                    | :? ClientDisconnectedException when stream.IsClosed || stream.Aborted.IsCancellationRequested -> ()
+
+                    let! stillThere = stream.FinishAsync()
+
+                    // Gone (or cut): the connection closes, no last chunk is sent.
+                    if not stillThere then
+                        raise (ClientDisconnectedException("the event stream's client went away", null))
+
+                    return true
+                }

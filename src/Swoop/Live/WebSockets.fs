@@ -1,0 +1,228 @@
+namespace Swoop.Live
+
+open System
+open System.Buffers
+open System.IO
+open System.Net.WebSockets
+open System.Text
+open System.Threading
+open System.Threading.Tasks
+open Swoop
+open Swoop.Web
+
+type WebSocketOptions =
+    { SubProtocols: string list
+      AllowOrigin: string -> bool
+      KeepAliveInterval: TimeSpan
+      KeepAliveTimeout: TimeSpan
+      MaxMessageSize: int
+      Deflate: bool }
+
+[<RequireQualifiedAccess>]
+module WebSocketOptions =
+    let defaults =
+        { SubProtocols = []
+          AllowOrigin = fun _ -> true
+          KeepAliveInterval = TimeSpan.FromSeconds 30.0
+          KeepAliveTimeout = TimeSpan.FromSeconds 30.0
+          MaxMessageSize = 1024 * 1024
+          Deflate = false }
+
+type WebSocketMessage =
+    | Text of text: string
+    | Binary of bytes: byte[]
+    | Closed of status: WebSocketCloseStatus option * description: string
+
+[<Sealed>]
+type WebSocketSession internal (socket: WebSocket, protocol: string, maxMessageSize: int, ctx: HttpContext) =
+    // How long a close waits for the client's close frame.
+    static let closeWait = TimeSpan.FromSeconds 5.0
+
+    let gone = Closed(None, "the connection ended without a close handshake")
+    let mutable buffer: byte[] = null
+    let mutable count = 0
+    let mutable result = Unchecked.defaultof<WebSocketMessage>
+
+    /// Closes, waiting for the client's close at most closeWait; never throws.
+    let closeQuietly (status: WebSocketCloseStatus) (description: string) =
+        task {
+            use timeout = new CancellationTokenSource(closeWait)
+
+            try
+                if socket.State = WebSocketState.Open || socket.State = WebSocketState.CloseReceived then
+                    do! socket.CloseAsync(status, description, timeout.Token)
+            with _ ->
+                socket.Abort()
+        }
+
+    member _.Socket = socket
+    member _.SubProtocol = protocol
+    member _.Context = ctx
+
+    /// The client's close arrived: answered in kind (the handshake completes).
+    member private _.CloseReceivedAsync() : Task<WebSocketMessage> =
+        task {
+            let status = socket.CloseStatus
+            let description = socket.CloseStatusDescription
+            do! closeQuietly (if status.HasValue then status.Value else WebSocketCloseStatus.NormalClosure) ""
+            return Closed(Option.ofNullable status, (if isNull description then "" else description))
+        }
+
+    member this.ReceiveAsync() : Task<WebSocketMessage> =
+        task {
+            // State in fields (one receive at a time, as WebSocket requires): a mutable local
+            // across an await would be a heap cell per call.
+            count <- 0
+            result <- Unchecked.defaultof<WebSocketMessage>
+
+            try
+                try
+                    // While idle, a receive into no buffer: it waits for the next frame's header
+                    // (which the WebSocket keeps) and takes none of its payload, so an idle
+                    // connection holds no buffer. One is leased once a message is coming.
+                    let! first = socket.ReceiveAsync(Memory<byte>.Empty, CancellationToken.None)
+
+                    if first.MessageType = WebSocketMessageType.Close then
+                        let! closed = this.CloseReceivedAsync()
+                        result <- closed
+                    elif first.EndOfMessage then
+                        result <- if first.MessageType = WebSocketMessageType.Text then Text "" else Binary [||]
+                    else
+                        buffer <- ArrayPool<byte>.Shared.Rent 4096
+
+                    while isNull (box result) do
+                        let! frame = socket.ReceiveAsync(Memory<byte>(buffer, count, buffer.Length - count), CancellationToken.None)
+
+                        if frame.MessageType = WebSocketMessageType.Close then
+                            let! closed = this.CloseReceivedAsync()
+                            result <- closed
+                        else
+                            count <- count + frame.Count
+
+                            if count > maxMessageSize then
+                                do! closeQuietly WebSocketCloseStatus.MessageTooBig "message too big"
+                                result <- Closed(Some WebSocketCloseStatus.MessageTooBig, "message too big")
+                            elif frame.EndOfMessage then
+                                result <-
+                                    if frame.MessageType = WebSocketMessageType.Text then
+                                        Text(Encoding.UTF8.GetString(buffer, 0, count))
+                                    else
+                                        Binary(buffer.AsSpan(0, count).ToArray())
+                            elif count = buffer.Length then
+                                // Room for one byte past the limit: that byte says "too big".
+                                let bigger = ArrayPool<byte>.Shared.Rent(min (buffer.Length * 2) (maxMessageSize + 1))
+                                Buffer.BlockCopy(buffer, 0, bigger, 0, count)
+                                ArrayPool<byte>.Shared.Return buffer
+                                buffer <- bigger
+                with
+                | :? WebSocketException
+                | :? IOException
+                | :? ObjectDisposedException
+                | :? OperationCanceledException ->
+                    socket.Abort()
+                    result <- gone
+            finally
+                if not (isNull buffer) then
+                    ArrayPool<byte>.Shared.Return buffer
+                    buffer <- null
+
+            let message = result
+            result <- Unchecked.defaultof<WebSocketMessage>
+            return message
+        }
+
+    member _.SendTextAsync(text: string) : Task =
+        let bytes = Encoding.UTF8.GetBytes text
+        socket.SendAsync(ReadOnlyMemory bytes, WebSocketMessageType.Text, true, CancellationToken.None).AsTask()
+
+    member _.SendBinaryAsync(bytes: ReadOnlyMemory<byte>) : Task =
+        socket.SendAsync(bytes, WebSocketMessageType.Binary, true, CancellationToken.None).AsTask()
+
+    member _.CloseAsync(status: WebSocketCloseStatus, description: string) : Task = closeQuietly status description
+
+    /// The server is stopping: a close frame (1001, going away) goes out now; the client's close
+    /// then ends the session's ReceiveAsync. Never throws.
+    member internal _.GoAway() =
+        if socket.State = WebSocketState.Open then
+            try
+                socket.CloseOutputAsync(WebSocketCloseStatus.EndpointUnavailable, "server stopping", CancellationToken.None)
+                    .ContinueWith(fun (t: Task) -> t.Exception |> ignore)
+                |> ignore
+            with _ ->
+                ()
+
+[<AutoOpen>]
+module WebSockets =
+    let private upgradeToken = "websocket"
+
+    /// The handler's end: the connection is the client's no more (the server closes the socket).
+    let private ended (failure: exn) =
+        match failure with
+        | :? WebSocketException
+        | :? IOException
+        | :? OperationCanceledException -> true
+        | _ -> false
+
+    let private run (ctx: HttpContext) (options: WebSocketOptions) (session: WebSocketSession -> Task) accept protocol deflate =
+        task {
+            ctx.SetHeader("Sec-WebSocket-Accept", accept)
+
+            if not (isNull protocol) then
+                ctx.SetHeader("Sec-WebSocket-Protocol", protocol)
+
+            let creation =
+                WebSocketCreationOptions(
+                    IsServer = true,
+                    SubProtocol = protocol,
+                    KeepAliveInterval = options.KeepAliveInterval,
+                    KeepAliveTimeout = options.KeepAliveTimeout
+                )
+
+            match deflate with
+            | Some(header: string, deflateOptions) ->
+                ctx.SetHeader("Sec-WebSocket-Extensions", header)
+                creation.DangerousDeflateOptions <- deflateOptions
+            | None -> ()
+
+            let! stream = ctx.UpgradeAsync upgradeToken
+            use socket = WebSocket.CreateFromStream(stream, creation)
+            let live = WebSocketSession(socket, protocol, options.MaxMessageSize, ctx)
+            // Fires when the server stops (after the upgrade, nothing else aborts the request).
+            use _ = ctx.RequestAborted.Register(fun () -> live.GoAway())
+
+            try
+                try
+                    do! session live
+                    // Left open by the session: closed politely.
+                    do! live.CloseAsync(WebSocketCloseStatus.NormalClosure, "")
+                with e when ended e ->
+                    socket.Abort()
+            finally
+                stream.Dispose()
+
+            return true
+        }
+
+    let webSocket (options: WebSocketOptions) (session: WebSocketSession -> Task) : HttpHandler =
+        if options.MaxMessageSize < 1 then
+            invalidArg "options" "MaxMessageSize must be positive"
+
+        let subProtocols = options.SubProtocols
+
+        fun _ ctx ->
+            match Handshake.check subProtocols options.AllowOrigin options.Deflate ctx with
+            | Handshake.Refuse(status, detail, versionHeader) ->
+                if versionHeader then
+                    ctx.SetHeader("Sec-WebSocket-Version", "13")
+
+                if status = 405 then
+                    ctx.SetHeader("Allow", "GET")
+
+                Problem.write ctx status null detail []
+                handled
+            | Handshake.Accept(accept, protocol, deflate) -> run ctx options session accept protocol deflate
+
+    type HttpContext with
+        member ctx.IsWebSocketRequest =
+            Handshake.elements (Handshake.values ctx "Upgrade")
+            |> List.exists (fun e -> String.Equals(e, upgradeToken, StringComparison.OrdinalIgnoreCase))

@@ -1,0 +1,92 @@
+namespace Swoop.Live
+
+open System
+open System.Net.WebSockets
+open System.Threading.Tasks
+open Swoop
+open Swoop.Web
+
+/// How `webSocket` accepts connections.
+type WebSocketOptions =
+    {
+        /// Subprotocols the server speaks, in its order of preference; the first one the client
+        /// also offers is chosen (none: no Sec-WebSocket-Protocol in the answer).
+        SubProtocols: string list
+        /// Whether a browser page from this Origin may connect (403 otherwise); a request
+        /// without an Origin (not a browser) is let through. Default: every origin.
+        AllowOrigin: string -> bool
+        /// How often the server pings an idle client (TimeSpan.Zero: never). Default 30 s.
+        KeepAliveInterval: TimeSpan
+        /// How long a ping may wait for its pong before the connection is dropped
+        /// (Timeout.InfiniteTimeSpan: unsolicited pongs only, no check). Default 30 s.
+        KeepAliveTimeout: TimeSpan
+        /// The largest message `ReceiveAsync` assembles; a larger one closes the connection
+        /// with 1009 (message too big). Default 1 MiB.
+        MaxMessageSize: int
+        /// Accept permessage-deflate when the client offers it. Default false.
+        Deflate: bool
+    }
+
+/// Default options.
+[<RequireQualifiedAccess>]
+module WebSocketOptions =
+    /// No subprotocol, any origin, pings every 30 s (30 s for the pong), 1 MiB messages, no deflate.
+    val defaults: WebSocketOptions
+
+/// A whole message, or the end of the connection.
+type WebSocketMessage =
+    | Text of text: string
+    | Binary of bytes: byte[]
+    /// The connection ended: with the close handshake (its status), or without (None: the
+    /// client went away, a keep-alive ping went unanswered, or the server stopped and the
+    /// client did not answer its 1001 goodbye).
+    | Closed of status: WebSocketCloseStatus option * description: string
+
+/// One accepted WebSocket connection, for as long as the session function runs.
+[<Sealed>]
+type WebSocketSession =
+    /// The base library's WebSocket (framing, masking, ping/pong and the close handshake are its).
+    member Socket: WebSocket
+    /// The chosen subprotocol, or null.
+    member SubProtocol: string
+    /// The upgrade request (valid while the session runs).
+    member Context: HttpContext
+    /// The next whole message (fragments joined, at most MaxMessageSize). A close from the
+    /// client is answered (the handshake completed) and returned as `Closed`.
+    member ReceiveAsync: unit -> Task<WebSocketMessage>
+    /// Sends a text message.
+    member SendTextAsync: text: string -> Task
+    /// Sends a binary message.
+    member SendBinaryAsync: bytes: ReadOnlyMemory<byte> -> Task
+    /// Starts the close handshake and waits (at most 5 s) for the client's close.
+    member CloseAsync: status: WebSocketCloseStatus * description: string -> Task
+    member internal GoAway: unit -> unit
+
+/// WebSockets (RFC 6455) on Swoop: the upgrade is Swoop's, the protocol the base library's
+/// (`WebSocket.CreateFromStream`) over the connection's socket.
+///
+/// Example:
+/// ```fsharp
+/// let echo (session: WebSocketSession) =
+///     task {
+///         let mutable go = true
+///         while go do
+///             match! session.ReceiveAsync() with
+///             | Text t -> do! session.SendTextAsync t
+///             | Binary b -> do! session.SendBinaryAsync(ReadOnlyMemory b)
+///             | Closed _ -> go <- false
+///     }
+///
+/// let app = route "/ws" >=> webSocket WebSocketOptions.defaults echo
+/// ```
+[<AutoOpen>]
+module WebSockets =
+    /// Accepts a WebSocket and runs `session` on it; the connection closes when it ends.
+    /// Refuses with problem+json: 405 for a method other than GET, 400 for a request that is
+    /// not a handshake (no Upgrade/Connection, a bad Sec-WebSocket-Key, a body), 426 with
+    /// `Sec-WebSocket-Version: 13` for another version, 403 for an origin not allowed.
+    val webSocket: options: WebSocketOptions -> session: (WebSocketSession -> Task) -> HttpHandler
+
+    type HttpContext with
+        /// Whether the request asks for a WebSocket (Upgrade: websocket).
+        member IsWebSocketRequest: bool

@@ -1,0 +1,215 @@
+/// Server-Sent Events and streaming over real sockets: the head, Last-Event-ID, backpressure
+/// from a client that does not read, the end when the client goes away, and broadcasts.
+module Swoop.Tests.EventStreamTests
+
+open System
+open System.Net.Sockets
+open System.Text
+open System.Threading
+open System.Threading.Tasks
+open Xunit
+open Swoop
+open Swoop.Web
+open Swoop.Live
+open Swoop.Tests.Support
+open Swoop.Tests.WebSupport
+
+/// Reads from `s` until the text read so far contains `marker` (or `ms` pass).
+let readUntil (s: Socket) (marker: string) (ms: int) =
+    let buffer = Array.zeroCreate<byte> 65536
+    let out = StringBuilder()
+    let deadline = DateTime.UtcNow.AddMilliseconds(float ms)
+    s.ReceiveTimeout <- 200
+
+    while not (out.ToString().Contains marker) && DateTime.UtcNow < deadline do
+        try
+            let n = s.Receive buffer
+            if n > 0 then out.Append(Encoding.UTF8.GetString(buffer, 0, n)) |> ignore
+        with :? SocketException ->
+            ()
+
+    out.ToString()
+
+let rec waitUntil (ms: int) (condition: unit -> bool) =
+    if condition () then true
+    elif ms <= 0 then false
+    else
+        Thread.Sleep 20
+        waitUntil (ms - 20) condition
+
+let open' (server: RunningServer) (path: string) (extra: string) =
+    let s = connect server
+    s.Send(ascii (sprintf "GET %s HTTP/1.1\r\nHost: a\r\nAccept: text/event-stream\r\n%s\r\n" path extra)) |> ignore
+    s
+
+/// Counts from Last-Event-ID on, an event every 20 ms, until the client goes away.
+let counting (ended: TaskCompletionSource<bool>) (stream: EventStream) : Task =
+    task {
+        let mutable n = stream.LastEventId |> Option.map int |> Option.defaultValue 0
+
+        try
+            while true do
+                n <- n + 1
+                do! stream.SendAsync(ServerSentEvent.Create(sprintf "line %d\nsecond" n, eventType = "tick", id = string n))
+                do! Task.Delay(20, stream.Aborted)
+        finally
+            ended.TrySetResult stream.IsClosed |> ignore
+    }
+
+[<Fact>]
+let ``an event stream answers text/event-stream, no-cache, chunked, and resumes after Last-Event-ID`` () =
+    let ended = TaskCompletionSource<bool>()
+    use server = serveApp (route "/events" >=> eventStream (counting ended))
+    use s = open' server "/events" "Last-Event-ID: 7\r\n"
+    let got = readUntil s "id: 9\n" 5000
+    Assert.StartsWith("HTTP/1.1 200 OK\r\n", got)
+    Assert.Contains("\r\nContent-Type: text/event-stream\r\n", got)
+    Assert.Contains("\r\nCache-Control: no-cache\r\n", got)
+    Assert.Contains("\r\nTransfer-Encoding: chunked\r\n", got)
+    Assert.Contains("event: tick\nid: 8\ndata: line 8\ndata: second\n\n", got)
+    Assert.DoesNotContain("id: 7\n", got)
+
+[<Fact>]
+let ``a session that ends by itself ends the response cleanly, and the connection serves on`` () =
+    let session (stream: EventStream) : Task =
+        task {
+            do! stream.SendAsync "one"
+            do! stream.SendAsync(ServerSentEvent.Create("two", eventType = "last"))
+        }
+
+    use server = serveApp (choose [ route "/events" >=> eventStream session; route "/next" >=> Writers.text "next" ])
+    use s = connect server
+    s.Send(ascii "GET /events HTTP/1.1\r\nHost: a\r\n\r\nGET /next HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n") |> ignore
+    let raw, _ = readAll s 2000
+    let got = text raw
+    Assert.Contains("data: one\n\n", got)
+    Assert.Contains("event: last\ndata: two\n\n\r\n0\r\n\r\n", got)
+    Assert.EndsWith("next", got)
+
+[<Fact>]
+let ``HEAD gets the stream's head and no stream`` () =
+    let ended = TaskCompletionSource<bool>()
+    use server = serveApp (GET >=> route "/events" >=> eventStream (counting ended))
+    let answer = request server "HEAD" "/events" [] ""
+    Assert.Equal(200, answer.Status)
+    Assert.Equal("text/event-stream", answer.Headers["content-type"])
+    Assert.False(ended.Task.IsCompleted)
+
+[<Fact>]
+let ``a client that goes away ends the stream, and its connection closes`` () =
+    let ended = TaskCompletionSource<bool>()
+    use server = serveApp (route "/events" >=> eventStream (counting ended))
+    let s = open' server "/events" ""
+    readUntil s "id: 2\n" 5000 |> ignore
+    Assert.Equal(1, server.ConnectionCount)
+    s.Dispose()
+    Assert.True(ended.Task.Wait 5000, "the session did not end")
+    Assert.True(ended.Task.Result, "the stream did not see its client go")
+    Assert.True(waitUntil 5000 (fun () -> server.ConnectionCount = 0))
+
+[<Fact>]
+let ``an event stream outlives RequestTimeout`` () =
+    let ended = TaskCompletionSource<bool>()
+    let options = { testOptions with RequestTimeout = TimeSpan.FromSeconds 1.0 }
+    use server = serve options (Web.handler WebOptions.defaults (route "/events" >=> eventStream (counting ended)))
+    use s = open' server "/events" ""
+    Thread.Sleep 3000
+    Assert.False(ended.Task.IsCompleted, "the stream was cut")
+    let got = readUntil s "id: 150\n" 10000
+    Assert.Contains("id: 150\n", got)
+
+[<Fact>]
+let ``the server's stop ends an event stream at once`` () =
+    let ended = TaskCompletionSource<bool>()
+    let server = serve testOptions (Web.handler WebOptions.defaults (route "/events" >=> eventStream (counting ended)))
+    use s = open' server "/events" ""
+    readUntil s "id: 2\n" 5000 |> ignore
+    let stopping = server.StopAsync()
+    Assert.True(stopping.Wait 5000, "the stop waited for the stream")
+    Assert.True(ended.Task.Wait 5000, "the session did not end")
+    (server :> IDisposable).Dispose()
+
+[<Fact>]
+let ``a producer writing to a client that does not read stalls in its flush, memory bounded`` () =
+    let produced = ref 0L
+    let ended = TaskCompletionSource<exn>()
+    let chunk = Array.create 65536 (byte 'x')
+
+    let handler: RequestHandler =
+        fun ctx ->
+            ValueTask(
+                task {
+                    try
+                        while true do
+                            ctx.Write(ReadOnlySpan chunk)
+                            do! ctx.FlushAsync()
+                            Interlocked.Add(produced, int64 chunk.Length) |> ignore
+                    with e ->
+                        ended.TrySetResult e |> ignore
+                }
+                :> Task
+            )
+
+    use server = serve testOptions handler
+    let s = connect server
+    s.ReceiveBufferSize <- 65536
+    s.Send(ascii "GET /big HTTP/1.1\r\nHost: a\r\n\r\n") |> ignore
+    Thread.Sleep 1500
+    let first = Volatile.Read &produced.contents
+    Thread.Sleep 1000
+    let second = Volatile.Read &produced.contents
+    // The socket's buffers filled, then the flush waited: no progress, nothing piled up.
+    Assert.Equal(first, second)
+    Assert.True(second < 32L * 1024L * 1024L, sprintf "%d bytes produced for a client that reads nothing" second)
+    Assert.False(ended.Task.IsCompleted)
+    // The client leaves: the flush fails, the handler ends, the connection goes.
+    s.LingerState <- LingerOption(true, 0)
+    s.Dispose()
+    Assert.True(ended.Task.Wait 5000, "the stalled flush never ended")
+    Assert.True(waitUntil 5000 (fun () -> server.ConnectionCount = 0))
+
+[<Fact>]
+let ``a broadcast reaches every client, and a client that leaves is detached`` () =
+    use hub = new EventHub(TimeSpan.Zero)
+    use server = serveApp (route "/events" >=> eventStream hub.AttachAsync)
+    let clients = [ for _ in 1..3 -> open' server "/events" "" ]
+
+    for c in clients do
+        readUntil c "\r\n\r\n" 5000 |> ignore
+
+    Assert.True(waitUntil 5000 (fun () -> hub.Count = 3))
+    hub.Publish(ServerSentEvent.Create("to all", id = "1"))
+
+    for c in clients do
+        Assert.Contains("id: 1\ndata: to all\n\n", readUntil c "to all" 5000)
+
+    clients.Head.Dispose()
+    Assert.True(waitUntil 5000 (fun () -> hub.Count = 2))
+
+    for c in clients.Tail do
+        c.Dispose()
+
+    Assert.True(waitUntil 5000 (fun () -> hub.Count = 0 && server.ConnectionCount = 0))
+
+[<Fact>]
+let ``the hub sends heartbeat comments to idle clients`` () =
+    use hub = new EventHub(TimeSpan.FromMilliseconds 100.0)
+    use server = serveApp (route "/events" >=> eventStream hub.AttachAsync)
+    use c = open' server "/events" ""
+    let got = readUntil c "\r\n:\n" 5000
+    Assert.Contains("\r\n:\n", got)
+
+[<Fact>]
+let ``a client too slow for a broadcast is cut, and the others go on`` () =
+    use hub = new EventHub(TimeSpan.Zero)
+    use server = serveApp (route "/events" >=> eventStream hub.AttachAsync)
+    use slow = open' server "/events" ""
+    slow.ReceiveBufferSize <- 65536
+    readUntil slow "\r\n\r\n" 5000 |> ignore
+    Assert.True(waitUntil 5000 (fun () -> hub.Count = 1))
+    let big = ServerSentEvent.Create(String('z', 65536))
+
+    for _ in 1..2000 do
+        hub.Publish big
+
+    Assert.True(waitUntil 10000 (fun () -> hub.Count = 0 && server.ConnectionCount = 0), sprintf "%d attached" hub.Count)
