@@ -33,7 +33,7 @@ type internal RecordBinder<'T>() =
         let parser =
             match ValueParser.tryFind element with
             | Some p -> p
-            | None -> invalidArg "T" (sprintf "cannot bind %s.%s: no parser for %s" typeof<'T>.Name f.Name element.Name)
+            | None -> invalidArg "T" ("cannot bind " + typeof<'T>.Name + "." + f.Name + ": no parser for " + element.Name)
 
         // How the values of the name become the field: (values -> field value).
         let assemble: obj list -> obj =
@@ -128,7 +128,7 @@ module Binding =
         member ctx.GetQueryStringValue(name: string) : Result<string, string> =
             match ctx.Query.TryGet name with
             | Some v -> Ok v
-            | None -> Error(sprintf "Query string value '%s' is missing." name)
+            | None -> Error("Query string value '" + name + "' is missing.")
 
         /// A typed query parameter: None when absent; HttpStatusException (400) naming it
         /// when present but not a `'T`. Example: `ctx.QueryValue<int> "limit"`.
@@ -144,7 +144,7 @@ module Binding =
                 if parser.TryParse(text.AsSpan(), &value) then
                     Some value
                 else
-                    raise (badRequest (sprintf "query parameter '%s' %s" name (BindText.mustBe parser.Description)) [ name, BindText.mustBe parser.Description ])
+                    raise (badRequest ("query parameter '" + name + "' " + BindText.mustBe parser.Description) [ name, BindText.mustBe parser.Description ])
 
         /// The request's cookies (parsed on first use from the Cookie headers).
         member ctx.Cookies: FormValues =
@@ -193,7 +193,7 @@ module Binding =
 
                     match ctx.RequestContentLength with
                     | ValueSome n when n > limits.MaxSize ->
-                        raise (HttpStatusException(413, null, sprintf "the body is larger than %d bytes" limits.MaxSize, []))
+                        raise (HttpStatusException(413, null, "the body is larger than " + string limits.MaxSize + " bytes", []))
                     | _ -> ()
 
                     if ctx.MaxRequestBodySize > limits.MaxSize then ctx.MaxRequestBodySize <- limits.MaxSize
@@ -229,7 +229,7 @@ module Binding =
                 let limit = state.Options.MaxFormSize
 
                 match ctx.RequestContentLength with
-                | ValueSome n when n > limit -> raise (HttpStatusException(413, null, sprintf "the form is larger than %d bytes" limit, []))
+                | ValueSome n when n > limit -> raise (HttpStatusException(413, null, "the form is larger than " + string limit + " bytes", []))
                 | _ -> ()
 
                 if ctx.MaxRequestBodySize > limit then ctx.MaxRequestBodySize <- limit
@@ -315,7 +315,7 @@ module Binding =
     let private invariantOnly (name: string) (culture: Globalization.CultureInfo option) =
         match culture with
         | Some c when not (obj.ReferenceEquals(c, Globalization.CultureInfo.InvariantCulture)) && c.Name <> "" ->
-            invalidArg "culture" (sprintf "%s: Swoop parses values in the invariant culture only, not %s: pass None" name c.Name)
+            invalidArg "culture" (name + ": Swoop parses values in the invariant culture only, not " + c.Name + ": pass None")
         | _ -> ()
 
     /// Binds the query, or calls `parsingErrorHandler` with what is wrong.

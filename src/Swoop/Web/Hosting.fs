@@ -37,7 +37,7 @@ module Web =
             if state.Allowed <> 0 then
                 let allowed = state.Allowed ||| (if state.Allowed &&& Methods.bit HttpMethod.Get <> 0 then Methods.bit HttpMethod.Head else 0)
                 ctx.SetHeader("Allow", String.Join(", ", Methods.names allowed))
-                Problem.write ctx 405 null (sprintf "%s is not allowed here" ctx.MethodName) []
+                Problem.write ctx 405 null (ctx.MethodName + " is not allowed here") []
             else
                 Problem.write ctx 404 null "no route matches this path" []
 
@@ -183,7 +183,7 @@ module Web =
         Router.Describe app
         |> List.map (fun (walk, kind) ->
             let names = walk.Meta.ParamNames
-            let nameOf i = if i < names.Length then names[i] else sprintf "p%d" (i + 1)
+            let nameOf i = if i < names.Length then names[i] else "p" + string (i + 1)
             let parameters = walk.Path |> List.choose (function Param(_, p, i) -> Some(nameOf i, p.ValueType) | _ -> None)
 
             let path =

@@ -42,7 +42,7 @@ type internal NotNullConverter<'T>(field: string) =
 
     override _.Read(reader, _, options) =
         if reader.TokenType = JsonTokenType.Null then
-            raise (JsonInputException(sprintf "'%s' must not be null" field))
+            raise (JsonInputException("'" + field + "' must not be null"))
 
         if isNull info then
             info <- options.GetTypeInfo(typeof<'T>) :?> JsonTypeInfo<'T>
@@ -66,8 +66,8 @@ type internal NotNullStringConverter(field: string) =
     override _.Read(reader, _, _) =
         match reader.TokenType with
         | JsonTokenType.String -> reader.GetString()
-        | JsonTokenType.Null -> raise (JsonInputException(sprintf "'%s' must not be null" field))
-        | _ -> raise (JsonInputException(sprintf "'%s' must be a string" field))
+        | JsonTokenType.Null -> raise (JsonInputException("'" + field + "' must not be null"))
+        | _ -> raise (JsonInputException("'" + field + "' must be a string"))
 
     override _.Write(writer, value, _) =
         if isNull value then writer.WriteNullValue() else writer.WriteStringValue value
@@ -85,7 +85,7 @@ type internal FieldlessUnionConverter<'T>() =
         let i = if isNull text then -1 else Array.FindIndex(names, fun n -> String.Equals(n, text, StringComparison.OrdinalIgnoreCase))
 
         if i < 0 then
-            raise (JsonInputException(sprintf "must be one of %s" (String.Join(", ", names))))
+            raise (JsonInputException("must be one of " + String.Join(", ", names)))
 
         values[i]
 

@@ -45,7 +45,7 @@ let field (path: string) =
         |> List.mapi (fun i step ->
             match step with
             | Choice1Of2 name -> if i = 0 then name else "." + name
-            | Choice2Of2 n -> sprintf "[%d]" n)
+            | Choice2Of2 n -> "[" + string n + "]")
         |> String.concat ""
 
 let private unwrap (t: Type) =
@@ -141,7 +141,7 @@ let describe (root: Type) (failure: JsonException) : string * (string * string) 
         let fields = missing e.Message
         let within = if name = "" then "" else " in '" + name + "'"
         let full f = if name = "" then f else name + "." + f
-        (sprintf "required fields are missing%s: %s" within (fields |> List.map (fun f -> "'" + f + "'") |> String.concat ", ")),
+        ("required fields are missing" + within + ": " + (fields |> List.map (fun f -> "'" + f + "'") |> String.concat ", ")),
         (fields |> List.map (fun f -> full f, "is required"))
     | _ when e.Message.Contains "could not be converted" ->
         let problem = typeAt root path |> Option.map expected |> Option.defaultValue "has the wrong type"

@@ -180,7 +180,7 @@ type internal SchemaRegistry(options: JsonSerializerOptions) =
     let isUnion (t: Type) =
         FSharpType.IsUnion(t, true) && not (t.IsGenericType && t.GetGenericTypeDefinition() = typedefof<list<_>>)
 
-    let unnamed (t: Type) = JObj [ "description", JStr(sprintf "%s: written by a custom converter; not described" t.Name) ]
+    let unnamed (t: Type) = JObj [ "description", JStr(t.Name + ": written by a custom converter; not described") ]
 
     let rec schemaOf (t: Type) : JsonTree =
         match SchemaOf.optionalInner t with
@@ -234,14 +234,14 @@ type internal SchemaRegistry(options: JsonSerializerOptions) =
                 probe t values true |> Option.defaultValue (unnamed t)
             else
                 let caseNames = String.Join(" | ", cases |> Array.map (fun c -> c.Name))
-                JObj [ "description", JStr(sprintf "F# union %s (%s): a union with fields, not described" t.Name caseNames) ]
+                JObj [ "description", JStr("F# union " + t.Name + " (" + caseNames + "): a union with fields, not described") ]
         else
             match infoOf t with
             | Ok info ->
                 let properties = [ for p in info.Properties -> p.Name, schemaOf p.PropertyType ]
                 let required = [ for p in info.Properties do if p.IsRequired then JStr p.Name ]
                 JObj([ "type", JStr "object"; "properties", JObj properties ] @ (if required.IsEmpty then [] else [ "required", JArr required ]))
-            | Error why -> JObj [ "description", JStr(sprintf "%s: the serializer cannot write it (%s)" t.Name why) ]
+            | Error why -> JObj [ "description", JStr(t.Name + ": the serializer cannot write it (" + why + ")") ]
 
     /// The schema of a body or a property type (a $ref for named types).
     member _.Schema(t: Type) = schemaOf t

@@ -176,6 +176,6 @@ module ValueParser =
         | None ->
             invalidArg
                 "T"
-                (sprintf
-                    "no parser for %s: supported are sbyte, int16, int, int64, byte, uint16, uint32, uint64, float, float32, decimal, bool, Guid, char, string, DateTime, DateTimeOffset, or one given to ValueParser.register"
-                    typeof<'T>.Name)
+                ("no parser for "
+                 + typeof<'T>.Name
+                 + ": supported are sbyte, int16, int, int64, byte, uint16, uint32, uint64, float, float32, decimal, bool, Guid, char, string, DateTime, DateTimeOffset, or one given to ValueParser.register")
