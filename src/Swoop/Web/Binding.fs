@@ -268,7 +268,16 @@ module Binding =
                     return serializer.Deserialize<'T>(ReadOnlySpan body)
                 with
                 | :? Text.Json.JsonException as e ->
-                    let detail, errors = JsonErrors.describe typeof<'T> e
+                    let contractOf (t: Type) =
+                        match serializer with
+                        | :? SystemTextJsonSerializer as s ->
+                            try
+                                Some(s.Options.GetTypeInfo t)
+                            with _ ->
+                                None
+                        | _ -> None
+
+                    let detail, errors = JsonErrors.describe contractOf typeof<'T> e
                     return raise (badRequest detail errors)
                 | :? FormatException -> return raise (badRequest "the body is not valid JSON for this request" [])
             }

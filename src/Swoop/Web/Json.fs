@@ -9,7 +9,7 @@ open System.Collections.Generic
 open System.Text.Json
 open System.Text.Json.Serialization
 open System.Text.Json.Serialization.Metadata
-open System.Threading
+open System.Diagnostics.CodeAnalysis
 open Microsoft.FSharp.Reflection
 
 /// A JSON serializer the toolkit calls; plug in another one through `WebOptions.Json`.
@@ -72,8 +72,12 @@ type internal NotNullStringConverter(field: string) =
     override _.Write(writer, value, _) =
         if isNull value then writer.WriteNullValue() else writer.WriteStringValue value
 
+/// A converter that writes each value of its type as one of these names (OpenAPI lists them).
+type internal INamedValues =
+    abstract Names: string[]
+
 /// A union whose cases have no fields, as the case name.
-type internal FieldlessUnionConverter<'T>() =
+type internal FieldlessUnionConverter<[<DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.All)>] 'T>() =
     inherit JsonConverter<'T>()
     let cases = FSharpType.GetUnionCases(typeof<'T>, true)
     let values = cases |> Array.map (fun c -> FSharpValue.MakeUnion(c, [||], true) :?> 'T)
@@ -90,6 +94,9 @@ type internal FieldlessUnionConverter<'T>() =
         values[i]
 
     override _.Write(writer, value, _) = writer.WriteStringValue(names[tagOf (box value)])
+
+    interface INamedValues with
+        member _.Names = names
 
 type internal FieldlessUnionConverterFactory() =
     inherit JsonConverterFactory()
@@ -131,44 +138,3 @@ module internal FSharpJson =
                             Activator.CreateInstance(typedefof<NotNullConverter<_>>.MakeGenericType t, [| box p.Name |])
                             :?> JsonConverter
 
-/// System.Text.Json behind the seam.
-[<Sealed>]
-type SystemTextJsonSerializer(options: JsonSerializerOptions) =
-    let writers =
-        new ThreadLocal<Utf8JsonWriter>(fun () ->
-            new Utf8JsonWriter(
-                ArrayBufferWriter<byte>(1),
-                JsonWriterOptions(Encoder = options.Encoder, Indented = options.WriteIndented, SkipValidation = true)
-            ))
-
-    do options.MakeReadOnly(true)
-
-    /// The options in use (read-only).
-    member _.Options = options
-
-    /// camelCase names, case-insensitive reading, strict numbers, F# rules (see `defaultOptions`).
-    static member DefaultOptions() =
-        let o = JsonSerializerOptions(JsonSerializerDefaults.Web)
-        o.NumberHandling <- JsonNumberHandling.Strict
-        o.RespectRequiredConstructorParameters <- true
-        o.Converters.Add(FieldlessUnionConverterFactory())
-        o.TypeInfoResolver <- DefaultJsonTypeInfoResolver().WithAddedModifier(Action<JsonTypeInfo> FSharpJson.recordRules)
-        o
-
-    new() = SystemTextJsonSerializer(SystemTextJsonSerializer.DefaultOptions())
-
-    interface IJsonSerializer with
-        member _.Serialize<'T>(bufferWriter: IBufferWriter<byte>, value: 'T) =
-            let writer = writers.Value
-            // The writer keeps pointing at the last context's body: contexts are pooled.
-            writer.Reset bufferWriter
-            JsonSerializer.Serialize<'T>(writer, value, options)
-            writer.Flush()
-
-        member _.Deserialize<'T>(utf8: ReadOnlySpan<byte>) =
-            let value = JsonSerializer.Deserialize<'T>(utf8, options)
-
-            if not typeof<'T>.IsValueType && not (FSharpJson.isOptional typeof<'T>) && isNull (box value) then
-                raise (JsonInputException "the body must not be null")
-
-            value
