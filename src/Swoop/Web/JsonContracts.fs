@@ -31,7 +31,8 @@ type internal FieldConverter(field: string, fieldType: Type, refuseNull: bool) =
         if isNull info then info <- options.GetTypeInfo fieldType
         info
 
-    override _.HandleNull = refuseNull
+    // Constant: System.Text.Json reads it while the base constructor runs, before refuseNull is set.
+    override _.HandleNull = true
 
     override _.Read(reader, _, options) =
         if reader.TokenType = JsonTokenType.Null then
@@ -180,7 +181,11 @@ module internal Contracts =
 
         let values =
             JsonObjectInfoValues<'T>(
-                ObjectWithParameterizedConstructorCreator = Func<obj[], 'T>(fun args -> ctor.Invoke args :?> 'T),
+                // The arguments come in a pooled array, often longer than the constructor's.
+                ObjectWithParameterizedConstructorCreator =
+                    Func<obj[], 'T>(fun args ->
+                        let args = if args.Length = fields.Length then args else Array.sub args 0 fields.Length
+                        ctor.Invoke args :?> 'T),
                 PropertyMetadataInitializer = Func<JsonSerializerContext, JsonPropertyInfo[]>(fun _ -> properties ()),
                 ConstructorParameterMetadataInitializer = Func<JsonParameterInfoValues[]>(parameters)
             )
