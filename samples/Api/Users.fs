@@ -27,13 +27,13 @@ let create (user: NewUser) : HttpHandler =
         let id = Interlocked.Increment &lastId
         let created = { Id = id; Name = user.Name; Email = user.Email }
         store[id] <- created
-        ctx.SetHeader("Location", sprintf "/users/%d" id)
+        ctx.SetHeader("Location", "/users/" + string id)
         (setStatusCode 201 >=> json created) next ctx
 
 let get (id: int) : HttpHandler =
     match store.TryGetValue id with
     | true, user -> json user
-    | _ -> notFound (sprintf "no user %d" id)
+    | _ -> notFound ("no user " + string id)
 
 let update (id: int) (user: NewUser) : HttpHandler =
     let updated = { Id = id; Name = user.Name; Email = user.Email }
@@ -41,12 +41,12 @@ let update (id: int) (user: NewUser) : HttpHandler =
     if store.TryUpdate(id, updated, (match store.TryGetValue id with | true, u -> u | _ -> updated)) then
         json updated
     else
-        notFound (sprintf "no user %d" id)
+        notFound ("no user " + string id)
 
 let remove (id: int) : HttpHandler =
     match store.TryRemove id with
     | true, _ -> Successful.noContent
-    | _ -> notFound (sprintf "no user %d" id)
+    | _ -> notFound ("no user " + string id)
 
 /// `?limit=&offset=`: typed (a non-number is 400), limit 1..1000 (default 100).
 let list: HttpHandler =

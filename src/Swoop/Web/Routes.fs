@@ -179,8 +179,11 @@ module internal RouteF =
             match parsers.Length with
             | 0 -> Binder0<'T>()
             | 1 -> Binder1<'T>(parsers[0])
-            | _ when RuntimeFeature.IsDynamicCodeSupported && not RouteBinders.Boxed -> typedBinder<'T> types parsers
-            | _ -> TupleBinder<'T>(parsers)
+            | _ ->
+                if RuntimeFeature.IsDynamicCodeSupported then
+                    if RouteBinders.Boxed then TupleBinder<'T>(parsers) else typedBinder<'T> types parsers
+                else
+                    TupleBinder<'T>(parsers)
 
         let source = (if ci then "routeCif \"" else "routef \"") + format + "\""
         binder.Source <- source
