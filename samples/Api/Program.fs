@@ -55,6 +55,8 @@ let app =
                 >=> produces<Users.User list> 200 >=> Users.list
                 POST >=> route "" >=> summary "Create a user" >=> accepts<Users.NewUser> >=> produces<Users.User> 201
                 >=> bindJson<Users.NewUser> (validate Users.check Users.create)
+                GET >=> route "/search" >=> summary "Find users by name" >=> query<string> "name" false >=> query<int> "limit" false
+                >=> produces<Users.User list> 200 >=> bindQuery<Users.Search> Users.search
                 GET >=> paramNames [ "id" ] >=> produces<Users.User> 200 >=> respondsWith 404 >=> routef "/%i" Users.get
                 PUT >=> paramNames [ "id" ] >=> accepts<Users.NewUser> >=> produces<Users.User> 200
                 >=> routef "/%i" (fun id -> bindJson<Users.NewUser> (validate Users.check (Users.update id)))

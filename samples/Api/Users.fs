@@ -61,3 +61,17 @@ let list: HttpHandler =
                 store.Values |> Seq.sortBy (fun u -> u.Id) |> Seq.skip (min offset store.Count) |> Seq.truncate limit |> List.ofSeq
 
             json page next ctx
+
+/// `?name=&limit=` bound to a record (a limit that is not a number is 400, naming it).
+type Search = { Name: string option; Limit: int option }
+
+/// Users whose name contains `name` (ignoring case), at most `limit` (default 100).
+let search (query: Search) : HttpHandler =
+    let found =
+        store.Values
+        |> Seq.filter (fun u -> query.Name |> Option.forall (fun n -> u.Name.Contains(n, StringComparison.OrdinalIgnoreCase)))
+        |> Seq.sortBy (fun u -> u.Id)
+        |> Seq.truncate (query.Limit |> Option.defaultValue 100 |> max 0)
+        |> List.ofSeq
+
+    json found

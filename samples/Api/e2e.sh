@@ -63,6 +63,8 @@ check "an empty user list" GET /users 200 '[]'
 check "a user created" POST /users 201 'Location: /users/1' '{"name":" Ada ","email":"ada@example.com"}'
 check "the user read back" GET /users/1 200 '{"id":1,"name":"Ada","email":"ada@example.com"}'
 check "the user in the list" GET '/users?limit=10' 200 '[{"id":1,"name":"Ada","email":"ada@example.com"}]'
+check "the query bound to a record" GET '/users/search?name=AD' 200 '[{"id":1,"name":"Ada","email":"ada@example.com"}]'
+check "a bound query value that is not a number" GET '/users/search?limit=x' 400 '"errors":{"Limit":["must be an integer"]}'
 check "a typed query value that is not a number" GET '/users?limit=x' 400 "query parameter 'limit' must be an integer"
 check "an unknown user, as problem+json" GET /users/999 404 'application/problem+json'
 check "a missing field, named" POST /users 400 '"errors":{"email":["is required"]}' '{"name":"A"}'

@@ -7,6 +7,7 @@ open System
 open System.Runtime.ExceptionServices
 open System.Text
 open System.Threading.Tasks
+open System.Diagnostics.CodeAnalysis
 open Microsoft.FSharp.Reflection
 open Swoop
 
@@ -18,7 +19,8 @@ module internal BindText =
 /// Binds name/value pairs (query or form) to a record, prepared once per type: fields
 /// matched by name ignoring case; `option` fields may be absent; `list` and array fields take
 /// every value of a repeated name; every other field is required.
-type internal RecordBinder<'T>() =
+/// (DynamicallyAccessedMembers: FSharp.Core's record reflection asks for all of the type.)
+type internal RecordBinder<[<DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.All)>] 'T>() =
     static let make = FSharpValue.PreComputeRecordConstructor(typeof<'T>, true)
 
     static let field (f: Reflection.PropertyInfo) =
@@ -36,25 +38,15 @@ type internal RecordBinder<'T>() =
             | None -> invalidArg "T" ("cannot bind " + typeof<'T>.Name + "." + f.Name + ": no parser for " + element.Name)
 
         // How the values of the name become the field: (values -> field value).
+        // (The parser makes them: it knows the element type statically.)
         let assemble: obj list -> obj =
             if generic = typedefof<option<_>> then
-                let cases = FSharpType.GetUnionCases t
-                let some = FSharpValue.PreComputeUnionConstructor cases[1]
                 function
                 | [] -> null
-                | v :: _ -> some [| v |]
-            elif generic = typedefof<list<_>> then
-                let cases = FSharpType.GetUnionCases t
-                let empty = FSharpValue.PreComputeUnionConstructor cases[0] [||]
-                let cons = FSharpValue.PreComputeUnionConstructor cases[1]
-                fun values -> List.foldBack (fun v acc -> cons [| v; acc |]) values empty
-            elif t.IsArray then
-                fun values ->
-                    let a = Array.CreateInstance(element, values.Length)
-                    values |> List.iteri (fun i v -> a.SetValue(v, i))
-                    box a
-            else
-                List.head
+                | v :: _ -> parser.SomeBoxed v
+            elif generic = typedefof<list<_>> then parser.ListBoxed
+            elif t.IsArray then parser.ArrayBoxed
+            else List.head
 
         let required = not (generic = typedefof<option<_>> || generic = typedefof<list<_>> || t.IsArray)
         f.Name, parser, required, assemble
@@ -283,13 +275,13 @@ module Binding =
             }
 
         /// The query bound to a record `'T` (see RecordBinder); 400 naming each bad field.
-        member ctx.BindQuery<'T>() : 'T =
+        member ctx.BindQuery<[<DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.All)>] 'T>() : 'T =
             match RecordBinder<'T>.Bind ctx.Query with
             | Ok v -> v
             | Error errors -> raise (badRequest "the query parameters are not valid" errors)
 
         /// The form bound to a record `'T`.
-        member ctx.BindFormAsync<'T>() : Task<'T> =
+        member ctx.BindFormAsync<[<DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.All)>] 'T>() : Task<'T> =
             task {
                 let! form = ctx.ReadFormAsync()
 
@@ -305,14 +297,14 @@ module Binding =
 
     type HttpContext with
         /// `BindQuery`, with the failure as Error text.
-        member ctx.TryBindQueryString<'T>() : Result<'T, string> =
+        member ctx.TryBindQueryString<[<DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.All)>] 'T>() : Result<'T, string> =
             try
                 Ok(ctx.BindQuery<'T>())
             with :? HttpStatusException as e when e.StatusCode = 400 ->
                 Error(failureText e)
 
         /// `BindFormAsync`, with the failure as Error text.
-        member ctx.TryBindFormAsync<'T>() : Task<Result<'T, string>> =
+        member ctx.TryBindFormAsync<[<DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.All)>] 'T>() : Task<Result<'T, string>> =
             task {
                 try
                     let! value = ctx.BindFormAsync<'T>()
@@ -328,7 +320,7 @@ module Binding =
         | _ -> ()
 
     /// Binds the query, or calls `parsingErrorHandler` with what is wrong.
-    let tryBindQuery<'T> (parsingErrorHandler: string -> HttpHandler) (culture: Globalization.CultureInfo option) (successHandler: 'T -> HttpHandler) : HttpHandler =
+    let tryBindQuery<[<DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.All)>] 'T> (parsingErrorHandler: string -> HttpHandler) (culture: Globalization.CultureInfo option) (successHandler: 'T -> HttpHandler) : HttpHandler =
         invariantOnly "tryBindQuery" culture
         RecordBinder<'T>.Check()
 
@@ -338,7 +330,7 @@ module Binding =
             | Error text -> parsingErrorHandler text next ctx
 
     /// Binds the form, or calls `parsingErrorHandler` with what is wrong.
-    let tryBindForm<'T> (parsingErrorHandler: string -> HttpHandler) (culture: Globalization.CultureInfo option) (successHandler: 'T -> HttpHandler) : HttpHandler =
+    let tryBindForm<[<DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.All)>] 'T> (parsingErrorHandler: string -> HttpHandler) (culture: Globalization.CultureInfo option) (successHandler: 'T -> HttpHandler) : HttpHandler =
         invariantOnly "tryBindForm" culture
         RecordBinder<'T>.Check()
 
@@ -359,7 +351,7 @@ module Binding =
             }
 
     /// Binds the urlencoded form to a record and calls `handler` with it.
-    let bindForm<'T> (handler: 'T -> HttpHandler) : HttpHandler =
+    let bindForm<[<DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.All)>] 'T> (handler: 'T -> HttpHandler) : HttpHandler =
         RecordBinder<'T>.Check()
 
         fun next ctx ->
@@ -369,7 +361,7 @@ module Binding =
             }
 
     /// Binds the query string to a record and calls `handler` with it.
-    let bindQuery<'T> (handler: 'T -> HttpHandler) : HttpHandler =
+    let bindQuery<[<DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.All)>] 'T> (handler: 'T -> HttpHandler) : HttpHandler =
         RecordBinder<'T>.Check()
 
         fun next ctx -> handler (ctx.BindQuery<'T>()) next ctx

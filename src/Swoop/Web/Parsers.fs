@@ -17,6 +17,12 @@ type ValueParser() =
     abstract ValueType: Type
     /// Parses to a boxed value (binding records, not the request path), or null.
     abstract ParseBoxed: text: string -> obj
+    /// Binding records: parsed values (boxed) as a boxed `'T option` (Some of the first).
+    abstract SomeBoxed: value: obj -> obj
+    /// Binding records: parsed values (boxed) as a boxed `'T list`.
+    abstract ListBoxed: values: obj list -> obj
+    /// Binding records: parsed values (boxed) as a boxed `'T[]`.
+    abstract ArrayBoxed: values: obj list -> obj
 
 /// Parses one type from text.
 [<AbstractClass>]
@@ -33,6 +39,11 @@ type ValueParser<'T>() =
     override this.ParseBoxed(text) =
         let mutable value = Unchecked.defaultof<'T>
         if this.TryParse(text.AsSpan(), &value) then box value else null
+
+    // Typed here, where 'T is known, so binding needs no run-time generic instantiation (native AOT).
+    override _.SomeBoxed(value) = box (Some(unbox<'T> value))
+    override _.ListBoxed(values) = box (values |> List.map unbox<'T>)
+    override _.ArrayBoxed(values) = box (values |> List.map unbox<'T> |> Array.ofList)
 
 module internal ParserImpl =
     let inv = CultureInfo.InvariantCulture
