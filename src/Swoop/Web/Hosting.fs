@@ -218,7 +218,11 @@ module Web =
 
     /// Starts the app with these options and serves until SIGTERM or Ctrl-C (see Server.run).
     let run (serverOptions: ServerOptions) (options: WebOptions) (app: HttpHandler) : int =
-        Server.run serverOptions (handler options app)
+        let compiled = handler options app
+        // Compiling the routes (and an OpenAPI document) leaves a few MiB of garbage made once;
+        // an idle server would keep it committed (it runs no collection of its own): give it back.
+        GC.Collect(2, GCCollectionMode.Aggressive, true, true)
+        Server.run serverOptions compiled
 
     /// The toolkit's own switches, parsed with the server's options.
     let private routesOption = AppOption.flag "routes" "Print the route table and exit."

@@ -17,6 +17,8 @@ type ValueParser() =
     abstract ValueType: Type
     /// Parses to a boxed value (binding records, not the request path), or null.
     abstract ParseBoxed: text: string -> obj
+    /// Parses to a boxed value, or null (route values under native AOT).
+    abstract ParseSpanBoxed: text: ReadOnlySpan<char> -> obj
     /// Binding records: parsed values (boxed) as a boxed `'T option` (Some of the first).
     abstract SomeBoxed: value: obj -> obj
     /// Binding records: parsed values (boxed) as a boxed `'T list`.
@@ -39,6 +41,10 @@ type ValueParser<'T>() =
     override this.ParseBoxed(text) =
         let mutable value = Unchecked.defaultof<'T>
         if this.TryParse(text.AsSpan(), &value) then box value else null
+
+    override this.ParseSpanBoxed(text) =
+        let mutable value = Unchecked.defaultof<'T>
+        if this.TryParse(text, &value) then box value else null
 
     // Typed here, where 'T is known, so binding needs no run-time generic instantiation (native AOT).
     override _.SomeBoxed(value) = box (Some(unbox<'T> value))

@@ -86,21 +86,23 @@ type internal TupleBinder<[<DynamicallyAccessedMembers(DynamicallyAccessedMember
         | null -> invalidArg "T" ("no constructor for " + typeof<'T>.Name)
         | c -> c
 
-    override this.Bind s =
-        let args =
-            parsers
-            |> Array.mapi (fun i p ->
-                if p.ValueType = typeof<string> then
-                    box (s.Capture i)
-                else
-                    let text = RequestState.Decoded(ReadOnlySpan<char>(s.Path, s.Captures[2 * i], s.Captures[2 * i + 1])).ToString()
+    let strings = parsers |> Array.map (fun p -> p.ValueType = typeof<string>)
 
-                    match p.ParseBoxed text with
-                    | null ->
-                        invalidOp (
-                            this.Source + ": the parser of " + p.ValueType.Name + " accepted \"" + text + "\" while matching but cannot parse it (its Accepts and TryParse disagree)"
-                        )
-                    | v -> v)
+    override this.Bind s =
+        let args = Array.zeroCreate<obj> parsers.Length
+
+        for i in 0 .. parsers.Length - 1 do
+            if strings[i] then
+                args[i] <- box (s.Capture i)
+            else
+                let text = RequestState.Decoded(ReadOnlySpan<char>(s.Path, s.Captures[2 * i], s.Captures[2 * i + 1]))
+
+                match parsers[i].ParseSpanBoxed text with
+                | null ->
+                    invalidOp (
+                        this.Source + ": the parser of " + parsers[i].ValueType.Name + " accepted \"" + text.ToString() + "\" while matching but cannot parse it (its Accepts and TryParse disagree)"
+                    )
+                | v -> args[i] <- v
 
         make.Invoke args :?> 'T
 
