@@ -21,6 +21,13 @@ type JsonContract internal (t: Type, make: JsonSerializerOptions -> JsonTypeInfo
     member _.Type = t
     member internal _.Make(options: JsonSerializerOptions) = make options
 
+module internal FieldWriting =
+    /// Numbers as the built-in converters write them with these options.
+    let plainNumbers (options: JsonSerializerOptions) =
+        options.Converters.Count = 0 && (options.NumberHandling &&& JsonNumberHandling.WriteAsString) = JsonNumberHandling.Strict
+
+open FieldWriting
+
 /// One record field, read and written through its type's contract (boxed). Refuses a JSON
 /// null when the F# type has none (the F# rules of SystemTextJsonSerializer.DefaultOptions).
 type internal FieldConverter(field: string, fieldType: Type, refuseNull: bool) =
@@ -50,8 +57,15 @@ type internal FieldConverter(field: string, fieldType: Type, refuseNull: bool) =
                 raise (JsonNestedException e)
 
     override _.Write(writer, value, options) =
-        if isNull value then writer.WriteNullValue()
-        else JsonSerializer.Serialize(writer, value, infoFor options)
+        // The common field types written at once (as their converters would), the rest
+        // through their contracts.
+        match value with
+        | null -> writer.WriteNullValue()
+        | :? string as s when options.Converters.Count = 0 -> writer.WriteStringValue s
+        | :? int as n when plainNumbers options -> writer.WriteNumberValue n
+        | :? int64 as n when plainNumbers options -> writer.WriteNumberValue n
+        | :? bool as b when options.Converters.Count = 0 -> writer.WriteBooleanValue b
+        | _ -> JsonSerializer.Serialize(writer, value, infoFor options)
 
 /// `'T option`: null for None, the value for Some.
 type internal OptionConverter<'T>() =
