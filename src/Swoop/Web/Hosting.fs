@@ -152,10 +152,29 @@ module Web =
             :> Task
         )
 
+    /// With a contracts-only serializer (native AOT), each JSON body a route declares
+    /// (`accepts`, `produces`) must have a contract, and so must the types inside it: said
+    /// now, not on the first request.
+    let private checkContracts (options: WebOptions) (app: HttpHandler) =
+        match options.Json with
+        | :? SystemTextJsonSerializer as json when json.ContractsOnly ->
+            for walk, _ in Router.Describe app do
+                let declared =
+                    Option.toList (walk.Meta.Accepts |> Option.map fst)
+                    @ [ for _, t, _ in walk.Meta.Produces do
+                            if t.IsSome then t.Value ]
+
+                for t in declared do
+                    match json.MissingContract t with
+                    | Some why -> invalidArg "app" (String.Join(" > ", walk.Sources) + ": " + why)
+                    | None -> ()
+        | _ -> ()
+
     /// The app as the server's request handler: its routes compiled into lookups now.
     /// Example: `Server.start ServerOptions.defaults (Web.handler WebOptions.defaults app)`.
     let handler (options: WebOptions) (app: HttpHandler) : RequestHandler =
         let run = Router.Compile(app, finish)
+        checkContracts options app
 
         fun ctx ->
             let state = RequestState.Attach(ctx, options)

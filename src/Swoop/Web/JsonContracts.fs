@@ -121,6 +121,13 @@ module internal Contracts =
     let isUnion (t: Type) =
         mapping t |> Option.exists (fun a -> isFlag a.SourceConstructFlags SourceConstructFlags.SumType)
 
+    /// A property's .NET type: a record field read through a contract is typed obj there,
+    /// its own type on the property the contract was made from.
+    let propertyType (p: JsonPropertyInfo) =
+        match p.AttributeProvider with
+        | :? PropertyInfo as info when p.PropertyType = typeof<obj> -> info.PropertyType
+        | _ -> p.PropertyType
+
     /// A record's fields in declaration order.
     let fields ([<DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.PublicProperties)>] t: Type) =
         t.GetProperties(BindingFlags.Public ||| BindingFlags.Instance)

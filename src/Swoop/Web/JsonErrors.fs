@@ -57,10 +57,7 @@ let private unwrap (t: Type) =
 
 /// A property's .NET type; a record field read through a contract (JsonContract.record) is
 /// typed obj there, its own type on the property the contract was made from.
-let propertyType (p: JsonPropertyInfo) =
-    match p.AttributeProvider with
-    | :? PropertyInfo as info when p.PropertyType = typeof<obj> -> info.PropertyType
-    | _ -> p.PropertyType
+let propertyType (p: JsonPropertyInfo) = Contracts.propertyType p
 
 /// The .NET type at a path inside `root`, when it can be followed through the serializer's
 /// contracts (`contractOf`).

@@ -65,6 +65,32 @@ type SystemTextJsonSerializer(options: JsonSerializerOptions) =
     /// The options in use (read-only).
     member _.Options = options
 
+    /// Whether types come from contracts only (WithContracts, ContractOptions): then a type
+    /// without one is known before the app serves (see `MissingContract`).
+    member internal _.ContractsOnly = options.TypeInfoResolverChain |> Seq.exists (fun r -> r :? MissingContract)
+
+    /// Why `t`, or a type inside it (fields, elements), has no contract; None when all do.
+    member internal _.MissingContract(t: Type) : string option =
+        let seen = Collections.Generic.HashSet<Type>()
+
+        let rec walk (t: Type) =
+            if not (seen.Add t) then
+                None
+            else
+                match (try Ok(options.GetTypeInfo t) with :? NotSupportedException as e -> Error e.Message) with
+                | Error why -> Some why
+                | Ok info ->
+                    let inner =
+                        match info.Kind with
+                        | JsonTypeInfoKind.Object -> [ for p in info.Properties -> Contracts.propertyType p ]
+                        | JsonTypeInfoKind.Enumerable
+                        | JsonTypeInfoKind.Dictionary -> [ info.ElementType ]
+                        | _ -> [ for a in (if FSharpJson.isOptional t then t.GetGenericArguments() else [||]) -> a ]
+
+                    inner |> List.tryPick walk
+
+        walk t
+
     /// camelCase names, case-insensitive reading, strict numbers, F# rules (required record
     /// fields, no null where F# has none, fieldless unions as names), for any type by
     /// reflection. Where reflection-based serialization is off (native AOT and trimmed

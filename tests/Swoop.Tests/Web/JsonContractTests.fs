@@ -97,3 +97,17 @@ let ``OpenAPI describes a type the same through its contract`` () =
     let info = { Title = "t"; Version = "1"; Description = None }
     let document (options: WebOptions) = OpenApi.documentWith options info api
     Assert.Equal(document WebOptions.defaults, document contractWeb)
+
+type Shelf = { Books: Bookmark list }
+
+[<Fact>]
+let ``with contracts only, a declared body type without a contract fails when the app is built, naming the route and the contract`` () =
+    let api = GET >=> route "/shelf" >=> produces<Shelf> 200 >=> text "x"
+    let withShelf = SystemTextJsonSerializer.WithContracts [ JsonContract.record<Shelf>; JsonContract.list<Bookmark> ]
+    let e = Assert.Throws<ArgumentException>(fun () -> Web.handler { WebOptions.defaults with Json = withShelf } api |> ignore)
+    Assert.Contains("route \"/shelf\"", e.Message)
+    Assert.Contains("JsonContract.record<Bookmark>", e.Message)
+    let complete = SystemTextJsonSerializer.WithContracts [ JsonContract.record<Shelf>; JsonContract.list<Bookmark>; JsonContract.record<Bookmark> ]
+    Web.handler { WebOptions.defaults with Json = complete } api |> ignore
+    // The reflection-based default is not checked (it makes contracts on demand).
+    Web.handler WebOptions.defaults api |> ignore
