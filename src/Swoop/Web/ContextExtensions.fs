@@ -185,6 +185,8 @@ module ContextExtensions =
             writeJson ctx dataObj
             Results.handled
 
+        [<Diagnostics.CodeAnalysis.RequiresUnreferencedCode "XmlSerializer reads the value's type by reflection">]
+        [<Diagnostics.CodeAnalysis.RequiresDynamicCode "XmlSerializer reads the value's type by reflection">]
         member ctx.WriteXmlAsync(dataObj: obj) =
             writeXml ctx dataObj
             Results.handled
