@@ -45,7 +45,7 @@ type internal FieldConverter(field: string, fieldType: Type, refuseNull: bool) =
         if reader.TokenType = JsonTokenType.Null then
             if refuseNull then raise (JsonInputException("'" + field + "' must not be null"))
             null
-        elif fieldType = typeof<string> then
+        elif fieldType = typeof<string> && options.Converters.Count = 0 then
             if reader.TokenType <> JsonTokenType.String then raise (JsonInputException("'" + field + "' must be a string"))
             box (reader.GetString())
         else
