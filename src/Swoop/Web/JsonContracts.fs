@@ -128,6 +128,27 @@ module internal Contracts =
         | :? PropertyInfo as info when p.PropertyType = typeof<obj> -> info.PropertyType
         | _ -> p.PropertyType
 
+    /// A type as F# code names it: `Address`, `int option`, `User list`, `Map<string, int>`.
+    let rec typeName (t: Type) : string =
+        let first () = typeName (t.GetGenericArguments()[0])
+
+        if t = typeof<string> then "string"
+        elif t = typeof<int> then "int"
+        elif t = typeof<int64> then "int64"
+        elif t = typeof<bool> then "bool"
+        elif t = typeof<float> then "float"
+        elif t = typeof<decimal> then "decimal"
+        elif t.IsArray then typeName (t.GetElementType()) + "[]"
+        elif t.IsGenericType then
+            let d = t.GetGenericTypeDefinition()
+
+            if d = typedefof<option<_>> then first () + " option"
+            elif d = typedefof<voption<_>> then first () + " voption"
+            elif d = typedefof<list<_>> then first () + " list"
+            else t.Name.Substring(0, max 0 (t.Name.IndexOf '`')) + "<" + String.Join(", ", t.GetGenericArguments() |> Array.map typeName) + ">"
+        else
+            t.Name
+
     /// A record's fields in declaration order.
     let fields ([<DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.PublicProperties)>] t: Type) =
         t.GetProperties(BindingFlags.Public ||| BindingFlags.Instance)
@@ -233,35 +254,38 @@ module internal Contracts =
     let option<'T> () = value<'T option> (OptionConverter<'T>())
     let voption<'T> () = value<'T voption> (ValueOptionConverter<'T>())
 
-    /// A type read and written as one JSON value, with its option, list and array.
-    let scalar<'T> (converter: JsonConverter<'T>) =
-        [ value converter; option<'T> (); voption<'T> (); list<'T> (); array<'T> () ]
-
+    /// Built in: every type read and written as one JSON value; `option` of the common ones;
+    /// `list` and array of strings and ints. Each generic instantiation costs native code
+    /// (about 10 KB each under native AOT), so the rest is for the app to list.
     let builtIn: JsonContract list =
+        let common (converter: JsonConverter<'T>) = [ value converter; option<'T> () ]
+
         List.concat [
-            scalar JsonMetadataServices.StringConverter
-            scalar JsonMetadataServices.BooleanConverter
-            scalar JsonMetadataServices.Int32Converter
-            scalar JsonMetadataServices.Int64Converter
-            scalar JsonMetadataServices.Int16Converter
-            scalar JsonMetadataServices.ByteConverter
-            scalar JsonMetadataServices.SByteConverter
-            scalar JsonMetadataServices.UInt16Converter
-            scalar JsonMetadataServices.UInt32Converter
-            scalar JsonMetadataServices.UInt64Converter
-            scalar JsonMetadataServices.DoubleConverter
-            scalar JsonMetadataServices.SingleConverter
-            scalar JsonMetadataServices.DecimalConverter
-            scalar JsonMetadataServices.CharConverter
-            scalar JsonMetadataServices.GuidConverter
-            scalar JsonMetadataServices.DateTimeConverter
-            scalar JsonMetadataServices.DateTimeOffsetConverter
-            scalar JsonMetadataServices.DateOnlyConverter
-            scalar JsonMetadataServices.TimeOnlyConverter
-            scalar JsonMetadataServices.TimeSpanConverter
-            scalar JsonMetadataServices.UriConverter
-            scalar JsonMetadataServices.JsonElementConverter
-            [ value JsonMetadataServices.ByteArrayConverter
+            common JsonMetadataServices.StringConverter
+            [ list<string> (); array<string> () ]
+            common JsonMetadataServices.Int32Converter
+            [ list<int> (); array<int> () ]
+            common JsonMetadataServices.BooleanConverter
+            common JsonMetadataServices.Int64Converter
+            common JsonMetadataServices.DoubleConverter
+            common JsonMetadataServices.DecimalConverter
+            common JsonMetadataServices.GuidConverter
+            common JsonMetadataServices.DateTimeConverter
+            common JsonMetadataServices.DateTimeOffsetConverter
+            [ value JsonMetadataServices.Int16Converter
+              value JsonMetadataServices.ByteConverter
+              value JsonMetadataServices.SByteConverter
+              value JsonMetadataServices.UInt16Converter
+              value JsonMetadataServices.UInt32Converter
+              value JsonMetadataServices.UInt64Converter
+              value JsonMetadataServices.SingleConverter
+              value JsonMetadataServices.CharConverter
+              value JsonMetadataServices.DateOnlyConverter
+              value JsonMetadataServices.TimeOnlyConverter
+              value JsonMetadataServices.TimeSpanConverter
+              value JsonMetadataServices.UriConverter
+              value JsonMetadataServices.JsonElementConverter
+              value JsonMetadataServices.ByteArrayConverter
               value JsonMetadataServices.ObjectConverter
               value JsonMetadataServices.JsonNodeConverter
               value JsonMetadataServices.JsonObjectConverter
@@ -289,14 +313,21 @@ type internal ContractResolver(contracts: JsonContract list) =
 type internal MissingContract() =
     interface IJsonTypeInfoResolver with
         member _.GetTypeInfo(t, _) =
-            let what =
-                if Contracts.isRecord t then "JsonContract.record<" + t.Name + ">"
-                elif Contracts.isUnion t then "JsonContract.union<" + t.Name + "> (fieldless unions) or JsonContract.custom"
-                elif t.IsArray then "JsonContract.array<" + t.GetElementType().Name + ">"
-                elif t.IsGenericType then "JsonContract.list, array, option, map or set of its element type, or JsonContract.custom"
-                else "JsonContract.custom"
+            let generic (d: Type) = t.IsGenericType && t.GetGenericTypeDefinition() = d
+            let argument i = Contracts.typeName (t.GetGenericArguments()[i])
 
-            raise (NotSupportedException("no JSON contract for " + t.FullName + ": add " + what + " to the app's contracts (SystemTextJsonSerializer.WithContracts)"))
+            let what =
+                if generic typedefof<option<_>> then "JsonContract.option<" + argument 0 + ">"
+                elif generic typedefof<voption<_>> then "JsonContract.voption<" + argument 0 + ">"
+                elif generic typedefof<list<_>> then "JsonContract.list<" + argument 0 + ">"
+                elif generic typedefof<Set<_>> then "JsonContract.set<" + argument 0 + ">"
+                elif generic typedefof<Map<_, _>> && t.GetGenericArguments()[0] = typeof<string> then "JsonContract.map<" + argument 1 + ">"
+                elif t.IsArray then "JsonContract.array<" + Contracts.typeName (t.GetElementType()) + ">"
+                elif Contracts.isRecord t then "JsonContract.record<" + Contracts.typeName t + ">"
+                elif Contracts.isUnion t then "JsonContract.union<" + Contracts.typeName t + "> (a union without fields) or JsonContract.custom"
+                else "JsonContract.custom with a converter"
+
+            raise (NotSupportedException("no JSON contract for " + Contracts.typeName t + ": add " + what + " to the app's contracts (SystemTextJsonSerializer.WithContracts)"))
 
 /// Contracts for F# types that System.Text.Json uses without reflection at run time (native
 /// AOT, trimming). Strings, numbers, booleans, Guid, dates and times, Uri, JsonElement (each

@@ -23,6 +23,7 @@ let contracts =
       JsonContract.list<Pet>
       JsonContract.option<Pet>
       JsonContract.set<string>
+      JsonContract.array<Guid>
       JsonContract.record<Kennel> ]
 
 let byContract = SystemTextJsonSerializer.WithContracts contracts :> IJsonSerializer
@@ -111,3 +112,12 @@ let ``with contracts only, a declared body type without a contract fails when th
     Web.handler { WebOptions.defaults with Json = complete } api |> ignore
     // The reflection-based default is not checked (it makes contracts on demand).
     Web.handler WebOptions.defaults api |> ignore
+
+[<Fact>]
+let ``the missing contract is named as F# writes the type`` () =
+    let message (value: 'T) =
+        (Assert.ThrowsAny<NotSupportedException>(fun () -> write byContract value |> ignore)).Message
+
+    Assert.Contains("no JSON contract for Int16 option: add JsonContract.option<Int16>", message (Some 1s))
+    Assert.Contains("add JsonContract.list<Bookmark>", message [ { Url = "u"; Title = "t"; Stars = 1 } ])
+    Assert.Contains("add JsonContract.map<Pet>", message (Map.empty<string, Pet>))
