@@ -48,8 +48,12 @@ type ValueParser<'T>() =
 
     // Typed here, where 'T is known, so binding needs no run-time generic instantiation (native AOT).
     override _.SomeBoxed(value) = box (Some(unbox<'T> value))
-    override _.ListBoxed(values) = box (values |> List.map unbox<'T>)
-    override _.ArrayBoxed(values) = box (values |> List.map unbox<'T> |> Array.ofList)
+    override _.ListBoxed(values) = box (List.foldBack (fun (v: obj) (acc: 'T list) -> unbox<'T> v :: acc) values [])
+
+    override _.ArrayBoxed(values) =
+        let result = Array.zeroCreate<'T> values.Length
+        values |> List.iteri (fun i v -> result[i] <- unbox<'T> v)
+        box result
 
 module internal ParserImpl =
     let inv = CultureInfo.InvariantCulture
