@@ -160,12 +160,11 @@ module OpenApi =
             @ [ "responses", responses schemas o ]
         )
 
-    /// The document as a JSON tree.
-    let build (json: JsonSerializerOptions) (info: OpenApiInfo) (app: HttpHandler) =
+    /// The document as a JSON tree, its schemas from `schemas`.
+    let private buildWith (schemas: SchemaRegistry) (info: OpenApiInfo) (app: HttpHandler) =
         if String.IsNullOrEmpty info.Title || String.IsNullOrEmpty info.Version then
             invalidArg "info" "OpenAPI: the info needs a title and a version"
 
-        let schemas = SchemaRegistry json
         let paths = operations (Web.routes app)
         let ids = operationIds (paths |> List.collect snd)
 
@@ -189,6 +188,13 @@ module OpenApi =
             @ [ "paths", JObj pathItems ]
             @ (if components.IsEmpty then [] else [ "components", JObj [ "schemas", JObj components ] ])
         )
+
+    /// The document as a JSON tree.
+    let build (json: JsonSerializerOptions) (info: OpenApiInfo) (app: HttpHandler) = buildWith (SchemaRegistry json) info app
+
+    /// Raises ArgumentException for contradictory metadata, as `build` would, without
+    /// describing any type.
+    let check (info: OpenApiInfo) (app: HttpHandler) = buildWith (SchemaRegistry(null, true)) info app |> ignore
 
     let serializerOptions (options: WebOptions) =
         match options.Json with
@@ -223,17 +229,18 @@ module OpenApi =
 
     let handler (info: OpenApiInfo) (app: HttpHandler) = handlerWith WebOptions.defaults info app
 
-    /// The document for the options of the app it runs in: made when the handler is (with the
-    /// defaults, so that contradictory metadata fails at once), and again once for another
-    /// serializer on its first request.
+    /// The document for the options of the app it runs in: its metadata checked when the
+    /// handler is made (contradictory metadata fails at once), the document made on its first
+    /// request, with the app's serializer (once more for another one).
     [<Sealed>]
     type private DocumentCache(info: OpenApiInfo, app: HttpHandler) =
-        let made = bytes WebOptions.defaults info app
+        do check info app
+        let made = lazy (bytes WebOptions.defaults info app)
         let mutable other: (IJsonSerializer * byte[]) option = None
 
         member _.For(options: WebOptions) =
             if obj.ReferenceEquals(options.Json, WebOptions.defaults.Json) then
-                made
+                made.Value
             else
                 match other with
                 | Some(json, body) when obj.ReferenceEquals(json, options.Json) -> body

@@ -150,7 +150,7 @@ type internal ProblemDetailsMarker = class end
 /// The schemas of one document: named types become components (records, classes, enums,
 /// unions), referenced by $ref, so recursive types end; the rest is written inline.
 [<Sealed>]
-type internal SchemaRegistry(options: JsonSerializerOptions) =
+type internal SchemaRegistry(options: JsonSerializerOptions, shallow: bool) =
     let names = Dictionary<Type, string>()
     let taken = HashSet<string>(StringComparer.Ordinal)
     let order = ResizeArray<string>()
@@ -262,7 +262,10 @@ type internal SchemaRegistry(options: JsonSerializerOptions) =
             | Error why -> JObj [ "description", JStr(t.Name + ": the serializer cannot write it (" + why + ")") ]
 
     /// The schema of a body or a property type (a $ref for named types).
-    member _.Schema(t: Type) = schemaOf t
+    member _.Schema(t: Type) = if shallow then JObj [] else schemaOf t
+
+    /// A registry for checking a document's metadata only: every body schema is `{}`.
+    new(options: JsonSerializerOptions) = SchemaRegistry(options, false)
 
     /// The schema of a path or query parameter: a primitive, or an array of them (a repeated
     /// query key); any other type is read from text by a ValueParser, so it is a string.
