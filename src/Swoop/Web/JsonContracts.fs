@@ -33,6 +33,8 @@ open FieldWriting
 type internal FieldConverter(field: string, fieldType: Type, refuseNull: bool) =
     inherit JsonConverter<obj>()
     let mutable info: JsonTypeInfo = null
+    // A JSON null for an int (say) is refused by the int's own contract, as without contracts.
+    let nullIsValue = not fieldType.IsValueType || FSharpJson.isOptional fieldType
 
     let infoFor (options: JsonSerializerOptions) =
         if isNull info then info <- options.GetTypeInfo fieldType
@@ -42,7 +44,7 @@ type internal FieldConverter(field: string, fieldType: Type, refuseNull: bool) =
     override _.HandleNull = true
 
     override _.Read(reader, _, options) =
-        if reader.TokenType = JsonTokenType.Null then
+        if reader.TokenType = JsonTokenType.Null && nullIsValue then
             if refuseNull then raise (JsonInputException("'" + field + "' must not be null"))
             null
         elif fieldType = typeof<string> && options.Converters.Count = 0 then

@@ -121,3 +121,14 @@ let ``the missing contract is named as F# writes the type`` () =
     Assert.Contains("no JSON contract for Int16 option: add JsonContract.option<Int16>", message (Some 1s))
     Assert.Contains("add JsonContract.list<Bookmark>", message [ { Url = "u"; Title = "t"; Stars = 1 } ])
     Assert.Contains("add JsonContract.map<Pet>", message (Map.empty<string, Pet>))
+
+[<Fact>]
+let ``a null for a number is refused as without contracts`` () =
+    let text = """{"name":"Rex","age":null,"tags":[]}"""
+    let byContracts = Assert.ThrowsAny<JsonException>(fun () -> read<Pet> byContract text |> ignore)
+    let byReflections = Assert.ThrowsAny<JsonException>(fun () -> read<Pet> byReflection text |> ignore)
+    Assert.Equal(fst (JsonErrors.describe (fun _ -> None) typeof<Pet> byReflections), fst (JsonErrors.describe (fun _ -> None) typeof<Pet> byContracts))
+    use server = serveAppWith contractWeb app
+    let nullCount = postJson server "/order" """{"item":"tea","count":null,"tags":[],"sizes":[],"extra":{},"color":"Red"}"""
+    Assert.Equal(400, nullCount.Status)
+    Assert.Contains("\"detail\":\"'count' must be an integer in range\"", nullCount.Body)
