@@ -10,7 +10,7 @@ COLORS = {
     "swoop": "#e8590c", "swoop-jit": "#ff922b", "swoop-threadpool": "#ffa94d", "swoop-tuned": "#d9480f", "kestrel-raw": "#1c7ed6", "kestrel-inline": "#74c0fc",
     "minimal-api": "#2f9e44", "giraffe": "#9c36b5", "suave": "#c2255c",
     "httplistener": "#7048e8", "node": "#5c940d", "nginx": "#495057", "noserver": "#adb5bd",
-    "swoop-api": "#c92a2a", "swoop-api-threadpool": "#ff8787", "minimal-routes": "#099268",
+    "swoop-api": "#c92a2a", "swoop-api-aot": "#e03131", "swoop-api-threadpool": "#ff8787", "minimal-routes": "#099268",
     "node-routes": "#94d82d",
 }
 

@@ -26,9 +26,9 @@ BASELINES = (BASELINE, "minimal-routes", "minimal-api")
 
 # The comparisons for the routing tier: samples/Api's routed handler against
 # samples/Hello's raw one, mode for mode.
-ROUTED_VS_RAW = (("swoop-api", "swoop-jit"), ("swoop-api-threadpool", "swoop-threadpool"))
+ROUTED_VS_RAW = (("swoop-api", "swoop-jit"), ("swoop-api-aot", "swoop"), ("swoop-api-threadpool", "swoop-threadpool"))
 ROUTED_VS_RAW_SCENARIOS = ("plaintext-c32", "plaintext-c256", "json-c32", "json-c256")
-ROUTING_SUBJECTS = ("swoop-api", "swoop-api-threadpool", "minimal-routes", "node-routes")
+ROUTING_SUBJECTS = ("swoop-api", "swoop-api-aot", "swoop-api-threadpool", "minimal-routes", "node-routes")
 
 
 def baseline(res, sc):

@@ -151,14 +151,14 @@ ALL = [
 GROUPS = {
     # The routing tier beside samples/Hello's raw handler: routed /plaintext and /json
     # (samples/Api) against the same paths in Hello, and the routes against their peers.
-    "routing": ["swoop", "swoop-jit", "swoop-api", "swoop-api-threadpool", "minimal-routes", "node-routes",
+    "routing": ["swoop", "swoop-jit", "swoop-api", "swoop-api-aot", "swoop-api-threadpool", "minimal-routes", "node-routes",
                 "plaintext-c32", "plaintext-c256", "json-c32", "json-c256", "route-*"],
     # The server on both cores beside the same servers on one: keep-alive and a new
     # connection per request.
-    # Start-up and idle memory of the toolkit's sample as the JIT runs it, ReadyToRun, and
-    # beside samples/Hello as native AOT (every session reports both; time-seq is the shortest).
+    # Start-up and idle memory of the toolkit's sample as the JIT runs it, ReadyToRun and
+    # native AOT, beside samples/Hello as native AOT (every session reports both; time-seq is the shortest).
     "open-loop": ["swoop", "kestrel-raw", "nginx", "open*"],
-    "startup": ["swoop", "swoop-api", "swoop-api-r2r", "time-seq"],
+    "startup": ["swoop", "swoop-api", "swoop-api-aot", "swoop-api-r2r", "time-seq"],
     "two-cores": ["swoop", "swoop-2core", "nginx", "nginx-2core", "kestrel-raw", "kestrel-2core",
                   "plaintext-c256", "close-c32", "close-c256"],
 }

@@ -193,19 +193,26 @@ def all_subjects():
                 "As `nginx`, with `listen ... deferred` (TCP_DEFER_ACCEPT, as Swoop's default on Linux)",
                 args=["deferred"], optional=True),
         Subject("swoop-api", "Swoop API", "Swoop, samples/Api (routed)", "dotnet",
-                "samples/Api from this repository: the web toolkit (`choose`, `route`, `routef`, `text`, `json`) "
-                "compiled into a hash table and a segment trie at start-up; Swoop's defaults (inline), as `swoop`",
+                "samples/Api from this repository, published with -p:PublishAot=false and run under the JIT: the web "
+                "toolkit (`choose`, `route`, `routef`, `text`, `json`) compiled into a hash table and a segment trie at "
+                "start-up; Swoop's defaults (inline), as `swoop`",
+                project=swoop_project("Api"), env=DEBUG_ENV, tiers=ROUTING, optional=True,
+                publish_props=("-p:PublishAot=false",)),
+        Subject("swoop-api-aot", "Swoop API AOT", "Swoop, samples/Api, native AOT", "dotnet",
+                "samples/Api as `dotnet publish` makes it: a native AOT executable (the project's PublishAot=true; its "
+                "JSON types as contracts); otherwise as `swoop-api`",
                 project=swoop_project("Api"), env=DEBUG_ENV, tiers=ROUTING, optional=True),
         Subject("swoop-api-r2r", "Swoop API R2R", "Swoop, samples/Api, ReadyToRun", "dotnet",
-                "samples/Api published ReadyToRun (-p:PublishReadyToRun=true -r linux-x64 --self-contained false): "
-                "precompiled code for a faster start than the plain JIT build (the toolkit builds routes by "
-                "reflection, so no native AOT yet); otherwise as `swoop-api`",
+                "samples/Api published ReadyToRun (-p:PublishAot=false -p:PublishReadyToRun=true -r linux-x64 "
+                "--self-contained false): precompiled code for a faster start than the plain JIT build; otherwise as "
+                "`swoop-api` (`swoop-api-aot` is the native AOT build)",
                 project=swoop_project("Api"), env=DEBUG_ENV, tiers=ROUTING, optional=True,
-                publish_props=("-p:PublishReadyToRun=true", "-r", "linux-x64", "--self-contained", "false")),
+                publish_props=("-p:PublishAot=false", "-p:PublishReadyToRun=true", "-r", "linux-x64", "--self-contained", "false")),
         Subject("swoop-api-threadpool", "Swoop API thread pool", "Swoop, samples/Api, thread-pool mode", "dotnet",
-                "samples/Api with `--no-inline`: handlers on the thread pool, the threading model of Kestrel's "
-                "defaults, for a like-for-like comparison with `minimal-routes`",
-                project=swoop_project("Api"), args=["--no-inline"], env=DEBUG_ENV, tiers=ROUTING, optional=True),
+                "samples/Api with `--no-inline`, under the JIT as `swoop-api`: handlers on the thread pool, the threading "
+                "model of Kestrel's defaults, for a like-for-like comparison with `minimal-routes`",
+                project=swoop_project("Api"), args=["--no-inline"], env=DEBUG_ENV, tiers=ROUTING, optional=True,
+                publish_props=("-p:PublishAot=false",)),
         Subject("minimal-routes", "Minimal API routes", "ASP.NET Core minimal API, samples/Api's routes", "dotnet",
                 "WebApplication.CreateBuilder, one MapGet per route of samples/Api (100 static /r/N, "
                 "/r/{i:int}/items/{s}, /r/{i:int}/users/{j:int}, /hello/{name}), endpoint routing with route "

@@ -27,13 +27,13 @@ let create (user: NewUser) : HttpHandler =
         let id = Interlocked.Increment &lastId
         let created = { Id = id; Name = user.Name; Email = user.Email }
         store[id] <- created
-        ctx.SetHeader("Location", sprintf "/users/%d" id)
+        ctx.SetHeader("Location", "/users/" + string id)
         (setStatusCode 201 >=> json created) next ctx
 
 let get (id: int) : HttpHandler =
     match store.TryGetValue id with
     | true, user -> json user
-    | _ -> notFound (sprintf "no user %d" id)
+    | _ -> notFound ("no user " + string id)
 
 let update (id: int) (user: NewUser) : HttpHandler =
     let updated = { Id = id; Name = user.Name; Email = user.Email }
@@ -41,12 +41,12 @@ let update (id: int) (user: NewUser) : HttpHandler =
     if store.TryUpdate(id, updated, (match store.TryGetValue id with | true, u -> u | _ -> updated)) then
         json updated
     else
-        notFound (sprintf "no user %d" id)
+        notFound ("no user " + string id)
 
 let remove (id: int) : HttpHandler =
     match store.TryRemove id with
     | true, _ -> Successful.noContent
-    | _ -> notFound (sprintf "no user %d" id)
+    | _ -> notFound ("no user " + string id)
 
 /// `?limit=&offset=`: typed (a non-number is 400), limit 1..1000 (default 100).
 let list: HttpHandler =
@@ -61,3 +61,17 @@ let list: HttpHandler =
                 store.Values |> Seq.sortBy (fun u -> u.Id) |> Seq.skip (min offset store.Count) |> Seq.truncate limit |> List.ofSeq
 
             json page next ctx
+
+/// `?name=&limit=` bound to a record (a limit that is not a number is 400, naming it).
+type Search = { Name: string option; Limit: int option }
+
+/// Users whose name contains `name` (ignoring case), at most `limit` (default 100).
+let search (query: Search) : HttpHandler =
+    let found =
+        store.Values
+        |> Seq.filter (fun u -> query.Name |> Option.forall (fun n -> u.Name.Contains(n, StringComparison.OrdinalIgnoreCase)))
+        |> Seq.sortBy (fun u -> u.Id)
+        |> Seq.truncate (query.Limit |> Option.defaultValue 100 |> max 0)
+        |> List.ofSeq
+
+    json found

@@ -7,6 +7,7 @@ open System
 open System.Runtime.ExceptionServices
 open System.Text
 open System.Threading.Tasks
+open System.Diagnostics.CodeAnalysis
 open Microsoft.FSharp.Reflection
 open Swoop
 
@@ -18,7 +19,8 @@ module internal BindText =
 /// Binds name/value pairs (query or form) to a record, prepared once per type: fields
 /// matched by name ignoring case; `option` fields may be absent; `list` and array fields take
 /// every value of a repeated name; every other field is required.
-type internal RecordBinder<'T>() =
+/// (DynamicallyAccessedMembers: FSharp.Core's record reflection asks for all of the type.)
+type internal RecordBinder<[<DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.All)>] 'T>() =
     static let make = FSharpValue.PreComputeRecordConstructor(typeof<'T>, true)
 
     static let field (f: Reflection.PropertyInfo) =
@@ -33,28 +35,18 @@ type internal RecordBinder<'T>() =
         let parser =
             match ValueParser.tryFind element with
             | Some p -> p
-            | None -> invalidArg "T" (sprintf "cannot bind %s.%s: no parser for %s" typeof<'T>.Name f.Name element.Name)
+            | None -> invalidArg "T" ("cannot bind " + typeof<'T>.Name + "." + f.Name + ": no parser for " + element.Name)
 
         // How the values of the name become the field: (values -> field value).
+        // (The parser makes them: it knows the element type statically.)
         let assemble: obj list -> obj =
             if generic = typedefof<option<_>> then
-                let cases = FSharpType.GetUnionCases t
-                let some = FSharpValue.PreComputeUnionConstructor cases[1]
                 function
                 | [] -> null
-                | v :: _ -> some [| v |]
-            elif generic = typedefof<list<_>> then
-                let cases = FSharpType.GetUnionCases t
-                let empty = FSharpValue.PreComputeUnionConstructor cases[0] [||]
-                let cons = FSharpValue.PreComputeUnionConstructor cases[1]
-                fun values -> List.foldBack (fun v acc -> cons [| v; acc |]) values empty
-            elif t.IsArray then
-                fun values ->
-                    let a = Array.CreateInstance(element, values.Length)
-                    values |> List.iteri (fun i v -> a.SetValue(v, i))
-                    box a
-            else
-                List.head
+                | v :: _ -> parser.SomeBoxed v
+            elif generic = typedefof<list<_>> then parser.ListBoxed
+            elif t.IsArray then parser.ArrayBoxed
+            else List.head
 
         let required = not (generic = typedefof<option<_>> || generic = typedefof<list<_>> || t.IsArray)
         f.Name, parser, required, assemble
@@ -128,7 +120,7 @@ module Binding =
         member ctx.GetQueryStringValue(name: string) : Result<string, string> =
             match ctx.Query.TryGet name with
             | Some v -> Ok v
-            | None -> Error(sprintf "Query string value '%s' is missing." name)
+            | None -> Error("Query string value '" + name + "' is missing.")
 
         /// A typed query parameter: None when absent; HttpStatusException (400) naming it
         /// when present but not a `'T`. Example: `ctx.QueryValue<int> "limit"`.
@@ -144,7 +136,7 @@ module Binding =
                 if parser.TryParse(text.AsSpan(), &value) then
                     Some value
                 else
-                    raise (badRequest (sprintf "query parameter '%s' %s" name (BindText.mustBe parser.Description)) [ name, BindText.mustBe parser.Description ])
+                    raise (badRequest ("query parameter '" + name + "' " + BindText.mustBe parser.Description) [ name, BindText.mustBe parser.Description ])
 
         /// The request's cookies (parsed on first use from the Cookie headers).
         member ctx.Cookies: FormValues =
@@ -193,7 +185,7 @@ module Binding =
 
                     match ctx.RequestContentLength with
                     | ValueSome n when n > limits.MaxSize ->
-                        raise (HttpStatusException(413, null, sprintf "the body is larger than %d bytes" limits.MaxSize, []))
+                        raise (HttpStatusException(413, null, "the body is larger than " + string limits.MaxSize + " bytes", []))
                     | _ -> ()
 
                     if ctx.MaxRequestBodySize > limits.MaxSize then ctx.MaxRequestBodySize <- limits.MaxSize
@@ -229,7 +221,7 @@ module Binding =
                 let limit = state.Options.MaxFormSize
 
                 match ctx.RequestContentLength with
-                | ValueSome n when n > limit -> raise (HttpStatusException(413, null, sprintf "the form is larger than %d bytes" limit, []))
+                | ValueSome n when n > limit -> raise (HttpStatusException(413, null, "the form is larger than " + string limit + " bytes", []))
                 | _ -> ()
 
                 if ctx.MaxRequestBodySize > limit then ctx.MaxRequestBodySize <- limit
@@ -268,19 +260,28 @@ module Binding =
                     return serializer.Deserialize<'T>(ReadOnlySpan body)
                 with
                 | :? Text.Json.JsonException as e ->
-                    let detail, errors = JsonErrors.describe typeof<'T> e
+                    let contractOf (t: Type) =
+                        match serializer with
+                        | :? SystemTextJsonSerializer as s ->
+                            try
+                                Some(s.Options.GetTypeInfo t)
+                            with _ ->
+                                None
+                        | _ -> None
+
+                    let detail, errors = JsonErrors.describe contractOf typeof<'T> e
                     return raise (badRequest detail errors)
                 | :? FormatException -> return raise (badRequest "the body is not valid JSON for this request" [])
             }
 
         /// The query bound to a record `'T` (see RecordBinder); 400 naming each bad field.
-        member ctx.BindQuery<'T>() : 'T =
+        member ctx.BindQuery<[<DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.All)>] 'T>() : 'T =
             match RecordBinder<'T>.Bind ctx.Query with
             | Ok v -> v
             | Error errors -> raise (badRequest "the query parameters are not valid" errors)
 
         /// The form bound to a record `'T`.
-        member ctx.BindFormAsync<'T>() : Task<'T> =
+        member ctx.BindFormAsync<[<DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.All)>] 'T>() : Task<'T> =
             task {
                 let! form = ctx.ReadFormAsync()
 
@@ -296,14 +297,14 @@ module Binding =
 
     type HttpContext with
         /// `BindQuery`, with the failure as Error text.
-        member ctx.TryBindQueryString<'T>() : Result<'T, string> =
+        member ctx.TryBindQueryString<[<DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.All)>] 'T>() : Result<'T, string> =
             try
                 Ok(ctx.BindQuery<'T>())
             with :? HttpStatusException as e when e.StatusCode = 400 ->
                 Error(failureText e)
 
         /// `BindFormAsync`, with the failure as Error text.
-        member ctx.TryBindFormAsync<'T>() : Task<Result<'T, string>> =
+        member ctx.TryBindFormAsync<[<DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.All)>] 'T>() : Task<Result<'T, string>> =
             task {
                 try
                     let! value = ctx.BindFormAsync<'T>()
@@ -315,11 +316,11 @@ module Binding =
     let private invariantOnly (name: string) (culture: Globalization.CultureInfo option) =
         match culture with
         | Some c when not (obj.ReferenceEquals(c, Globalization.CultureInfo.InvariantCulture)) && c.Name <> "" ->
-            invalidArg "culture" (sprintf "%s: Swoop parses values in the invariant culture only, not %s: pass None" name c.Name)
+            invalidArg "culture" (name + ": Swoop parses values in the invariant culture only, not " + c.Name + ": pass None")
         | _ -> ()
 
     /// Binds the query, or calls `parsingErrorHandler` with what is wrong.
-    let tryBindQuery<'T> (parsingErrorHandler: string -> HttpHandler) (culture: Globalization.CultureInfo option) (successHandler: 'T -> HttpHandler) : HttpHandler =
+    let tryBindQuery<[<DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.All)>] 'T> (parsingErrorHandler: string -> HttpHandler) (culture: Globalization.CultureInfo option) (successHandler: 'T -> HttpHandler) : HttpHandler =
         invariantOnly "tryBindQuery" culture
         RecordBinder<'T>.Check()
 
@@ -329,7 +330,7 @@ module Binding =
             | Error text -> parsingErrorHandler text next ctx
 
     /// Binds the form, or calls `parsingErrorHandler` with what is wrong.
-    let tryBindForm<'T> (parsingErrorHandler: string -> HttpHandler) (culture: Globalization.CultureInfo option) (successHandler: 'T -> HttpHandler) : HttpHandler =
+    let tryBindForm<[<DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.All)>] 'T> (parsingErrorHandler: string -> HttpHandler) (culture: Globalization.CultureInfo option) (successHandler: 'T -> HttpHandler) : HttpHandler =
         invariantOnly "tryBindForm" culture
         RecordBinder<'T>.Check()
 
@@ -350,7 +351,7 @@ module Binding =
             }
 
     /// Binds the urlencoded form to a record and calls `handler` with it.
-    let bindForm<'T> (handler: 'T -> HttpHandler) : HttpHandler =
+    let bindForm<[<DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.All)>] 'T> (handler: 'T -> HttpHandler) : HttpHandler =
         RecordBinder<'T>.Check()
 
         fun next ctx ->
@@ -360,7 +361,7 @@ module Binding =
             }
 
     /// Binds the query string to a record and calls `handler` with it.
-    let bindQuery<'T> (handler: 'T -> HttpHandler) : HttpHandler =
+    let bindQuery<[<DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.All)>] 'T> (handler: 'T -> HttpHandler) : HttpHandler =
         RecordBinder<'T>.Check()
 
         fun next ctx -> handler (ctx.BindQuery<'T>()) next ctx

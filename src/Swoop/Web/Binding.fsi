@@ -1,5 +1,6 @@
 namespace Swoop.Web
 
+open System.Diagnostics.CodeAnalysis
 open System.Threading.Tasks
 open Swoop
 
@@ -45,16 +46,16 @@ module Binding =
 
         /// The query bound to a record: fields by name ignoring case; option fields may be
         /// absent; list and array fields take every value of a repeated name. 400 naming each bad field.
-        member BindQuery<'T> : unit -> 'T
+        member BindQuery<[<DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.All)>] 'T> : unit -> 'T
 
         /// The form bound to a record, as `BindQuery`.
-        member BindFormAsync<'T> : unit -> Task<'T>
+        member BindFormAsync<[<DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.All)>] 'T> : unit -> Task<'T>
 
         /// `BindQuery`, with the failure as Error text instead of a 400 (Giraffe's name; invariant culture).
-        member TryBindQueryString<'T> : unit -> Result<'T, string>
+        member TryBindQueryString<[<DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.All)>] 'T> : unit -> Result<'T, string>
 
         /// `BindFormAsync`, with the failure as Error text instead of a 400 (Giraffe's name).
-        member TryBindFormAsync<'T> : unit -> Task<Result<'T, string>>
+        member TryBindFormAsync<[<DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.All)>] 'T> : unit -> Task<Result<'T, string>>
 
     /// Whether the request's Content-Type is this media type (for JSON, also any `+json`).
     val internal hasMediaType: ctx: HttpContext -> mediaType: string -> bool
@@ -64,20 +65,20 @@ module Binding =
     val bindJson<'T> : handler: ('T -> HttpHandler) -> HttpHandler
 
     /// Binds the form (urlencoded or multipart fields) to a record and calls `handler`.
-    val bindForm<'T> : handler: ('T -> HttpHandler) -> HttpHandler
+    val bindForm<[<DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.All)>] 'T> : handler: ('T -> HttpHandler) -> HttpHandler
 
     /// Binds the query string to a record and calls `handler`.
-    val bindQuery<'T> : handler: ('T -> HttpHandler) -> HttpHandler
+    val bindQuery<[<DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.All)>] 'T> : handler: ('T -> HttpHandler) -> HttpHandler
 
     /// Giraffe's `tryBindQuery`: binds the query and calls `successHandler`, or calls
     /// `parsingErrorHandler` with what is wrong. `culture` must be None or the invariant
     /// culture (Swoop parses invariantly; another fails when the handler is made).
     /// Example: `tryBindQuery<Search> RequestErrors.BAD_REQUEST None search`.
-    val tryBindQuery<'T> :
+    val tryBindQuery<[<DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.All)>] 'T> :
         parsingErrorHandler: (string -> HttpHandler) -> culture: System.Globalization.CultureInfo option -> successHandler: ('T -> HttpHandler) -> HttpHandler
 
     /// Giraffe's `tryBindForm`, as `tryBindQuery` for the form.
-    val tryBindForm<'T> :
+    val tryBindForm<[<DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.All)>] 'T> :
         parsingErrorHandler: (string -> HttpHandler) -> culture: System.Globalization.CultureInfo option -> successHandler: ('T -> HttpHandler) -> HttpHandler
 
     /// A validation step between a binder and a handler: `check` returns the (maybe

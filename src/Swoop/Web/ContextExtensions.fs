@@ -38,7 +38,7 @@ type HeaderValues =
             let values = this.ToArray()
 
             if index < 0 || index >= values.Length then
-                raise (IndexOutOfRangeException(sprintf "the request has %d '%s' header lines, not %d" values.Length this.name (index + 1)))
+                raise (IndexOutOfRangeException("the request has " + string values.Length + " '" + this.name + "' header lines, not " + string (index + 1)))
 
             values[index]
 
@@ -152,7 +152,7 @@ module ContextExtensions =
         member ctx.GetRequestHeader(key: string) : Result<string, string> =
             match ctx.TryGetRequestHeader key with
             | Some v -> Ok v
-            | None -> Error(sprintf "HTTP request header '%s' is missing." key)
+            | None -> Error("HTTP request header '" + key + "' is missing.")
 
         member ctx.GetCookieValue(key: string) : string option = ctx.Cookie key
 
@@ -185,6 +185,8 @@ module ContextExtensions =
             writeJson ctx dataObj
             Results.handled
 
+        [<Diagnostics.CodeAnalysis.RequiresUnreferencedCode "XmlSerializer reads the value's type by reflection">]
+        [<Diagnostics.CodeAnalysis.RequiresDynamicCode "XmlSerializer reads the value's type by reflection">]
         member ctx.WriteXmlAsync(dataObj: obj) =
             writeXml ctx dataObj
             Results.handled

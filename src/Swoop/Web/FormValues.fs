@@ -91,7 +91,7 @@ module internal UrlEncoded =
 
                 if field.Length > 0 then
                     if pairs.Count >= maxFields then
-                        error <- sprintf "more than %d fields" maxFields
+                        error <- "more than " + string maxFields + " fields"
                     else
                         let eq = field.IndexOf '='
                         let name = if eq < 0 then field else field.Slice(0, eq)
@@ -99,7 +99,7 @@ module internal UrlEncoded =
 
                         match decode name, decode value with
                         | Some n, Some v -> pairs.Add(n, v)
-                        | _ -> error <- sprintf "field %d has a bad %%-escape or is not UTF-8" (pairs.Count + 1)
+                        | _ -> error <- "field " + string (pairs.Count + 1) + " has a bad %-escape or is not UTF-8"
 
                 start <- stop + 1
 

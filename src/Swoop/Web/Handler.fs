@@ -129,7 +129,7 @@ type HttpStatusException(status: int, title: string, detail: string, errors: (st
 
     do
         if status < 400 || status > 599 then
-            invalidArg "status" (sprintf "HttpStatusException needs a 4xx or 5xx status, not %d" status)
+            invalidArg "status" ("HttpStatusException needs a 4xx or 5xx status, not " + string status)
 
     new(status: int, detail: string) = HttpStatusException(status, null, detail, [])
     member _.StatusCode = status

@@ -37,7 +37,7 @@ module Web =
             if state.Allowed <> 0 then
                 let allowed = state.Allowed ||| (if state.Allowed &&& Methods.bit HttpMethod.Get <> 0 then Methods.bit HttpMethod.Head else 0)
                 ctx.SetHeader("Allow", String.Join(", ", Methods.names allowed))
-                Problem.write ctx 405 null (sprintf "%s is not allowed here" ctx.MethodName) []
+                Problem.write ctx 405 null (ctx.MethodName + " is not allowed here") []
             else
                 Problem.write ctx 404 null "no route matches this path" []
 
@@ -152,10 +152,29 @@ module Web =
             :> Task
         )
 
+    /// With a contracts-only serializer (native AOT), each JSON body a route declares
+    /// (`accepts`, `produces`) must have a contract, and so must the types inside it: said
+    /// now, not on the first request.
+    let private checkContracts (options: WebOptions) (app: HttpHandler) =
+        match options.Json with
+        | :? SystemTextJsonSerializer as json when json.ContractsOnly ->
+            for walk, _ in Router.Describe app do
+                let declared =
+                    Option.toList (walk.Meta.Accepts |> Option.map fst)
+                    @ [ for _, t, _ in walk.Meta.Produces do
+                            if t.IsSome then t.Value ]
+
+                for t in declared do
+                    match json.MissingContract t with
+                    | Some why -> invalidArg "app" (String.Join(" > ", walk.Sources) + ": " + why)
+                    | None -> ()
+        | _ -> ()
+
     /// The app as the server's request handler: its routes compiled into lookups now.
     /// Example: `Server.start ServerOptions.defaults (Web.handler WebOptions.defaults app)`.
     let handler (options: WebOptions) (app: HttpHandler) : RequestHandler =
         let run = Router.Compile(app, finish)
+        checkContracts options app
 
         fun ctx ->
             let state = RequestState.Attach(ctx, options)
@@ -183,7 +202,7 @@ module Web =
         Router.Describe app
         |> List.map (fun (walk, kind) ->
             let names = walk.Meta.ParamNames
-            let nameOf i = if i < names.Length then names[i] else sprintf "p%d" (i + 1)
+            let nameOf i = if i < names.Length then names[i] else "p" + string (i + 1)
             let parameters = walk.Path |> List.choose (function Param(_, p, i) -> Some(nameOf i, p.ValueType) | _ -> None)
 
             let path =
@@ -218,7 +237,11 @@ module Web =
 
     /// Starts the app with these options and serves until SIGTERM or Ctrl-C (see Server.run).
     let run (serverOptions: ServerOptions) (options: WebOptions) (app: HttpHandler) : int =
-        Server.run serverOptions (handler options app)
+        let compiled = handler options app
+        // Compiling the routes (and an OpenAPI document) leaves a few MiB of garbage made once;
+        // an idle server would keep it committed (it runs no collection of its own): give it back.
+        GC.Collect(2, GCCollectionMode.Aggressive, true, true)
+        Server.run serverOptions compiled
 
     /// The toolkit's own switches, parsed with the server's options.
     let private routesOption = AppOption.flag "routes" "Print the route table and exit."

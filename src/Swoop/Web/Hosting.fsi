@@ -38,6 +38,8 @@ module Web =
     val formatRoutes: app: HttpHandler -> string
 
     /// Starts the app and serves until SIGTERM or Ctrl-C (see Server.run); the exit code.
+    /// The garbage of compiling the app (routes, an OpenAPI document) is collected once before
+    /// the server starts, so an idle app does not keep it.
     val run: serverOptions: ServerOptions -> options: WebOptions -> app: HttpHandler -> int
 
     /// The whole `main` of an app with these options: `--routes` prints the route table and

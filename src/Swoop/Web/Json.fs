@@ -9,7 +9,7 @@ open System.Collections.Generic
 open System.Text.Json
 open System.Text.Json.Serialization
 open System.Text.Json.Serialization.Metadata
-open System.Threading
+open System.Diagnostics.CodeAnalysis
 open Microsoft.FSharp.Reflection
 
 /// A JSON serializer the toolkit calls; plug in another one through `WebOptions.Json`.
@@ -42,7 +42,7 @@ type internal NotNullConverter<'T>(field: string) =
 
     override _.Read(reader, _, options) =
         if reader.TokenType = JsonTokenType.Null then
-            raise (JsonInputException(sprintf "'%s' must not be null" field))
+            raise (JsonInputException("'" + field + "' must not be null"))
 
         if isNull info then
             info <- options.GetTypeInfo(typeof<'T>) :?> JsonTypeInfo<'T>
@@ -66,14 +66,18 @@ type internal NotNullStringConverter(field: string) =
     override _.Read(reader, _, _) =
         match reader.TokenType with
         | JsonTokenType.String -> reader.GetString()
-        | JsonTokenType.Null -> raise (JsonInputException(sprintf "'%s' must not be null" field))
-        | _ -> raise (JsonInputException(sprintf "'%s' must be a string" field))
+        | JsonTokenType.Null -> raise (JsonInputException("'" + field + "' must not be null"))
+        | _ -> raise (JsonInputException("'" + field + "' must be a string"))
 
     override _.Write(writer, value, _) =
         if isNull value then writer.WriteNullValue() else writer.WriteStringValue value
 
+/// A converter that writes each value of its type as one of these names (OpenAPI lists them).
+type internal INamedValues =
+    abstract Names: string[]
+
 /// A union whose cases have no fields, as the case name.
-type internal FieldlessUnionConverter<'T>() =
+type internal FieldlessUnionConverter<[<DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.All)>] 'T>() =
     inherit JsonConverter<'T>()
     let cases = FSharpType.GetUnionCases(typeof<'T>, true)
     let values = cases |> Array.map (fun c -> FSharpValue.MakeUnion(c, [||], true) :?> 'T)
@@ -85,11 +89,14 @@ type internal FieldlessUnionConverter<'T>() =
         let i = if isNull text then -1 else Array.FindIndex(names, fun n -> String.Equals(n, text, StringComparison.OrdinalIgnoreCase))
 
         if i < 0 then
-            raise (JsonInputException(sprintf "must be one of %s" (String.Join(", ", names))))
+            raise (JsonInputException("must be one of " + String.Join(", ", names)))
 
         values[i]
 
     override _.Write(writer, value, _) = writer.WriteStringValue(names[tagOf (box value)])
+
+    interface INamedValues with
+        member _.Names = names
 
 type internal FieldlessUnionConverterFactory() =
     inherit JsonConverterFactory()
@@ -131,44 +138,3 @@ module internal FSharpJson =
                             Activator.CreateInstance(typedefof<NotNullConverter<_>>.MakeGenericType t, [| box p.Name |])
                             :?> JsonConverter
 
-/// System.Text.Json behind the seam.
-[<Sealed>]
-type SystemTextJsonSerializer(options: JsonSerializerOptions) =
-    let writers =
-        new ThreadLocal<Utf8JsonWriter>(fun () ->
-            new Utf8JsonWriter(
-                ArrayBufferWriter<byte>(1),
-                JsonWriterOptions(Encoder = options.Encoder, Indented = options.WriteIndented, SkipValidation = true)
-            ))
-
-    do options.MakeReadOnly(true)
-
-    /// The options in use (read-only).
-    member _.Options = options
-
-    /// camelCase names, case-insensitive reading, strict numbers, F# rules (see `defaultOptions`).
-    static member DefaultOptions() =
-        let o = JsonSerializerOptions(JsonSerializerDefaults.Web)
-        o.NumberHandling <- JsonNumberHandling.Strict
-        o.RespectRequiredConstructorParameters <- true
-        o.Converters.Add(FieldlessUnionConverterFactory())
-        o.TypeInfoResolver <- DefaultJsonTypeInfoResolver().WithAddedModifier(Action<JsonTypeInfo> FSharpJson.recordRules)
-        o
-
-    new() = SystemTextJsonSerializer(SystemTextJsonSerializer.DefaultOptions())
-
-    interface IJsonSerializer with
-        member _.Serialize<'T>(bufferWriter: IBufferWriter<byte>, value: 'T) =
-            let writer = writers.Value
-            // The writer keeps pointing at the last context's body: contexts are pooled.
-            writer.Reset bufferWriter
-            JsonSerializer.Serialize<'T>(writer, value, options)
-            writer.Flush()
-
-        member _.Deserialize<'T>(utf8: ReadOnlySpan<byte>) =
-            let value = JsonSerializer.Deserialize<'T>(utf8, options)
-
-            if not typeof<'T>.IsValueType && not (FSharpJson.isOptional typeof<'T>) && isNull (box value) then
-                raise (JsonInputException "the body must not be null")
-
-            value

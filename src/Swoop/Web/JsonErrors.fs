@@ -7,8 +7,7 @@ open System
 open System.Collections.Generic
 open System.Reflection
 open System.Text.Json
-open System.Text.Json.Serialization
-open Microsoft.FSharp.Reflection
+open System.Text.Json.Serialization.Metadata
 
 /// The steps of a System.Text.Json path: `$.a.b[2]['c d']` -> a, b, [2], c d.
 let private steps (path: string) : Choice<string, int> list =
@@ -45,7 +44,7 @@ let field (path: string) =
         |> List.mapi (fun i step ->
             match step with
             | Choice1Of2 name -> if i = 0 then name else "." + name
-            | Choice2Of2 n -> sprintf "[%d]" n)
+            | Choice2Of2 n -> "[" + string n + "]")
         |> String.concat ""
 
 let private unwrap (t: Type) =
@@ -56,41 +55,33 @@ let private unwrap (t: Type) =
     else
         t
 
-let private elementOf (t: Type) =
-    let interfaces = Array.append (if t.IsInterface then [| t |] else [||]) (t.GetInterfaces())
-    let generic (d: Type) (i: Type) = i.IsGenericType && i.GetGenericTypeDefinition() = d
+/// A property's .NET type; a record field read through a contract (JsonContract.record) is
+/// typed obj there, its own type on the property the contract was made from.
+let propertyType (p: JsonPropertyInfo) = Contracts.propertyType p
 
-    if t.IsArray then
-        Some(t.GetElementType())
-    else
-        match interfaces |> Array.tryFind (generic typedefof<IDictionary<_, _>>) with
-        | Some map -> Some(map.GetGenericArguments()[1])
-        | None -> interfaces |> Array.tryFind (generic typedefof<IEnumerable<_>>) |> Option.map (fun e -> e.GetGenericArguments()[0])
-
-let private isMap (t: Type) =
-    t.GetInterfaces()
-    |> Array.exists (fun i -> i.IsGenericType && i.GetGenericTypeDefinition() = typedefof<IDictionary<_, _>>)
-
-/// The .NET type at a path inside `root`, when it can be followed.
-let typeAt (root: Type) (path: string) : Type option =
+/// The .NET type at a path inside `root`, when it can be followed through the serializer's
+/// contracts (`contractOf`).
+let typeAt (contractOf: Type -> JsonTypeInfo option) (root: Type) (path: string) : Type option =
     let rec walk (t: Type) steps =
         let t = unwrap t
 
         match steps with
         | [] -> Some t
-        | Choice2Of2 _ :: rest -> elementOf t |> Option.bind (fun e -> walk e rest)
-        | Choice1Of2 _ :: rest when isMap t -> elementOf t |> Option.bind (fun e -> walk e rest)
-        | Choice1Of2 name :: rest ->
-            t.GetProperties(BindingFlags.Public ||| BindingFlags.Instance)
-            |> Array.tryFind (fun p ->
-                let renamed = p.GetCustomAttribute<JsonPropertyNameAttribute>()
-                (not (isNull renamed) && renamed.Name = name) || String.Equals(p.Name, name, StringComparison.OrdinalIgnoreCase))
-            |> Option.bind (fun p -> walk p.PropertyType rest)
+        | step :: rest ->
+            match contractOf t, step with
+            | Some info, Choice2Of2 _ when info.Kind = JsonTypeInfoKind.Enumerable -> walk info.ElementType rest
+            | Some info, Choice1Of2 _ when info.Kind = JsonTypeInfoKind.Dictionary -> walk info.ElementType rest
+            | Some info, Choice1Of2 name when info.Kind = JsonTypeInfoKind.Object ->
+                info.Properties
+                |> Seq.tryFind (fun p -> p.Name = name)
+                |> Option.orElse (info.Properties |> Seq.tryFind (fun p -> String.Equals(p.Name, name, StringComparison.OrdinalIgnoreCase)))
+                |> Option.bind (fun p -> walk (propertyType p) rest)
+            | _ -> None
 
     walk root (steps (if isNull path then "$" else path))
 
 /// "must be an integer", in JSON's words.
-let expected (t: Type) =
+let expected (contractOf: Type -> JsonTypeInfo option) (t: Type) =
     let t = unwrap t
 
     if t = typeof<string> then "must be a string"
@@ -101,9 +92,11 @@ let expected (t: Type) =
     elif t.IsEnum then "must be one of the allowed values"
     elif Type.GetTypeCode t >= TypeCode.SByte && Type.GetTypeCode t <= TypeCode.UInt64 then "must be an integer in range"
     elif Type.GetTypeCode t >= TypeCode.Single && Type.GetTypeCode t <= TypeCode.Decimal then "must be a number"
-    elif isMap t || FSharpType.IsRecord(t, true) then "must be an object"
-    elif (elementOf t).IsSome then "must be an array"
-    else "has the wrong type"
+    else
+        match contractOf t with
+        | Some info when info.Kind = JsonTypeInfoKind.Object || info.Kind = JsonTypeInfoKind.Dictionary -> "must be an object"
+        | Some info when info.Kind = JsonTypeInfoKind.Enumerable -> "must be an array"
+        | _ -> "has the wrong type"
 
 /// The fields System.Text.Json names in "missing required properties including: 'a', 'b'."
 let missing (message: string) =
@@ -126,7 +119,7 @@ let rec private innermost (e: JsonException) : string * JsonException =
     | _ -> e.Path, e
 
 /// The problem with a body that failed to read as a `root`: a detail and the field errors.
-let describe (root: Type) (failure: JsonException) : string * (string * string) list =
+let describe (contractOf: Type -> JsonTypeInfo option) (root: Type) (failure: JsonException) : string * (string * string) list =
     let path, e = innermost failure
     let name = field path
     let quoted = if name = "" then "the body" else "'" + name + "'"
@@ -141,10 +134,10 @@ let describe (root: Type) (failure: JsonException) : string * (string * string) 
         let fields = missing e.Message
         let within = if name = "" then "" else " in '" + name + "'"
         let full f = if name = "" then f else name + "." + f
-        (sprintf "required fields are missing%s: %s" within (fields |> List.map (fun f -> "'" + f + "'") |> String.concat ", ")),
+        ("required fields are missing" + within + ": " + (fields |> List.map (fun f -> "'" + f + "'") |> String.concat ", ")),
         (fields |> List.map (fun f -> full f, "is required"))
     | _ when e.Message.Contains "could not be converted" ->
-        let problem = typeAt root path |> Option.map expected |> Option.defaultValue "has the wrong type"
+        let problem = typeAt contractOf root path |> Option.map (expected contractOf) |> Option.defaultValue "has the wrong type"
         quoted + " " + problem, (if name = "" then [] else [ name, problem ])
     | _ ->
         let where = if name = "" then "" else " (at '" + name + "')"

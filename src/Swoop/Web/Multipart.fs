@@ -114,7 +114,7 @@ module internal Multipart =
             length <- length + int64 data.Length
 
             if length > limit then
-                raise (tooLarge (sprintf "%s is larger than %d bytes" what limit))
+                raise (tooLarge (what + " is larger than " + string limit + " bytes"))
 
             if isNull file && length > int64 threshold then
                 path <- Path.Combine(Path.GetTempPath(), "swoop-upload-" + Guid.NewGuid().ToString("N"))
@@ -256,7 +256,7 @@ module internal Multipart =
                         s.Parts <- s.Parts + 1
 
                         if s.Parts > limits.MaxParts then
-                            raise (tooLarge (sprintf "more than %d parts" limits.MaxParts))
+                            raise (tooLarge ("more than " + string limits.MaxParts + " parts"))
 
                         // Headers: after the boundary line's CRLF, up to the empty line.
                         let lineEnd = s.Find "\r\n"B
@@ -289,7 +289,7 @@ module internal Multipart =
 
                         let sink =
                             match fileName with
-                            | Some _ -> Sink(limits.MemoryThreshold, limits.MaxPartSize, sprintf "file '%s'" fieldName, register)
+                            | Some _ -> Sink(limits.MemoryThreshold, limits.MaxPartSize, "file '" + fieldName + "'", register)
                             | None -> Sink(Int32.MaxValue, maxField - s.FieldBytes, "the form's fields", register)
 
                         s.Current <- sink

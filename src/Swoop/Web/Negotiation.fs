@@ -67,8 +67,18 @@ module internal NegotiationRules =
 
     let asText (value: obj) : HttpHandler = text (if isNull value then "" else value.ToString())
 
-    let defaults: IDictionary<string, obj -> HttpHandler> =
+    /// XML by XmlSerializer (reflection over the value's type): the JIT only.
+    [<Diagnostics.CodeAnalysis.RequiresUnreferencedCode "XmlSerializer reads the value's type by reflection">]
+    [<Diagnostics.CodeAnalysis.RequiresDynamicCode "XmlSerializer reads the value's type by reflection">]
+    let private withXml () =
         dict [ "*/*", json<obj>; "application/json", json<obj>; "application/xml", xml; "text/xml", xml; "text/plain", asText ]
+
+    /// Giraffe's rules; where no code can be made at run time (native AOT), without XML.
+    let defaults: IDictionary<string, obj -> HttpHandler> =
+        if Runtime.CompilerServices.RuntimeFeature.IsDynamicCodeSupported then
+            withXml ()
+        else
+            dict [ "*/*", json<obj>; "application/json", json<obj>; "text/plain", asText ]
 
     let jsonOnly: IDictionary<string, obj -> HttpHandler> = dict [ "*/*", json<obj>; "application/json", json<obj> ]
 

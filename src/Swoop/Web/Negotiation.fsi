@@ -4,7 +4,8 @@ open System.Collections.Generic
 open Swoop
 
 /// Giraffe's default negotiation: `*/*` and application/json as JSON, application/xml and
-/// text/xml as XML, text/plain as the value's ToString(); 406 for anything else.
+/// text/xml as XML, text/plain as the value's ToString(); 406 for anything else. Under native
+/// AOT without the XML rules (XmlSerializer needs reflection): XML is 406 there.
 [<Sealed>]
 type DefaultNegotiationConfig =
     new: unit -> DefaultNegotiationConfig

@@ -29,7 +29,7 @@ module OpenApi =
           /// The route has a method filter (not "any method").
           Explicit: bool }
 
-    let fail format = Printf.kprintf (fun message -> invalidArg "app" ("OpenAPI: " + message)) format
+    let fail (message: string) = invalidArg "app" ("OpenAPI: " + message)
 
     /// The operations of the routes, one per path and method, paths in the order of the routes.
     let operations (routes: RouteInfo list) =
@@ -41,7 +41,7 @@ module OpenApi =
                       let names = r.Parameters |> List.map fst
 
                       match names |> List.countBy id |> List.tryFind (fun (_, n) -> n > 1) with
-                      | Some(name, _) -> fail "the parameter name '%s' is used twice in %s" name r.Source
+                      | Some(name, _) -> fail ("the parameter name '" + name + "' is used twice in " + r.Source)
                       | None -> ()
 
                       // Templates that differ only in parameter names are one OpenAPI path.
@@ -83,11 +83,11 @@ module OpenApi =
                     let id = if group.Length > 1 then name + string (Char.ToUpperInvariant o.Method[0]) + o.Method.Substring 1 else name
 
                     match sources.TryGetValue id with
-                    | true, other -> fail "the operationId '%s' names two operations: %s and %s" id other o.Route.Source
+                    | true, other -> fail ("the operationId '" + id + "' names two operations: " + other + " and " + o.Route.Source)
                     | _ -> sources[id] <- o.Route.Source
 
                     ids[(o.Key, o.Method)] <- id
-            | first :: second :: _ -> fail "the operationId '%s' names two operations: %s and %s" name first.Route.Source second.Route.Source
+            | first :: second :: _ -> fail ("the operationId '" + name + "' names two operations: " + first.Route.Source + " and " + second.Route.Source)
             | [] -> ()
 
         ids
@@ -104,7 +104,7 @@ module OpenApi =
                 JObj [ "name", JStr name; "in", JStr "query"; "required", JBool required; "schema", schemas.Parameter t ])
 
         match o.Route.Meta.Query |> List.countBy (fun (n, _, _) -> n) |> List.tryFind (fun (_, n) -> n > 1) with
-        | Some(name, _) -> fail "the query parameter '%s' is declared twice in %s" name o.Route.Source
+        | Some(name, _) -> fail ("the query parameter '" + name + "' is declared twice in " + o.Route.Source)
         | None -> path @ query
 
     let requestBody (schemas: SchemaRegistry) (o: Operation) =
@@ -124,7 +124,7 @@ module OpenApi =
             |> List.sortBy fst
             |> List.map (fun (status, entries) ->
                 if status < 100 || status > 599 then
-                    fail "%s declares the status %d (use 100-599)" o.Route.Source status
+                    fail (o.Route.Source + " declares the status " + string status + " (use 100-599)")
 
                 let typed =
                     entries |> List.choose (fun (_, t, ct) -> t |> Option.map (fun t -> (if ct = "" then "application/json" else ct), t))
@@ -141,7 +141,7 @@ module OpenApi =
                             | many -> contentType, JObj [ "schema", JObj [ "anyOf", JArr many ] ])
 
                 let reason = Response.reasonPhrase status
-                let description = if reason = "" then sprintf "Status %d" status else reason
+                let description = if reason = "" then "Status " + string status else reason
                 string status, JObj([ "description", JStr description ] @ (if content.IsEmpty then [] else [ "content", JObj content ])))
             |> JObj
 
@@ -160,12 +160,11 @@ module OpenApi =
             @ [ "responses", responses schemas o ]
         )
 
-    /// The document as a JSON tree.
-    let build (json: JsonSerializerOptions) (info: OpenApiInfo) (app: HttpHandler) =
+    /// The document as a JSON tree, its schemas from `schemas`.
+    let private buildWith (schemas: SchemaRegistry) (info: OpenApiInfo) (app: HttpHandler) =
         if String.IsNullOrEmpty info.Title || String.IsNullOrEmpty info.Version then
             invalidArg "info" "OpenAPI: the info needs a title and a version"
 
-        let schemas = SchemaRegistry json
         let paths = operations (Web.routes app)
         let ids = operationIds (paths |> List.collect snd)
 
@@ -189,6 +188,13 @@ module OpenApi =
             @ [ "paths", JObj pathItems ]
             @ (if components.IsEmpty then [] else [ "components", JObj [ "schemas", JObj components ] ])
         )
+
+    /// The document as a JSON tree.
+    let build (json: JsonSerializerOptions) (info: OpenApiInfo) (app: HttpHandler) = buildWith (SchemaRegistry json) info app
+
+    /// Raises ArgumentException for contradictory metadata, as `build` would, without
+    /// describing any type.
+    let check (info: OpenApiInfo) (app: HttpHandler) = buildWith (SchemaRegistry(null, true)) info app |> ignore
 
     let serializerOptions (options: WebOptions) =
         match options.Json with
@@ -223,17 +229,18 @@ module OpenApi =
 
     let handler (info: OpenApiInfo) (app: HttpHandler) = handlerWith WebOptions.defaults info app
 
-    /// The document for the options of the app it runs in: made when the handler is (with the
-    /// defaults, so that contradictory metadata fails at once), and again once for another
-    /// serializer on its first request.
+    /// The document for the options of the app it runs in: its metadata checked when the
+    /// handler is made (contradictory metadata fails at once), the document made on its first
+    /// request, with the app's serializer (once more for another one).
     [<Sealed>]
     type private DocumentCache(info: OpenApiInfo, app: HttpHandler) =
-        let made = bytes WebOptions.defaults info app
+        do check info app
+        let made = lazy (bytes WebOptions.defaults info app)
         let mutable other: (IJsonSerializer * byte[]) option = None
 
         member _.For(options: WebOptions) =
             if obj.ReferenceEquals(options.Json, WebOptions.defaults.Json) then
-                made
+                made.Value
             else
                 match other with
                 | Some(json, body) when obj.ReferenceEquals(json, options.Json) -> body

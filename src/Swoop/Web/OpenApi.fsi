@@ -53,5 +53,7 @@ module OpenApi =
 
     /// `app` with its document served at `path` (tried before the app's own routes). Schemas
     /// follow the options the app is served with (`Web.mainWith options`), as `documentWith`.
+    /// Contradictory metadata (an operationId twice...) raises ArgumentException now; the
+    /// document is made on its first request and its bytes kept.
     /// Example: `Web.main argv (OpenApi.withDocument info "/openapi.json" api)`.
     val withDocument: info: OpenApiInfo -> path: string -> app: HttpHandler -> HttpHandler

@@ -8,6 +8,7 @@ namespace Swoop.Web
 open System
 open System.Collections.Generic
 open System.Text.Json
+open System.Diagnostics.CodeAnalysis
 open System.Text.Json.Serialization.Metadata
 open Microsoft.FSharp.Reflection
 
@@ -116,6 +117,18 @@ module internal SchemaOf =
         else
             t.Name
 
+    /// A union's schema from its cases, by reflection (where reflection-based serialization
+    /// is on: the JIT): fieldless, as `probe` finds its values written; with fields, named.
+    [<RequiresUnreferencedCode "reads the union's cases by reflection">]
+    let unionByReflection (t: Type) (probe: obj list -> JsonTree option) (fallback: JsonTree) =
+        let cases = FSharpType.GetUnionCases(t, true)
+
+        if cases |> Array.forall (fun c -> c.GetFields().Length = 0) then
+            probe [ for c in cases -> FSharpValue.MakeUnion(c, [||], true) ] |> Option.defaultValue fallback
+        else
+            let caseNames = String.Join(" | ", cases |> Array.map (fun c -> c.Name))
+            JObj [ "description", JStr("F# union " + t.Name + " (" + caseNames + "): a union with fields, not described") ]
+
     /// RFC 9457 problem details, as the toolkit writes them (Problem.write).
     let problemDetails =
         JObj [
@@ -137,7 +150,7 @@ type internal ProblemDetailsMarker = class end
 /// The schemas of one document: named types become components (records, classes, enums,
 /// unions), referenced by $ref, so recursive types end; the rest is written inline.
 [<Sealed>]
-type internal SchemaRegistry(options: JsonSerializerOptions) =
+type internal SchemaRegistry(options: JsonSerializerOptions, shallow: bool) =
     let names = Dictionary<Type, string>()
     let taken = HashSet<string>(StringComparer.Ordinal)
     let order = ResizeArray<string>()
@@ -155,14 +168,19 @@ type internal SchemaRegistry(options: JsonSerializerOptions) =
         | :? InvalidOperationException as e -> Error e.Message
 
     let isSet (t: Type) =
-        (t.IsGenericType && t.GetGenericTypeDefinition() = typedefof<Set<_>>)
-        || t.GetInterfaces() |> Array.exists (fun i -> i.IsGenericType && i.GetGenericTypeDefinition() = typedefof<ISet<_>>)
+        t.IsGenericType
+        && (let d = t.GetGenericTypeDefinition()
+
+            d = typedefof<Set<_>> || d = typedefof<HashSet<_>> || d = typedefof<SortedSet<_>> || d = typedefof<ISet<_>>
+            || d = typedefof<IReadOnlySet<_>> || d = typedefof<Collections.Immutable.ImmutableHashSet<_>>
+            || d = typedefof<Collections.Immutable.ImmutableSortedSet<_>> || d = typedefof<Collections.Frozen.FrozenSet<_>>)
 
     /// How the serializer writes these values: all strings or all numbers make an enum.
     let probe (t: Type) (values: obj list) (listValues: bool) =
         let written =
             try
-                values |> List.map (fun v -> JsonSerializer.SerializeToElement(v, t, options))
+                let info = options.GetTypeInfo t
+                values |> List.map (fun v -> JsonSerializer.SerializeToElement(v, info))
             with _ ->
                 []
 
@@ -178,9 +196,9 @@ type internal SchemaRegistry(options: JsonSerializerOptions) =
 
     /// A union written as one value (F# list is a union, but written as an array).
     let isUnion (t: Type) =
-        FSharpType.IsUnion(t, true) && not (t.IsGenericType && t.GetGenericTypeDefinition() = typedefof<list<_>>)
+        Contracts.isUnion t && not (t.IsGenericType && t.GetGenericTypeDefinition() = typedefof<list<_>>)
 
-    let unnamed (t: Type) = JObj [ "description", JStr(sprintf "%s: written by a custom converter; not described" t.Name) ]
+    let unnamed (t: Type) = JObj [ "description", JStr(t.Name + ": written by a custom converter; not described") ]
 
     let rec schemaOf (t: Type) : JsonTree =
         match SchemaOf.optionalInner t with
@@ -224,27 +242,30 @@ type internal SchemaRegistry(options: JsonSerializerOptions) =
     and describe (t: Type) : JsonTree =
         if t.IsEnum then
             let flags = t.IsDefined(typeof<FlagsAttribute>, false)
-            let values = [ for v in Enum.GetValues t -> v ]
+            let values = [ for v in Enum.GetValuesAsUnderlyingType t -> Enum.ToObject(t, v) ]
             probe t values (not flags) |> Option.defaultValue (unnamed t)
         elif isUnion t then
-            let cases = FSharpType.GetUnionCases(t, true)
-
-            if cases |> Array.forall (fun c -> c.GetFields().Length = 0) then
-                let values = [ for c in cases -> FSharpValue.MakeUnion(c, [||], true) ]
-                probe t values true |> Option.defaultValue (unnamed t)
-            else
-                let caseNames = String.Join(" | ", cases |> Array.map (fun c -> c.Name))
-                JObj [ "description", JStr(sprintf "F# union %s (%s): a union with fields, not described" t.Name caseNames) ]
+            match infoOf t with
+            | Ok info when (box info.Converter :? INamedValues) ->
+                // A fieldless union by its contract (JsonContract.union) or Swoop's converter.
+                let names = (box info.Converter :?> INamedValues).Names
+                JObj [ "type", JStr "string"; "enum", JArr [ for n in names -> JStr n ] ]
+            | _ when JsonSerializer.IsReflectionEnabledByDefault -> SchemaOf.unionByReflection t (fun values -> probe t values true) (unnamed t)
+            | Ok _ -> unnamed t
+            | Error why -> JObj [ "description", JStr(t.Name + ": the serializer cannot write it (" + why + ")") ]
         else
             match infoOf t with
             | Ok info ->
-                let properties = [ for p in info.Properties -> p.Name, schemaOf p.PropertyType ]
+                let properties = [ for p in info.Properties -> p.Name, schemaOf (JsonErrors.propertyType p) ]
                 let required = [ for p in info.Properties do if p.IsRequired then JStr p.Name ]
                 JObj([ "type", JStr "object"; "properties", JObj properties ] @ (if required.IsEmpty then [] else [ "required", JArr required ]))
-            | Error why -> JObj [ "description", JStr(sprintf "%s: the serializer cannot write it (%s)" t.Name why) ]
+            | Error why -> JObj [ "description", JStr(t.Name + ": the serializer cannot write it (" + why + ")") ]
 
     /// The schema of a body or a property type (a $ref for named types).
-    member _.Schema(t: Type) = schemaOf t
+    member _.Schema(t: Type) = if shallow then JObj [] else schemaOf t
+
+    /// A registry for checking a document's metadata only: every body schema is `{}`.
+    new(options: JsonSerializerOptions) = SchemaRegistry(options, false)
 
     /// The schema of a path or query parameter: a primitive, or an array of them (a repeated
     /// query key); any other type is read from text by a ValueParser, so it is a string.

@@ -17,6 +17,14 @@ type ValueParser() =
     abstract ValueType: Type
     /// Parses to a boxed value (binding records, not the request path), or null.
     abstract ParseBoxed: text: string -> obj
+    /// Parses to a boxed value, or null (route values under native AOT).
+    abstract ParseSpanBoxed: text: ReadOnlySpan<char> -> obj
+    /// Binding records: parsed values (boxed) as a boxed `'T option` (Some of the first).
+    abstract SomeBoxed: value: obj -> obj
+    /// Binding records: parsed values (boxed) as a boxed `'T list`.
+    abstract ListBoxed: values: obj list -> obj
+    /// Binding records: parsed values (boxed) as a boxed `'T[]`.
+    abstract ArrayBoxed: values: obj list -> obj
 
 /// Parses one type from text.
 [<AbstractClass>]
@@ -33,6 +41,19 @@ type ValueParser<'T>() =
     override this.ParseBoxed(text) =
         let mutable value = Unchecked.defaultof<'T>
         if this.TryParse(text.AsSpan(), &value) then box value else null
+
+    override this.ParseSpanBoxed(text) =
+        let mutable value = Unchecked.defaultof<'T>
+        if this.TryParse(text, &value) then box value else null
+
+    // Typed here, where 'T is known, so binding needs no run-time generic instantiation (native AOT).
+    override _.SomeBoxed(value) = box (Some(unbox<'T> value))
+    override _.ListBoxed(values) = box (List.foldBack (fun (v: obj) (acc: 'T list) -> unbox<'T> v :: acc) values [])
+
+    override _.ArrayBoxed(values) =
+        let result = Array.zeroCreate<'T> values.Length
+        values |> List.iteri (fun i v -> result[i] <- unbox<'T> v)
+        box result
 
 module internal ParserImpl =
     let inv = CultureInfo.InvariantCulture
@@ -176,6 +197,6 @@ module ValueParser =
         | None ->
             invalidArg
                 "T"
-                (sprintf
-                    "no parser for %s: supported are sbyte, int16, int, int64, byte, uint16, uint32, uint64, float, float32, decimal, bool, Guid, char, string, DateTime, DateTimeOffset, or one given to ValueParser.register"
-                    typeof<'T>.Name)
+                ("no parser for "
+                 + typeof<'T>.Name
+                 + ": supported are sbyte, int16, int, int64, byte, uint16, uint32, uint64, float, float32, decimal, bool, Guid, char, string, DateTime, DateTimeOffset, or one given to ValueParser.register")

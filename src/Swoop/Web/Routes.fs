@@ -3,7 +3,8 @@
 namespace Swoop.Web
 
 open System
-open Microsoft.FSharp.Reflection
+open System.Diagnostics.CodeAnalysis
+open System.Runtime.CompilerServices
 open Swoop
 
 /// Reads the captured route values of a `routef` as the handler's argument.
@@ -28,7 +29,7 @@ module internal Capture =
 
             if not (parser.TryParse(text, &value)) then
                 invalidOp (
-                    sprintf "%s: the parser of %s accepted \"%s\" while matching but cannot parse it (its Accepts and TryParse disagree)" source typeof<'A>.Name (text.ToString())
+                    source + ": the parser of " + typeof<'A>.Name + " accepted \"" + text.ToString() + "\" while matching but cannot parse it (its Accepts and TryParse disagree)"
                 )
 
             value
@@ -73,11 +74,48 @@ type internal Binder5<'A, 'B, 'C, 'D, 'E>(a: ValueParser, b: ValueParser, c: Val
     let e = e :?> ValueParser<'E>
     override this.Bind s = Capture.read a this.Source s 0, Capture.read b this.Source s 1, Capture.read c this.Source s 2, Capture.read d this.Source s 3, Capture.read e this.Source s 4
 
+/// Two to five placeholders where no code can be made at run time (native AOT): the values
+/// are parsed boxed and the tuple made by its constructor, which `routef`'s
+/// DynamicallyAccessedMembers on `'T` keeps. Slower than Binder2..5 (a boxed value and a
+/// reflected call per request), which the JIT path uses.
+type internal TupleBinder<[<DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.PublicConstructors)>] 'T>(parsers: ValueParser[]) =
+    inherit Binder<'T>()
+
+    let make =
+        match typeof<'T>.GetConstructor(parsers |> Array.map (fun p -> p.ValueType)) with
+        | null -> invalidArg "T" ("no constructor for " + typeof<'T>.Name)
+        | c -> c
+
+    let strings = parsers |> Array.map (fun p -> p.ValueType = typeof<string>)
+
+    override this.Bind s =
+        let args = Array.zeroCreate<obj> parsers.Length
+
+        for i in 0 .. parsers.Length - 1 do
+            if strings[i] then
+                args[i] <- box (s.Capture i)
+            else
+                let text = RequestState.Decoded(ReadOnlySpan<char>(s.Path, s.Captures[2 * i], s.Captures[2 * i + 1]))
+
+                match parsers[i].ParseSpanBoxed text with
+                | null ->
+                    invalidOp (
+                        this.Source + ": the parser of " + parsers[i].ValueType.Name + " accepted \"" + text.ToString() + "\" while matching but cannot parse it (its Accepts and TryParse disagree)"
+                    )
+                | v -> args[i] <- v
+
+        make.Invoke args :?> 'T
+
 [<Sealed>]
 type internal RouteFNode<'T>(parts: Part list, source: string, types: Type[], binder: Binder<'T>, handler: 'T -> HttpHandler) =
     inherit RouteFNode(parts, source, types)
     override _.Bind(rest: HttpFunc) : HttpFunc =
         fun ctx -> handler (binder.Bind(RequestState.Of ctx)) rest ctx
+
+/// Tests: the native AOT binders under the JIT.
+[<AbstractClass; Sealed>]
+type internal RouteBinders =
+    static member val Boxed = false with get, set
 
 module internal RouteF =
     let placeholders (format: string) =
@@ -93,17 +131,48 @@ module internal RouteF =
 
         n
 
-    let make<'T> (format: string) (ci: bool) (handler: 'T -> HttpHandler) : HttpHandler =
+    /// The typed binder of two to five values (JIT only: the instantiation is made at run time).
+    [<RequiresDynamicCode "Binder2..5 are instantiated over the route's value types at run time">]
+    [<DynamicDependency(DynamicallyAccessedMemberTypes.PublicConstructors, typedefof<Binder2<_, _>>)>]
+    [<DynamicDependency(DynamicallyAccessedMemberTypes.PublicConstructors, typedefof<Binder3<_, _, _>>)>]
+    [<DynamicDependency(DynamicallyAccessedMemberTypes.PublicConstructors, typedefof<Binder4<_, _, _, _>>)>]
+    [<DynamicDependency(DynamicallyAccessedMemberTypes.PublicConstructors, typedefof<Binder5<_, _, _, _, _>>)>]
+    [<UnconditionalSuppressMessage("Trimming", "IL2055", Justification = "Binder2..5 have no annotated type parameters")>]
+    [<UnconditionalSuppressMessage("Trimming", "IL2072", Justification = "the DynamicDependency attributes keep Binder2..5's constructors")>]
+    let private typedBinder<'T> (types: Type[]) (parsers: ValueParser[]) : Binder<'T> =
+        let generic =
+            match parsers.Length with
+            | 2 -> typedefof<Binder2<_, _>>
+            | 3 -> typedefof<Binder3<_, _, _>>
+            | 4 -> typedefof<Binder4<_, _, _, _>>
+            | _ -> typedefof<Binder5<_, _, _, _, _>>
+
+        Activator.CreateInstance(generic.MakeGenericType types, parsers |> Array.map box) :?> Binder<'T>
+
+    /// A tuple's element types (System.Tuple up to seven, which is all routef takes).
+    let private tupleElements (t: Type) =
+        if t.IsGenericType && not t.IsGenericTypeDefinition && t.FullName.StartsWith("System.Tuple`", StringComparison.Ordinal) then
+            Some(t.GetGenericArguments())
+        else
+            None
+
+    let make<[<DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.PublicConstructors)>] 'T>
+        (format: string)
+        (ci: bool)
+        (handler: 'T -> HttpHandler)
+        : HttpHandler =
         let count = placeholders format
 
         let types =
             if count = 0 then [||]
             elif count = 1 then [| typeof<'T> |]
-            elif FSharpType.IsTuple typeof<'T> then FSharpType.GetTupleElements typeof<'T>
-            else invalidArg "path" (sprintf "routef \"%s\": %d placeholders need a tuple argument" format count)
+            else
+                match tupleElements typeof<'T> with
+                | Some elements -> elements
+                | None -> invalidArg "path" ("routef \"" + format + "\": " + string count + " placeholders need a tuple argument")
 
         if types.Length > 5 then
-            invalidArg "path" (sprintf "routef \"%s\": at most 5 placeholders" format)
+            invalidArg "path" ("routef \"" + format + "\": at most 5 placeholders")
 
         let parts = Template.parseFormat format types ci
         let parsers = parts |> List.choose (function Param(_, p, _) -> Some p | _ -> None) |> Array.ofList
@@ -112,15 +181,11 @@ module internal RouteF =
             match parsers.Length with
             | 0 -> Binder0<'T>()
             | 1 -> Binder1<'T>(parsers[0])
-            | n ->
-                let generic =
-                    match n with
-                    | 2 -> typedefof<Binder2<_, _>>
-                    | 3 -> typedefof<Binder3<_, _, _>>
-                    | 4 -> typedefof<Binder4<_, _, _, _>>
-                    | _ -> typedefof<Binder5<_, _, _, _, _>>
-
-                Activator.CreateInstance(generic.MakeGenericType types, parsers |> Array.map box) :?> Binder<'T>
+            | _ ->
+                if RuntimeFeature.IsDynamicCodeSupported then
+                    if RouteBinders.Boxed then TupleBinder<'T>(parsers) else typedBinder<'T> types parsers
+                else
+                    TupleBinder<'T>(parsers)
 
         let source = (if ci then "routeCif \"" else "routef \"") + format + "\""
         binder.Source <- source
@@ -129,6 +194,8 @@ module internal RouteF =
 /// Composition, choice, filters and routes.
 [<AutoOpen>]
 module Routes =
+    open System.Diagnostics.CodeAnalysis
+
     /// Runs `first`, then `second` if `first` goes on. Example: `GET >=> route "/" >=> text "hi"`.
     let (>=>) (first: HttpHandler) (second: HttpHandler) : HttpHandler = (ComposeNode(first, second)).Handler
 
@@ -158,39 +225,39 @@ module Routes =
     /// The rest of the path is exactly `path` (decoded; case-sensitive).
     /// Example: `route "/users" >=> text "all users"`.
     let route (path: string) : HttpHandler =
-        (RouteNode(Template.literal path false, sprintf "route \"%s\"" path)).Handler
+        (RouteNode(Template.literal path false, "route \"" + path + "\"")).Handler
 
     /// `route`, ignoring case.
     let routeCi (path: string) : HttpHandler =
-        (RouteNode(Template.literal path true, sprintf "routeCi \"%s\"" path)).Handler
+        (RouteNode(Template.literal path true, "routeCi \"" + path + "\"")).Handler
 
     /// A route with typed parameters: `%i` int, `%d` int64, `%u` uint64, `%s` string, `%b`
     /// bool, `%f` float, `%O` Guid (or any type given to ValueParser.register), `%c` char;
     /// `%%` is a literal '%'. Several parameters come as a tuple. A segment that does not
     /// parse is not a match. Example: `routef "/users/%i/posts/%s" (fun (id, slug) -> ...)`.
-    let routef (path: PrintfFormat<_, _, _, _, 'T>) (handler: 'T -> HttpHandler) : HttpHandler =
+    let routef<'a, 'b, 'c, 'd, [<DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.PublicConstructors)>] 'T> (path: PrintfFormat<'a, 'b, 'c, 'd, 'T>) (handler: 'T -> HttpHandler) : HttpHandler =
         RouteF.make path.Value false handler
 
     /// `routef`, ignoring the case of the literal parts.
-    let routeCif (path: PrintfFormat<_, _, _, _, 'T>) (handler: 'T -> HttpHandler) : HttpHandler =
+    let routeCif<'a, 'b, 'c, 'd, [<DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.PublicConstructors)>] 'T> (path: PrintfFormat<'a, 'b, 'c, 'd, 'T>) (handler: 'T -> HttpHandler) : HttpHandler =
         RouteF.make path.Value true handler
 
     /// Routes under a prefix: the inner routes see the path after it.
     /// Example: `subRoute "/api" (choose [ route "/users" >=> ... ])` answers /api/users.
     let subRoute (prefix: string) (handler: HttpHandler) : HttpHandler =
-        (ComposeNode((PrefixNode(Template.literal prefix false, sprintf "subRoute \"%s\"" prefix, true)).Handler, handler)).Handler
+        (ComposeNode((PrefixNode(Template.literal prefix false, "subRoute \"" + prefix + "\"", true)).Handler, handler)).Handler
 
     /// `subRoute`, ignoring case in the prefix.
     let subRouteCi (prefix: string) (handler: HttpHandler) : HttpHandler =
-        (ComposeNode((PrefixNode(Template.literal prefix true, sprintf "subRouteCi \"%s\"" prefix, true)).Handler, handler)).Handler
+        (ComposeNode((PrefixNode(Template.literal prefix true, "subRouteCi \"" + prefix + "\"", true)).Handler, handler)).Handler
 
     /// Goes on when the rest of the path starts with `prefix` (the path is not consumed).
     let routeStartsWith (prefix: string) : HttpHandler =
-        (PrefixNode(Template.literal prefix false, sprintf "routeStartsWith \"%s\"" prefix, false)).Handler
+        (PrefixNode(Template.literal prefix false, "routeStartsWith \"" + prefix + "\"", false)).Handler
 
     /// `routeStartsWith`, ignoring case.
     let routeStartsWithCi (prefix: string) : HttpHandler =
-        (PrefixNode(Template.literal prefix true, sprintf "routeStartsWithCi \"%s\"" prefix, false)).Handler
+        (PrefixNode(Template.literal prefix true, "routeStartsWithCi \"" + prefix + "\"", false)).Handler
 
     /// Every path under `prefix`, the rest of it (router form: %2F and %25 kept) to `handler`.
     let routeRest (prefix: string) (handler: string -> HttpHandler) : HttpHandler =
@@ -201,7 +268,7 @@ module Routes =
                 if rest.Length > 0 && rest[0] <> '/' then Results.skip
                 else handler (String rest) next ctx
 
-        (ComposeNode((PrefixNode(Template.literal (prefix.TrimEnd '/') false, sprintf "routeRest \"%s\"" prefix, true)).Handler, rest)).Handler
+        (ComposeNode((PrefixNode(Template.literal (prefix.TrimEnd '/') false, "routeRest \"" + prefix + "\"", true)).Handler, rest)).Handler
 
     /// A route group: `filter` runs after each route's path and method matched, before its
     /// handler (authentication, say), and the routes stay in the lookup.
@@ -216,11 +283,11 @@ module Routes =
     let delete (path: string) (handler: HttpHandler) = DELETE >=> route path >=> handler
 
     /// Method and typed template together: `getf "/users/%i" getUser`.
-    let getf (path: PrintfFormat<_, _, _, _, 'T>) (handler: 'T -> HttpHandler) = GET >=> routef path handler
-    let postf (path: PrintfFormat<_, _, _, _, 'T>) (handler: 'T -> HttpHandler) = POST >=> routef path handler
-    let putf (path: PrintfFormat<_, _, _, _, 'T>) (handler: 'T -> HttpHandler) = PUT >=> routef path handler
-    let patchf (path: PrintfFormat<_, _, _, _, 'T>) (handler: 'T -> HttpHandler) = PATCH >=> routef path handler
-    let deletef (path: PrintfFormat<_, _, _, _, 'T>) (handler: 'T -> HttpHandler) = DELETE >=> routef path handler
+    let getf<'a, 'b, 'c, 'd, [<DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.PublicConstructors)>] 'T> (path: PrintfFormat<'a, 'b, 'c, 'd, 'T>) (handler: 'T -> HttpHandler) = GET >=> routef path handler
+    let postf<'a, 'b, 'c, 'd, [<DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.PublicConstructors)>] 'T> (path: PrintfFormat<'a, 'b, 'c, 'd, 'T>) (handler: 'T -> HttpHandler) = POST >=> routef path handler
+    let putf<'a, 'b, 'c, 'd, [<DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.PublicConstructors)>] 'T> (path: PrintfFormat<'a, 'b, 'c, 'd, 'T>) (handler: 'T -> HttpHandler) = PUT >=> routef path handler
+    let patchf<'a, 'b, 'c, 'd, [<DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.PublicConstructors)>] 'T> (path: PrintfFormat<'a, 'b, 'c, 'd, 'T>) (handler: 'T -> HttpHandler) = PATCH >=> routef path handler
+    let deletef<'a, 'b, 'c, 'd, [<DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.PublicConstructors)>] 'T> (path: PrintfFormat<'a, 'b, 'c, 'd, 'T>) (handler: 'T -> HttpHandler) = DELETE >=> routef path handler
 
     // ---- metadata (no effect on requests; read by the route table and OpenAPI) ----
 

@@ -1,6 +1,13 @@
 namespace Swoop.Web
 
+open System.Diagnostics.CodeAnalysis
 open Swoop
+
+/// Tests: the native AOT binders of two to five route values (boxed values, the tuple's
+/// constructor) under the JIT too.
+[<AbstractClass; Sealed>]
+type internal RouteBinders =
+    static member Boxed: bool with get, set
 
 /// Composition, choice, method filters, routes and route metadata. Everything here builds
 /// data that `Web.handler` compiles once, at start-up, into lookups.
@@ -43,10 +50,12 @@ module Routes =
     /// ValueParser.register), `%c` char; `%%` is a literal '%'. Several parameters come as a
     /// tuple (at most 5). A segment that does not parse is not a match; parameters never
     /// cross '/'. Example: `routef "/users/%i/posts/%s" (fun (id, slug) -> text slug)`.
-    val routef: path: PrintfFormat<'a, 'b, 'c, 'd, 'T> -> handler: ('T -> HttpHandler) -> HttpHandler
+    val routef<'a, 'b, 'c, 'd, [<DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.PublicConstructors)>] 'T> :
+        path: PrintfFormat<'a, 'b, 'c, 'd, 'T> -> handler: ('T -> HttpHandler) -> HttpHandler
 
     /// `routef`, ignoring the case of the literal parts.
-    val routeCif: path: PrintfFormat<'a, 'b, 'c, 'd, 'T> -> handler: ('T -> HttpHandler) -> HttpHandler
+    val routeCif<'a, 'b, 'c, 'd, [<DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.PublicConstructors)>] 'T> :
+        path: PrintfFormat<'a, 'b, 'c, 'd, 'T> -> handler: ('T -> HttpHandler) -> HttpHandler
 
     /// Routes under a prefix; the inner routes see the path after it.
     /// Example: `subRoute "/api" (route "/users" >=> text "users")` answers /api/users.
@@ -82,11 +91,16 @@ module Routes =
     val delete: path: string -> handler: HttpHandler -> HttpHandler
 
     /// `GET >=> routef path handler`. Example: `getf "/users/%i" getUser`.
-    val getf: path: PrintfFormat<'a, 'b, 'c, 'd, 'T> -> handler: ('T -> HttpHandler) -> HttpHandler
-    val postf: path: PrintfFormat<'a, 'b, 'c, 'd, 'T> -> handler: ('T -> HttpHandler) -> HttpHandler
-    val putf: path: PrintfFormat<'a, 'b, 'c, 'd, 'T> -> handler: ('T -> HttpHandler) -> HttpHandler
-    val patchf: path: PrintfFormat<'a, 'b, 'c, 'd, 'T> -> handler: ('T -> HttpHandler) -> HttpHandler
-    val deletef: path: PrintfFormat<'a, 'b, 'c, 'd, 'T> -> handler: ('T -> HttpHandler) -> HttpHandler
+    val getf<'a, 'b, 'c, 'd, [<DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.PublicConstructors)>] 'T> :
+        path: PrintfFormat<'a, 'b, 'c, 'd, 'T> -> handler: ('T -> HttpHandler) -> HttpHandler
+    val postf<'a, 'b, 'c, 'd, [<DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.PublicConstructors)>] 'T> :
+        path: PrintfFormat<'a, 'b, 'c, 'd, 'T> -> handler: ('T -> HttpHandler) -> HttpHandler
+    val putf<'a, 'b, 'c, 'd, [<DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.PublicConstructors)>] 'T> :
+        path: PrintfFormat<'a, 'b, 'c, 'd, 'T> -> handler: ('T -> HttpHandler) -> HttpHandler
+    val patchf<'a, 'b, 'c, 'd, [<DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.PublicConstructors)>] 'T> :
+        path: PrintfFormat<'a, 'b, 'c, 'd, 'T> -> handler: ('T -> HttpHandler) -> HttpHandler
+    val deletef<'a, 'b, 'c, 'd, [<DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.PublicConstructors)>] 'T> :
+        path: PrintfFormat<'a, 'b, 'c, 'd, 'T> -> handler: ('T -> HttpHandler) -> HttpHandler
 
     /// Names the route (OpenAPI operationId). Metadata has no effect on requests.
     /// Example: `GET >=> routeName "listUsers" >=> route "/users" >=> listUsers`.

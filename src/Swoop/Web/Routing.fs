@@ -218,7 +218,7 @@ and [<AbstractClass; Sealed>] internal Router =
                     let shared = if shared.Length >= 9 then "every method" else String.Join(", ", shared)
 
                     invalidOp (
-                        sprintf "conflicting routes: %s and %s both answer %s for the same path (a route that may skip on purpose needs a `filter` or a `group`)" other where shared
+                        "conflicting routes: " + other + " and " + where + " both answer " + shared + " for the same path (a route that may skip on purpose needs a `filter` or a `group`)"
                     )
                 | true, (methods, other) -> if walk.Guards.IsEmpty then seen[key] <- (methods ||| walk.Methods, other)
                 | _ -> if walk.Guards.IsEmpty then seen[key] <- (walk.Methods, where)

@@ -60,12 +60,12 @@ module internal Template =
             | _ -> false
 
         if not fits then
-            invalidArg "path" (sprintf "routef \"%s\": %%%c cannot read a %s" format spec t.Name)
+            invalidArg "path" ("routef \"" + format + "\": %" + string spec + " cannot read a " + t.Name)
 
         match ValueParser.tryFind t with
         | Some p -> p
         | None ->
-            invalidArg "path" (sprintf "routef \"%s\": %%%c reads a %s, which has no parser (give it one with ValueParser.register before the app is built)" format spec t.Name)
+            invalidArg "path" ("routef \"" + format + "\": %" + string spec + " reads a " + t.Name + ", which has no parser (give it one with ValueParser.register before the app is built)")
 
     /// Parses a routef format: `%i %d %u %s %b %f %O %c` are parameters, `%%` a literal '%'.
     let parseFormat (format: string) (types: Type[]) (ci: bool) : Part list =
@@ -90,7 +90,7 @@ module internal Template =
                 i <- i + 2
             elif i + 1 < format.Length && "idusbfOc".IndexOf format[i + 1] >= 0 then
                 if index >= types.Length then
-                    invalidArg "path" (sprintf "routef \"%s\": more placeholders than arguments" format)
+                    invalidArg "path" ("routef \"" + format + "\": more placeholders than arguments")
 
                 flush ()
                 let spec = format[i + 1]
@@ -98,12 +98,12 @@ module internal Template =
                 index <- index + 1
                 i <- i + 2
             else
-                invalidArg "path" (sprintf "routef \"%s\": unsupported placeholder at %d (use %%i %%d %%u %%s %%b %%f %%O %%c, or %%%% for '%%')" format i)
+                invalidArg "path" ("routef \"" + format + "\": unsupported placeholder at " + string i + " (use %i %d %u %s %b %f %O %c, or %% for '%')")
 
         flush ()
 
         if index <> types.Length then
-            invalidArg "path" (sprintf "routef \"%s\": %d placeholders for %d arguments" format index types.Length)
+            invalidArg "path" ("routef \"" + format + "\": " + string index + " placeholders for " + string types.Length + " arguments")
 
         List.ofSeq parts
 
@@ -124,8 +124,8 @@ module internal Template =
         |> List.map (function
             | Literal(t, _) -> t.Replace("%25", "%")
             | Param(_, p, i) ->
-                let name = if i < names.Length then names[i] else sprintf "p%d" (i + 1)
-                sprintf "{%s:%s}" name p.Description)
+                let name = if i < names.Length then names[i] else "p" + string (i + 1)
+                "{" + name + ":" + p.Description + "}")
         |> String.concat ""
 
     /// Whether a parameter may end at `stop`: never inside an escape the path decoding kept

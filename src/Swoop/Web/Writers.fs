@@ -110,6 +110,8 @@ module Writers =
         Xml.XmlWriterSettings(Encoding = UTF8Encoding(true), Indent = true)
 
     /// Writes `value` as XML with XmlSerializer (as Giraffe's default XML serializer does).
+    [<Diagnostics.CodeAnalysis.RequiresUnreferencedCode "XmlSerializer reads the value's type by reflection">]
+    [<Diagnostics.CodeAnalysis.RequiresDynamicCode "XmlSerializer reads the value's type by reflection">]
     let writeXml (ctx: HttpContext) (value: obj) =
         let serializer = Xml.Serialization.XmlSerializer(value.GetType())
         let buffer = new IO.MemoryStream()
@@ -122,6 +124,8 @@ module Writers =
         ctx.Write(ReadOnlySpan(buffer.GetBuffer(), 0, int buffer.Length))
 
     /// Answers with `value` as XML.
+    [<Diagnostics.CodeAnalysis.RequiresUnreferencedCode "XmlSerializer reads the value's type by reflection">]
+    [<Diagnostics.CodeAnalysis.RequiresDynamicCode "XmlSerializer reads the value's type by reflection">]
     let xml (value: obj) : HttpHandler =
         fun _ ctx ->
             writeXml ctx value

@@ -70,7 +70,8 @@ module Writers =
 
     /// Writes `value` as XML (System.Xml.Serialization, UTF-8 with a byte order mark, indented)
     /// and sets application/xml. Raises InvalidOperationException for a type XmlSerializer
-    /// cannot write (an F# record: no parameterless constructor).
+    /// cannot write (an F# record: no parameterless constructor). Not trim- or AOT-safe
+    /// (XmlSerializer reflects over the value's type): a native AOT publish warns where it is used.
     val writeXml: ctx: HttpContext -> value: obj -> unit
 
     /// Answers `value` as XML (see `writeXml`). Example: `xml "hello"` answers `<string>hello</string>`.

@@ -99,3 +99,22 @@ let ``a placeholder whose type has no parser fails when the app is built, naming
     Assert.Contains("IntPtr", native.Message)
     let signed = Assert.Throws<ArgumentException>(fun () -> routef "/n/%u" (fun (n: int) -> text (string n)) |> ignore)
     Assert.Contains("%u cannot read a Int32", signed.Message)
+
+[<Fact>]
+let ``the native AOT binder (boxed values, the tuple's constructor) binds what the JIT binder does`` () =
+    RouteBinders.Boxed <- true
+
+    let boxed =
+        try
+            choose [
+                routef "/two/%i/%s" (fun (n: int, s: string) -> text ("two " + string n + " " + s))
+                routef "/five/%i/%d/%b/%O/%c" (fun (a: int, b: int64, c: bool, d: Guid, e: char) ->
+                    text (String.Join(" ", [ string a; string b; string c; string d; string e ])))
+            ]
+        finally
+            RouteBinders.Boxed <- false
+
+    use server = serveApp boxed
+    Assert.Equal("two 42 a b", (get server "/two/42/a%20b").Body)
+    Assert.Equal("1 -2 True 00000000-0000-0000-0000-000000000001 %", (get server "/five/1/-2/true/00000000-0000-0000-0000-000000000001/%25").Body)
+    Assert.Equal(404, (get server "/two/x/a").Status)
