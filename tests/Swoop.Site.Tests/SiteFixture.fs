@@ -38,21 +38,26 @@ type SiteFixture() =
                       SecureCookies = false }
 
                 server <- Server.start { ServerOptions.defaults with Port = 0 } (Web.handler WebOptions.defaults (global.Site.App.create settings))
+                eprintfn "site tests: the Site on port %d" server.Port
                 let executable = Chromium.find ()
-                let! pw = Playwright.CreateAsync()
+                eprintfn "site tests: Chromium at %s" executable
+                let! pw = Playwright.CreateAsync().WaitAsync(TimeSpan.FromSeconds 30.0)
                 playwright <- pw
+                eprintfn "site tests: Playwright's driver started"
                 let! launched =
                     playwright.Chromium.LaunchAsync(
                         BrowserTypeLaunchOptions(ExecutablePath = executable, Headless = true, Args = Chromium.args, Timeout = 30_000f)
                     )
                 browser <- launched
+                eprintfn "site tests: Chromium %s launched" launched.Version
             }
 
         member _.DisposeAsync() =
             task {
-                if not (isNull browser) then do! browser.CloseAsync()
+                // Bounded, so that a stuck browser fails the run instead of hanging it.
+                if not (isNull browser) then do! browser.CloseAsync().WaitAsync(TimeSpan.FromSeconds 15.0)
                 if not (isNull playwright) then playwright.Dispose()
-                if not (obj.ReferenceEquals(server, null)) then do! server.StopAsync()
+                if not (obj.ReferenceEquals(server, null)) then do! server.StopAsync().WaitAsync(TimeSpan.FromSeconds 15.0)
             }
 
 [<CollectionDefinition("site")>]

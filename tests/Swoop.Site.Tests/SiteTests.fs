@@ -159,7 +159,7 @@ type SiteTests(site: SiteFixture) =
     [<Fact>]
     member _.``a post without its anti-forgery token, and a chat from another site, are refused``() =
         task {
-            use client = new HttpClient(BaseAddress = Uri site.BaseUrl)
+            use client = new HttpClient(BaseAddress = Uri site.BaseUrl, Timeout = TimeSpan.FromSeconds 10.0)
             use form = new FormUrlEncodedContent(dict [ "name", "Mallory"; "message", "forged" ])
             let! forged = client.PostAsync("/guestbook", form)
             Assert.Equal(HttpStatusCode.BadRequest, forged.StatusCode)
