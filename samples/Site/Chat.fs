@@ -48,7 +48,10 @@ type Room() =
                             match outbox.Reader.TryRead() with
                             | true, payload -> do! session.SendTextAsync payload
                             | _ -> ()
-                    with _ -> () // the client went away mid-send
+                    with
+                    | :? Net.WebSockets.WebSocketException
+                    | :? IO.IOException
+                    | :? OperationCanceledException -> () // the client went away mid-send
                     // Too slow, or gone: ends the receiving loop below too.
                     if session.Socket.State = Net.WebSockets.WebSocketState.Open then session.Socket.Abort()
                 }
