@@ -107,21 +107,32 @@ type SiteTests(site: SiteFixture) =
             Assert.True(visitor.HttpOnly, "the session cookie is readable by scripts")
             let! scriptCookies = page.EvaluateAsync<string> "document.cookie"
             Assert.DoesNotContain("visitor", scriptCookies)
+
+            // "Forget my name" deletes the cookie.
+            let! _ = page.GotoAsync "/guestbook"
+            do! page.ClickAsync "text=Forget my name"
+            do! expect(page.Locator "#name").ToHaveValueAsync ""
+            let! _ = page.GotoAsync "/"
+            do! expect(page.Locator "h1").ToHaveTextAsync "Welcome!"
             do! page.Context.CloseAsync()
         }
 
     [<Fact>]
-    member _.``the home page renders the JSON it fetched``() =
+    member _.``the home page renders the JSON it fetched, text as text``() =
         task {
             let! page = site.NewPageAsync()
             let name = unique "Grace"
-            let! _ = sign page name "Fetched, not rendered by the server."
+            let! _ = sign page name "Fetched, not rendered by the server. <b>Markup</b> stays text."
             let! fetched = page.RunAndWaitForResponseAsync((fun () -> page.GotoAsync "/" :> Task), "**/api/entries?limit=5")
             Assert.Equal(200, fetched.Status)
             Assert.StartsWith("application/json", fetched.Headers["content-type"])
             let! body = fetched.TextAsync()
             Assert.Contains(name, body)
-            do! expect(page.Locator "#latest").ToContainTextAsync(name + ": Fetched, not rendered by the server.")
+            do! expect(page.Locator "#latest").ToContainTextAsync(name + ": Fetched, not rendered by the server. <b>Markup</b> stays text.")
+            do! expect(page.Locator "#latest li b").ToHaveCountAsync 0
+            let! _ = page.GotoAsync "/guestbook"
+            do! expect(page.Locator "#entries").ToContainTextAsync "<b>Markup</b> stays text."
+            do! expect(page.Locator "#entries li b").ToHaveCountAsync 0
             do! page.Context.CloseAsync()
         }
 
