@@ -99,7 +99,7 @@ let guestbook (page: PageContext) (entries: Entry list) (values: NewEntry) (erro
                 input ([ _id "name"; _name "name"; _value values.Name; _maxlength (string maxName) ] @ invalid "name")
                 yield! fieldError errors "name"
                 label [ _for "message" ] [ str "Message" ]
-                textarea ([ _id "message"; _name "message"; _rows "3" ] @ invalid "message") [ str values.Message ]
+                textarea ([ _id "message"; _name "message"; _rows "3"; _maxlength (string maxMessage) ] @ invalid "message") [ str values.Message ]
                 yield! fieldError errors "message"
                 button [ _type "submit" ] [ str "Sign" ]
             ]
@@ -112,7 +112,7 @@ let guestbook (page: PageContext) (entries: Entry list) (values: NewEntry) (erro
             | None -> ()
         ]
         section [ _class "card" ] [
-            h2 [] [ str (sprintf "%d entries" entries.Length) ]
+            h2 [] [ str (if entries.Length = 1 then "1 entry" else sprintf "%d entries" entries.Length) ]
             ul [ _id "entries"; _class "entries" ] [
                 for entry in entries do
                     li [] [
