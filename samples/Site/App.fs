@@ -1,0 +1,108 @@
+/// The site's handlers and routes, made from its settings (so that tests start it in-process).
+module Site.App
+
+open System
+open System.Threading.Tasks
+open Swoop
+open Swoop.Web
+open Swoop.Site
+open Swoop.Live
+open Swoop.ViewEngine
+open Site.Guestbook
+
+type Settings =
+    {
+        /// The folder of the static files (CSS, script, image).
+        WebRoot: string
+        /// Signs the session cookie and the anti-forgery tokens; the first key signs.
+        Keys: KeyRing
+        /// Cookies only over HTTPS (set it behind a TLS proxy).
+        SecureCookies: bool
+    }
+
+/// The signed cookie that remembers the visitor's name.
+let sessionCookie = "visitor"
+
+/// Server time for the live clock, once a second, until the client leaves.
+let clock (stream: EventStream) =
+    task {
+        while not stream.IsClosed do
+            do! stream.SendAsync(ServerSentEvent.Create(DateTimeOffset.UtcNow.ToString "o", eventType = "tick"))
+            do! Task.Delay(1000, stream.Aborted)
+    }
+    :> Task
+
+/// Browsers send cookies with a WebSocket handshake from any site: only this site's pages may
+/// open the chat (a request without Origin is not from a browser, and carries no ambient cookie).
+let sameOrigin: HttpHandler =
+    fun next ctx ->
+        match ctx.Header "Origin", ctx.Header "Host" with
+        | ValueNone, _ -> next ctx
+        | ValueSome origin, ValueSome host when
+            (match Uri.TryCreate(origin, UriKind.Absolute) with
+             | true, uri -> String.Equals(uri.Authority, host, StringComparison.OrdinalIgnoreCase)
+             | _ -> false)
+            ->
+            next ctx
+        | _ -> forbidden "This page's origin may not open the chat." next ctx
+
+/// 303 See Other: after a POST, the browser GETs the location (POST/redirect/GET).
+let seeOther (location: string) : HttpHandler =
+    fun _ ctx ->
+        ctx.StatusCode <- 303
+        ctx.SetHeader("Location", location)
+        handled
+
+let create (settings: Settings) : HttpHandler =
+    let cookies = { CookieOptions.defaults with Secure = settings.SecureCookies }
+    let csrf = Antiforgery(settings.Keys, cookieOptions = { cookies with SameSite = SameSite.Strict })
+    let store = Store()
+    let room = Chat.Room()
+
+    let visitor (ctx: HttpContext) = ctx.SignedCookie(settings.Keys, sessionCookie)
+    let pageContext ctx = { Views.Visitor = visitor ctx; Views.CsrfField = csrf.FieldName, csrf.GetToken ctx }
+
+    let guestbookPage (form: NewEntry) errors : HttpHandler =
+        warbler (fun ctx -> htmlView (Views.guestbook (pageContext ctx) (store.Latest 50) form errors))
+
+    let signGuestbook (form: NewEntry) : HttpHandler =
+        match check form with
+        | Ok entry ->
+            fun next ctx ->
+                store.Add entry
+                ctx.SetSignedCookie(settings.Keys, sessionCookie, entry.Name, TimeSpan.FromDays 30.0, cookies)
+                seeOther "/guestbook" next ctx
+        | Error errors -> setStatusCode 422 >=> guestbookPage form errors
+
+    let emptyForm: HttpHandler =
+        warbler (fun ctx -> guestbookPage { Name = defaultArg (visitor ctx) ""; Message = "" } [])
+
+    let forget: HttpHandler =
+        fun next ctx ->
+            ctx.DeleteCookie(sessionCookie, cookies)
+            seeOther "/guestbook" next ctx
+
+    let latest: HttpHandler =
+        fun next ctx ->
+            let count = ctx.QueryValue<int> "limit" |> Option.defaultValue 10 |> max 1 |> min 50
+            json (store.Latest count) next ctx
+
+    let chat (session: WebSocketSession) =
+        room.Join(session, visitor session.Context |> Option.defaultValue "guest")
+
+    let chatOptions = { WebSocketOptions.defaults with MaxMessageSize = 4096 }
+
+    Compression.compress CompressionOptions.defaults (
+        choose [
+            GET >=> route "/" >=> warbler (fun ctx -> htmlView (Views.home (pageContext ctx)))
+            GET >=> route "/guestbook" >=> emptyForm
+            POST >=> route "/guestbook" >=> csrf.Validate >=> bindForm<NewEntry> signGuestbook
+            POST >=> route "/forget" >=> csrf.Validate >=> forget
+            GET >=> route "/api/entries" >=> latest
+            GET >=> route "/clock" >=> eventStream clock
+            GET >=> route "/chat" >=> sameOrigin >=> webSocket chatOptions chat
+            GET >=> route "/healthz" >=> Health.live
+            GET >=> route "/readyz" >=> Health.ready
+            Files.serve StaticFileOptions.defaults "/static" settings.WebRoot
+        ]
+    )

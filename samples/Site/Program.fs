@@ -1,0 +1,28 @@
+/// The "app" tier: an HTML site on Swoop, with static assets, a form, a JSON API, a live clock
+/// (Server-Sent Events), a chat (WebSockets) and a signed session cookie.
+module Site.Program
+
+open System
+open System.IO
+open Swoop
+open Swoop.Web
+open Swoop.Site
+
+let options =
+    [ AppOption.value "session-keys" "Base64 keys (32 bytes or more, comma-separated, the first signing) for the session cookie and the forms' tokens; none: a new key per start" ""
+      AppOption.flag "secure-cookies" "Send cookies over HTTPS only (behind a TLS proxy)" ]
+
+let keys (configured: string) =
+    if String.IsNullOrWhiteSpace configured then
+        eprintfn "site: no --session-keys (SWOOP_SESSION_KEYS): a new key for this run; sessions end when it stops"
+        KeyRing.ofBase64 [ KeyRing.newKey () ]
+    else
+        KeyRing.ofBase64 (configured.Split(',', StringSplitOptions.RemoveEmptyEntries ||| StringSplitOptions.TrimEntries))
+
+[<EntryPoint>]
+let main argv =
+    Web.mainCustom options ServerOptions.defaults WebOptions.defaults argv (fun config ->
+        App.create
+            { WebRoot = Path.Combine(AppContext.BaseDirectory, "wwwroot")
+              Keys = keys (config.Value "session-keys")
+              SecureCookies = config.Flag "secure-cookies" })

@@ -1,0 +1,65 @@
+/// One Site and one browser for all the tests: the Site in-process on a free port, Chromium
+/// headless through Playwright (each test opens its own browser context: its own cookies).
+namespace Site.Tests
+
+open System
+open System.IO
+open System.Threading.Tasks
+open Microsoft.Playwright
+open Swoop
+open Swoop.Web
+open Swoop.Site
+open Xunit
+
+type SiteFixture() =
+    let mutable server: RunningServer = Unchecked.defaultof<_>
+    let mutable playwright: IPlaywright = null
+    let mutable browser: IBrowser = null
+
+    /// The Site's address, e.g. http://127.0.0.1:40123.
+    member _.BaseUrl = sprintf "http://127.0.0.1:%d" server.Port
+    member _.Browser = browser
+
+    /// A fresh browser context (no cookies) on the Site, with a page.
+    member this.NewPageAsync() =
+        task {
+            let! context = browser.NewContextAsync(BrowserNewContextOptions(BaseURL = this.BaseUrl, ViewportSize = ViewportSize(Width = 1000, Height = 900)))
+            context.SetDefaultTimeout 10_000f
+            let! page = context.NewPageAsync()
+            return page
+        }
+
+    interface IAsyncLifetime with
+        member _.InitializeAsync() =
+            task {
+                let settings: global.Site.App.Settings =
+                    { WebRoot = Path.Combine(AppContext.BaseDirectory, "wwwroot")
+                      Keys = KeyRing.ofBase64 [ KeyRing.newKey () ]
+                      SecureCookies = false }
+
+                server <- Server.start { ServerOptions.defaults with Port = 0 } (Web.handler WebOptions.defaults (global.Site.App.create settings))
+                eprintfn "site tests: the Site on port %d" server.Port
+                let executable = Chromium.find ()
+                eprintfn "site tests: Chromium at %s" executable
+                let! pw = Playwright.CreateAsync().WaitAsync(TimeSpan.FromSeconds 30.0)
+                playwright <- pw
+                eprintfn "site tests: Playwright's driver started"
+                let! launched =
+                    playwright.Chromium.LaunchAsync(
+                        BrowserTypeLaunchOptions(ExecutablePath = executable, Headless = true, Args = Chromium.args, Timeout = 30_000f)
+                    )
+                browser <- launched
+                eprintfn "site tests: Chromium %s launched" launched.Version
+            }
+
+        member _.DisposeAsync() =
+            task {
+                // Bounded, so that a stuck browser fails the run instead of hanging it.
+                if not (isNull browser) then do! browser.CloseAsync().WaitAsync(TimeSpan.FromSeconds 15.0)
+                if not (isNull playwright) then playwright.Dispose()
+                if not (obj.ReferenceEquals(server, null)) then do! server.StopAsync().WaitAsync(TimeSpan.FromSeconds 15.0)
+            }
+
+[<CollectionDefinition("site")>]
+type SiteCollection() =
+    interface ICollectionFixture<SiteFixture>
