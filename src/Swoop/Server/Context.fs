@@ -31,13 +31,8 @@ type HttpContext
     let mutable scheme: string = null
     let mutable bodyStream: Stream = null
     let mutable items: Collections.Generic.Dictionary<string, obj> = null
-    // RequestAborted's source: made when first asked for, reused request after request until
-    // it fires (a request that never asks allocates nothing).
-    let mutable abortSource: CancellationTokenSource = null
-    // The number of the request aborted (0: none), and whether the socket is gone with it
-    // (a reset, the request timeout), so that reads and flushes stop; after a FIN they go on.
-    let mutable abortedRequest = 0L
-    let mutable abortHard = false
+    // RequestAborted (see RequestAbort.fs).
+    let abort = RequestAbort(transport)
     // The connection after a 101 (null: not upgraded).
     let mutable upgraded: UpgradedStream = null
     // Exempt from RequestTimeout (a long-lived stream).
@@ -120,11 +115,6 @@ type HttpContext
 
     let keepAliveNow (allowed: bool) =
         allowed && head.KeepAlive && not response.CloseRequested && not reader.FramingBroken && not closeDelimited
-
-    /// A hard abort (a reset, the request timeout) of this request: reads and flushes stop.
-    let throwIfAborted () =
-        if abortHard && Volatile.Read(&abortedRequest) = transport.RequestNumber then
-            raise (OperationCanceledException "the request was aborted: the client reset the connection, or the request ran past RequestTimeout")
 
     let startStreaming () =
         if not (transport.ClaimForHandler()) then
@@ -216,7 +206,7 @@ type HttpContext
 
     member _.HasRequestBody = head.Body <> BodyKind.NoBody
     member _.ReadAsync(destination: Memory<byte>) =
-        throwIfAborted ()
+        abort.ThrowIfCut()
         reader.ReadAsync destination
 
     member _.ReadBodyAsync() : Task<byte[]> = reader.ReadAllAsync()
@@ -254,38 +244,16 @@ type HttpContext
     member _.RemoteEndPoint = transport.Descriptor.RemoteEndPoint
 
     member this.RequestAborted: CancellationToken =
-        if isNull abortSource then
-            Interlocked.Exchange(&abortSource, new CancellationTokenSource()) |> ignore
+        // On Swoop's loops, the socket registers when the source is made, so that the client's
+        // end is heard of (also one signalled before this).
+        if abort.EnsureSource() && transport.Descriptor.WatchPeer() && transport.Descriptor.PeerClosed <> 0 then
+            this.PeerClosed(transport.Descriptor.PeerClosed = 2)
 
-            // On Swoop's loops, the socket registers now so that the client's end is heard of
-            // (also one signalled before this).
-            if transport.Descriptor.WatchPeer() && transport.Descriptor.PeerClosed <> 0 then
-                this.PeerClosed(transport.Descriptor.PeerClosed = 2)
+        abort.Token
 
-        // Aborted before the source existed (or before this request asked): fire it now.
-        if Volatile.Read(&abortedRequest) = transport.RequestNumber && not abortSource.IsCancellationRequested then
-            abortSource.Cancel()
-
-        abortSource.Token
-
-    /// Whether the current request was aborted.
-    member internal _.IsAborted = Volatile.Read(&abortedRequest) = transport.RequestNumber
-
-    /// Whether the current request was aborted with its socket (a reset, the request timeout):
-    /// nothing more of its response may go out.
-    member internal this.IsCut = abortHard && this.IsAborted
-
-    /// Aborts request `number` if it is still the current one: RequestAborted fires (on the
-    /// thread pool: its callbacks are the app's code, not the caller's).
-    member internal _.Abort(number: int64, hard: bool) =
-        if number = transport.RequestNumber then
-            if hard then abortHard <- true
-            Interlocked.Exchange(&abortedRequest, number) |> ignore
-            let source = Volatile.Read(&abortSource)
-
-            if not (isNull source) then
-                ThreadPool.UnsafeQueueUserWorkItem((fun (s: CancellationTokenSource) -> try s.Cancel() with _ -> ()), source, false)
-                |> ignore
+    member internal _.IsAborted = abort.IsAborted
+    member internal _.IsCut = abort.IsCut
+    member internal _.Abort(number: int64, hard: bool) = abort.Abort(number, hard)
 
     /// The client's end came while a handler runs: a reset aborts the request, and so does a
     /// FIN with nothing pipelined behind the request (else it is a half-close: answers go on).
@@ -353,7 +321,7 @@ type HttpContext
     member this.BodyWriter = this :> IBufferWriter<byte>
 
     member this.FlushAsync() : ValueTask =
-        throwIfAborted ()
+        abort.ThrowIfCut()
 
         if transport.Sending then
             invalidOp "FlushAsync was called while the previous flush was still sending: await each FlushAsync before the next"
@@ -447,11 +415,7 @@ type HttpContext
         this.RouteTemplate <- null
 
         // A source that fired (or will: an abort is queued) is not reused.
-        if not (isNull abortSource) && (abortedRequest <> 0L || not (abortSource.TryReset())) then
-            abortSource <- null
-
-        abortedRequest <- 0L
-        abortHard <- false
+        abort.Reset()
         unbounded <- false
 
         if not (isNull items) && items.Count > 0 then
