@@ -151,11 +151,13 @@ def all_subjects():
                 project=BASELINE_PROJECT, env=DEBUG_ENV, optional=True),
         # The server on both cores (the load tool shares core 1 with it: a machine of two
         # cores has no third). Swoop then runs two event loops (one a core), nginx two workers,
-        # Kestrel as many I/O threads as it likes; run only when named in `--only` (or `two-cores`).
+        # Kestrel as many I/O threads as it likes. swoop-2core is in every full run (the report's
+        # row with the server on both cores); the peers' two-core rows run when named in `--only`
+        # (or the `two-cores` group).
         Subject("swoop-2core", "Swoop 2 cores", "Swoop on two cores", "dotnet",
-                "as `swoop`, pinned to cores 0 and 1: two event loops; the accept thread hands new connections "
-                "to a loop that waits for work",
-                project=swoop_project(), env=DEBUG_ENV, optional=True, cores="0,1"),
+                "as `swoop`, pinned to cores 0 and 1: two event loops, each waiting on the listener (the kernel "
+                "wakes one that waits for each new connection); the load tool shares core 1",
+                project=swoop_project(), env=DEBUG_ENV, cores="0,1"),
         Subject("nginx-2core", "nginx 2 workers", "nginx, two workers on two cores", "nginx",
                 "as `nginx`, with `worker_processes 2` and `reuseport`, pinned to cores 0 and 1",
                 args=["two-workers"], optional=True, cores="0,1"),
