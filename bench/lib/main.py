@@ -213,7 +213,7 @@ def main(argv):
             print(f"  {s.name:20} {s.title}" + ("  (only when named in --only)" if s.optional else ""))
         print("scenarios:")
         for s in scen_mod.ALL:
-            print(f"  {s.name:18} {s.title}" + ("  (routing-tier subjects only)" if s.tier != "basic" else ""))
+            print(f"  {s.name:18} {s.title}" + (f"  ({s.tier}-tier subjects only)" if s.tier != "basic" else ""))
         print("groups:")
         for name, members in scen_mod.GROUPS.items():
             print(f"  {name:16} {', '.join(members)}")
@@ -257,6 +257,8 @@ def main(argv):
             ok, secs, err = subj.publish("bench/hammer/Hammer.fsproj", os.path.join(subj.BIN, "hammer"),
                                          os.path.join(subj.LOGS, "build-hammer.log"))
             print(f"  hammer: {'ok' if ok else 'FAILED: ' + str(err)} ({secs:.0f} s)", flush=True)
+    if any(s.tier == "static" for s in chosen_scenarios):
+        subj.make_static_files()
     if any(s.tool == "lat" for s in chosen_scenarios):
         os.makedirs(os.path.dirname(tools.LAT), exist_ok=True)
         rc = subprocess.call(["cc", "-O2", "-o", tools.LAT, tools.LAT_SOURCE])

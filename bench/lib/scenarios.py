@@ -99,6 +99,7 @@ class Scenario:
 KEEP, PIPE, CLOSE, EARLIER = "keep-alive", "pipelined", "new connection per request", "methods of earlier F# write-ups"
 ROUTED = "routing tier (samples/Api's routes)"
 OPEN = "open loop (fixed request rates)"
+FILES = "static files"
 
 # The routing tier's two requests: a static path among the 100 of /r/0 .. /r/99, and a
 # template with an int and a string (/r/%i/items/%s).
@@ -137,6 +138,13 @@ ALL = [
              "lat", "/plaintext", 32, rate_fraction=50),
     Scenario("open75-c32", OPEN, "plaintext, open loop at 75% of the slowest subject's capacity, 32 connections",
              "lat", "/plaintext", 32, rate_fraction=75),
+    # Static files (subjects of the static tier only): a file of each size, keep-alive.
+    Scenario("static-1k-c32", FILES, "GET a 1 KiB file, keep-alive, 32 connections", "wrk", "/static/f1k.bin", 32,
+             tier="static"),
+    Scenario("static-64k-c32", FILES, "GET a 64 KiB file, keep-alive, 32 connections", "wrk", "/static/f64k.bin", 32,
+             tier="static"),
+    Scenario("static-10m-c4", FILES, "GET a 10 MiB file, keep-alive, 4 connections", "wrk", "/static/f10m.bin", 4,
+             tier="static"),
     Scenario("route-static-c32", ROUTED, "GET /r/57, static among 100, keep-alive, 32 connections",
              "wrk", STATIC_ROUTE, 32, tier="routing"),
     Scenario("route-static-c256", ROUTED, "GET /r/57, static among 100, keep-alive, 256 connections",
@@ -157,6 +165,7 @@ GROUPS = {
     # connection per request.
     # Start-up and idle memory of the toolkit's sample as the JIT runs it, ReadyToRun and
     # native AOT, beside samples/Hello as native AOT (every session reports both; time-seq is the shortest).
+    "static": ["swoop-static", "nginx-static", "kestrel-static", "static-*"],
     "open-loop": ["swoop", "kestrel-raw", "nginx", "open*"],
     "startup": ["swoop", "swoop-api", "swoop-api-aot", "swoop-api-r2r", "time-seq"],
     "two-cores": ["swoop", "swoop-2core", "nginx", "nginx-2core", "kestrel-raw", "kestrel-2core",

@@ -103,6 +103,21 @@ def prepare_baseline(ref, log=print):
     return rc == 0
 
 
+# The static scenarios' files (made by the runner): 1 KiB, 64 KiB and 10 MiB.
+STATIC_ROOT = os.path.join(REPO, "bench", ".work", "static")
+STATIC_FILES = {"f1k.bin": 1024, "f64k.bin": 64 * 1024, "f10m.bin": 10 * 1024 * 1024}
+STATIC = ("basic", "static")
+
+
+def make_static_files():
+    os.makedirs(STATIC_ROOT, exist_ok=True)
+    for name, size in STATIC_FILES.items():
+        path = os.path.join(STATIC_ROOT, name)
+        if not os.path.exists(path) or os.path.getsize(path) != size:
+            with open(path, "wb") as f:
+                f.write(bytes((i * 7 + 3) % 251 for i in range(size)))
+
+
 def swoop_project(sample="Hello"):
     found = sorted(glob.glob(os.path.join(REPO, "samples", sample, "*.fsproj")))
     return os.path.relpath(found[0], REPO) if found else f"samples/{sample}/{sample}.fsproj"
@@ -164,6 +179,21 @@ def all_subjects():
         Subject("kestrel-2core", "Kestrel 2 cores", "Kestrel raw on two cores", "dotnet",
                 "as `kestrel-raw`, pinned to cores 0 and 1",
                 project="bench/subjects/kestrel/Kestrel.csproj", env=DEBUG_ENV, optional=True, cores="0,1"),
+        # The static tier: files of 1 KiB, 64 KiB and 10 MiB on /static/ (run only when named,
+        # or with the `static` group).
+        Subject("swoop-static", "Swoop static", "Swoop, Files.serve", "dotnet",
+                "bench/subjects/swoop-static: Swoop's Files.serve with its defaults on /static (sendfile(2) on "
+                "its event loops past 16 KiB, smaller files from memory), JIT, Swoop's defaults otherwise",
+                project="bench/subjects/swoop-static/SwoopStatic.fsproj", env=dict(DEBUG_ENV, BENCH_STATIC_ROOT=STATIC_ROOT),
+                tiers=STATIC, optional=True),
+        Subject("nginx-static", "nginx static", "nginx, static files", "nginx",
+                "as `nginx` (one worker), whose configuration serves /static/ with `sendfile on; tcp_nopush on;`",
+                tiers=STATIC, optional=True),
+        Subject("kestrel-static", "Kestrel static", "Kestrel, UseStaticFiles", "dotnet",
+                "as `kestrel-raw`, with app.UseStaticFiles (a PhysicalFileProvider, RequestPath /static, unknown "
+                "types served) before the terminal middleware",
+                project="bench/subjects/kestrel/Kestrel.csproj", env=dict(DEBUG_ENV, BENCH_STATIC_ROOT=STATIC_ROOT),
+                tiers=STATIC, optional=True),
         Subject("kestrel-raw", "Kestrel raw", "Kestrel raw", "dotnet",
                 "Generic host + Kestrel, one terminal middleware (app.Run), no routing, no logging providers, AddServerHeader=false; Kestrel defaults otherwise",
                 project="bench/subjects/kestrel/Kestrel.csproj", env=DEBUG_ENV),
@@ -368,6 +398,7 @@ def launch_spec(s, port):
         with open(os.path.join(BENCH, "subjects", "nginx", "nginx.conf.in")) as f:
             conf = f.read()
         conf = conf.replace("@PORT@", str(port)).replace("@HOST@", "127.0.0.1").replace("@PREFIX@", prefix)
+        conf = conf.replace("@STATIC@", STATIC_ROOT)
         if "deferred" in s.args:
             conf = conf.replace("default_server;", "default_server deferred;")
         if "two-workers" in s.args:

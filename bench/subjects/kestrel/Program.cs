@@ -33,7 +33,22 @@ var host = new HostBuilder()
                 options.WaitForDataBeforeAllocatingBuffer = false;
             });
         }
-        web.Configure(app => app.Run(Handle));
+        // BENCH_STATIC_ROOT (the kestrel-static subject): files under /static by the static-file
+        // middleware, as its docs recommend (UseStaticFiles before the terminal middleware).
+        var staticRoot = Environment.GetEnvironmentVariable("BENCH_STATIC_ROOT");
+        web.Configure(app =>
+        {
+            if (!string.IsNullOrEmpty(staticRoot))
+            {
+                app.UseStaticFiles(new StaticFileOptions
+                {
+                    FileProvider = new Microsoft.Extensions.FileProviders.PhysicalFileProvider(staticRoot),
+                    RequestPath = "/static",
+                    ServeUnknownFileTypes = true,
+                });
+            }
+            app.Run(Handle);
+        });
     })
     .Build();
 
