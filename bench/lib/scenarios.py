@@ -32,8 +32,9 @@ OPEN_CAPACITY = {"rps": 20000.0, "source": "default"}
 
 class Scenario:
     def __init__(self, name, group, title, tool, path, connections=None, close=False,
-                 pipeline=0, keep_alive=True, note=None, tier="basic", rate_fraction=None):
+                 pipeline=0, keep_alive=True, note=None, tier="basic", rate_fraction=None, headers=()):
         self.name = name
+        self.headers = tuple(headers)  # wrk: extra request header lines
         self.rate_fraction = rate_fraction  # lat: the share of OPEN_CAPACITY to send
         # "basic": every subject; "routing": only the subjects that serve samples/Api's routes.
         self.tier = tier
@@ -50,7 +51,7 @@ class Scenario:
     def command(self, port, mode):
         if self.tool == "wrk":
             return tools.wrk_cmd(port, self.path, self.connections, mode["wrk_seconds"],
-                                 close=self.close, pipeline=self.pipeline)
+                                 close=self.close, pipeline=self.pipeline, headers=self.headers)
         if self.tool == "ab":
             return tools.ab_cmd(port, self.path, self.connections, mode["ab_requests"], self.keep_alive)
         if self.tool == "autocannon":
@@ -74,7 +75,7 @@ class Scenario:
         opens this scenario's connections and settles the server at this load)."""
         if self.tool == "wrk" and mode["wrk_warmup"]:
             return tools.wrk_cmd(port, self.path, self.connections, mode["wrk_warmup"],
-                                 close=self.close, pipeline=self.pipeline)
+                                 close=self.close, pipeline=self.pipeline, headers=self.headers)
         return None
 
     def parse(self, text):
@@ -145,6 +146,10 @@ ALL = [
              tier="static"),
     Scenario("static-10m-c4", FILES, "GET a 10 MiB file, keep-alive, 4 connections", "wrk", "/static/f10m.bin", 4,
              tier="static"),
+    # Compression of a dynamic response (subjects of the compress tier only): 64 KiB of JSON,
+    # gzip at the fastest level, per request.
+    Scenario("gzip-json64k-c32", FILES, "GET 64 KiB of JSON, gzip per request, keep-alive, 32 connections", "wrk",
+             "/big.json", 32, tier="compress", headers=("Accept-Encoding: gzip",)),
     Scenario("route-static-c32", ROUTED, "GET /r/57, static among 100, keep-alive, 32 connections",
              "wrk", STATIC_ROUTE, 32, tier="routing"),
     Scenario("route-static-c256", ROUTED, "GET /r/57, static among 100, keep-alive, 256 connections",
@@ -165,7 +170,7 @@ GROUPS = {
     # connection per request.
     # Start-up and idle memory of the toolkit's sample as the JIT runs it, ReadyToRun and
     # native AOT, beside samples/Hello as native AOT (every session reports both; time-seq is the shortest).
-    "static": ["swoop-static", "nginx-static", "kestrel-static", "static-*"],
+    "static": ["swoop-static", "nginx-static", "kestrel-static", "static-*", "gzip-*"],
     "open-loop": ["swoop", "kestrel-raw", "nginx", "open*"],
     "startup": ["swoop", "swoop-api", "swoop-api-aot", "swoop-api-r2r", "time-seq"],
     "two-cores": ["swoop", "swoop-2core", "nginx", "nginx-2core", "kestrel-raw", "kestrel-2core",

@@ -107,6 +107,7 @@ def prepare_baseline(ref, log=print):
 STATIC_ROOT = os.path.join(REPO, "bench", ".work", "static")
 STATIC_FILES = {"f1k.bin": 1024, "f64k.bin": 64 * 1024, "f10m.bin": 10 * 1024 * 1024}
 STATIC = ("basic", "static")
+STATIC_COMPRESS = ("basic", "static", "compress")
 
 
 def make_static_files():
@@ -185,7 +186,7 @@ def all_subjects():
                 "bench/subjects/swoop-static: Swoop's Files.serve with its defaults on /static (sendfile(2) on "
                 "its event loops past 16 KiB, smaller files from memory), JIT, Swoop's defaults otherwise",
                 project="bench/subjects/swoop-static/SwoopStatic.fsproj", env=dict(DEBUG_ENV, BENCH_STATIC_ROOT=STATIC_ROOT),
-                tiers=STATIC, optional=True),
+                tiers=STATIC_COMPRESS, optional=True),
         Subject("nginx-static", "nginx static", "nginx, static files", "nginx",
                 "as `nginx` (one worker), whose configuration serves /static/ with `sendfile on; tcp_nopush on;`",
                 tiers=STATIC, optional=True),
@@ -193,7 +194,7 @@ def all_subjects():
                 "as `kestrel-raw`, with app.UseStaticFiles (a PhysicalFileProvider, RequestPath /static, unknown "
                 "types served) before the terminal middleware",
                 project="bench/subjects/kestrel/Kestrel.csproj", env=dict(DEBUG_ENV, BENCH_STATIC_ROOT=STATIC_ROOT),
-                tiers=STATIC, optional=True),
+                tiers=STATIC_COMPRESS, optional=True),
         Subject("kestrel-raw", "Kestrel raw", "Kestrel raw", "dotnet",
                 "Generic host + Kestrel, one terminal middleware (app.Run), no routing, no logging providers, AddServerHeader=false; Kestrel defaults otherwise",
                 project="bench/subjects/kestrel/Kestrel.csproj", env=DEBUG_ENV),

@@ -21,10 +21,12 @@ def url(port, path):
 
 # ---------------------------------------------------------------- wrk
 
-def wrk_cmd(port, path, connections, seconds, close=False, pipeline=0):
+def wrk_cmd(port, path, connections, seconds, close=False, pipeline=0, headers=()):
     cmd = ["wrk", "-t1", f"-c{connections}", f"-d{seconds}s", "--latency"]
     if close:
         cmd += ["-H", "Connection: close"]
+    for h in headers:
+        cmd += ["-H", h]
     script = "pipeline.lua" if pipeline else "plain.lua"
     cmd += ["-s", os.path.join(WRK_DIR, script), url(port, path)]
     if pipeline:

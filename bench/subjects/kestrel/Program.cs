@@ -36,10 +36,21 @@ var host = new HostBuilder()
         // BENCH_STATIC_ROOT (the kestrel-static subject): files under /static by the static-file
         // middleware, as its docs recommend (UseStaticFiles before the terminal middleware).
         var staticRoot = Environment.GetEnvironmentVariable("BENCH_STATIC_ROOT");
+        if (!string.IsNullOrEmpty(staticRoot))
+        {
+            // Response compression as its docs show it: gzip, fastest level (as Swoop's default).
+            web.ConfigureServices(services =>
+            {
+                services.AddResponseCompression(o => o.Providers.Add<Microsoft.AspNetCore.ResponseCompression.GzipCompressionProvider>());
+                services.Configure<Microsoft.AspNetCore.ResponseCompression.GzipCompressionProviderOptions>(o =>
+                    o.Level = System.IO.Compression.CompressionLevel.Fastest);
+            });
+        }
         web.Configure(app =>
         {
             if (!string.IsNullOrEmpty(staticRoot))
             {
+                app.UseResponseCompression();
                 app.UseStaticFiles(new StaticFileOptions
                 {
                     FileProvider = new Microsoft.Extensions.FileProviders.PhysicalFileProvider(staticRoot),
@@ -66,6 +77,8 @@ static Task Handle(HttpContext context)
             return Write(response, Payloads.JsonContentType, Payloads.Json());
         case "/time":
             return Write(response, Payloads.JsonContentType, Payloads.Time());
+        case "/big.json" when BigJson.Enabled:
+            return Write(response, Payloads.JsonContentType, BigJson.Bytes);
         case "/debug/gc" when Payloads.DebugEnabled:
             return Write(response, Payloads.JsonContentType, Payloads.DebugGc());
         default:
@@ -80,4 +93,21 @@ static Task Write(HttpResponse response, string contentType, byte[] body)
     response.ContentType = contentType;
     response.ContentLength = body.Length;
     return response.Body.WriteAsync(body, 0, body.Length);
+}
+
+/// 64 KiB of JSON for the compression scenario (the kestrel-static subject), the same text as
+/// bench/subjects/swoop-static's.
+static class BigJson
+{
+    public static readonly bool Enabled = !string.IsNullOrEmpty(Environment.GetEnvironmentVariable("BENCH_STATIC_ROOT"));
+
+    public static readonly byte[] Bytes = Make();
+
+    static byte[] Make()
+    {
+        var items = Enumerable.Range(0, 1081).Select(i =>
+            "{\"id\":" + i + ",\"name\":\"item " + i + "\",\"tags\":[\"a\",\"b\"],\"price\":" + (i * 3) + ".5}");
+        var text = "[" + string.Join(",", items) + "]";
+        return System.Text.Encoding.UTF8.GetBytes(text);
+    }
 }
