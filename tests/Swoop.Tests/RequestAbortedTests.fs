@@ -33,9 +33,6 @@ let waiting (fired: TaskCompletionSource<bool>) : RequestHandler =
             ctx.WriteString ctx.Path
             ValueTask.CompletedTask
 
-let within (ms: int) (t: Task<bool>) =
-    if t.Wait ms then t.Result else failwithf "nothing after %d ms" ms
-
 [<Fact>]
 let ``a reset while the handler runs fires RequestAborted`` () =
     let fired = TaskCompletionSource<bool>()

@@ -102,3 +102,15 @@ let echoHandler: RequestHandler =
             }
             :> Task
         )
+
+/// The task's result if it completes within `ms`, else a failure saying so.
+let within (ms: int) (t: Task<'T>) =
+    if t.Wait ms then t.Result else failwithf "nothing after %d ms" ms
+
+/// Polls `condition` every 20 ms for up to `ms`; whether it came true.
+let rec waitUntil (ms: int) (condition: unit -> bool) =
+    if condition () then true
+    elif ms <= 0 then false
+    else
+        Threading.Thread.Sleep 20
+        waitUntil (ms - 20) condition

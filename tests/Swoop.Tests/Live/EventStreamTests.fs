@@ -30,13 +30,6 @@ let readUntil (s: Socket) (marker: string) (ms: int) =
 
     out.ToString()
 
-let rec waitUntil (ms: int) (condition: unit -> bool) =
-    if condition () then true
-    elif ms <= 0 then false
-    else
-        Thread.Sleep 20
-        waitUntil (ms - 20) condition
-
 let open' (server: RunningServer) (path: string) (extra: string) =
     let s = connect server
     s.Send(ascii (sprintf "GET %s HTTP/1.1\r\nHost: a\r\nAccept: text/event-stream\r\n%s\r\n" path extra)) |> ignore

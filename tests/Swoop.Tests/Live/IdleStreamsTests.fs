@@ -13,13 +13,6 @@ open Swoop.Live
 open Swoop.Tests.Support
 open Swoop.Tests.WebSupport
 
-let rec waitUntil (ms: int) (condition: unit -> bool) =
-    if condition () then true
-    elif ms <= 0 then false
-    else
-        Thread.Sleep 20
-        waitUntil (ms - 20) condition
-
 [<Fact>]
 let ``idle event streams hold little memory each, and one broadcast reaches them all`` () =
     let count = 300

@@ -59,16 +59,6 @@ let receiveText (client: ClientWebSocket) =
 let sendText (client: ClientWebSocket) (text: string) =
     client.SendAsync(ArraySegment(Encoding.UTF8.GetBytes text), WebSocketMessageType.Text, true, timeout ())
 
-let within (ms: int) (t: Task<'T>) =
-    if t.Wait ms then t.Result else failwithf "nothing after %d ms" ms
-
-let rec waitUntil (ms: int) (condition: unit -> bool) =
-    if condition () then true
-    elif ms <= 0 then false
-    else
-        Thread.Sleep 20
-        waitUntil (ms - 20) condition
-
 [<Fact>]
 let ``a text and a binary message are echoed`` () =
     task {
