@@ -21,7 +21,13 @@ module internal BindText =
 /// every value of a repeated name; every other field is required.
 /// (DynamicallyAccessedMembers: FSharp.Core's record reflection asks for all of the type.)
 type internal RecordBinder<[<DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.All)>] 'T>() =
-    static let make = FSharpValue.PreComputeRecordConstructor(typeof<'T>, true)
+    // The record's constructor, called by reflection: FSharpValue.PreComputeRecordConstructor
+    // compiles a LINQ expression, which pulls System.Linq.Expressions' interpreter (about 0.5 MB)
+    // into a native AOT executable.
+    static let constructor =
+        let types = FSharpType.GetRecordFields(typeof<'T>, true) |> Array.map (fun f -> f.PropertyType)
+        let flags = Reflection.BindingFlags.Instance ||| Reflection.BindingFlags.Public ||| Reflection.BindingFlags.NonPublic
+        typeof<'T>.GetConstructor(flags, null, types, null)
 
     static let field (f: Reflection.PropertyInfo) =
         let t = f.PropertyType
@@ -80,7 +86,7 @@ type internal RecordBinder<[<DynamicallyAccessedMembers(DynamicallyAccessedMembe
                     else
                         assemble parsed)
 
-        if errors.Count > 0 then Error(List.ofSeq errors) else Ok(make args :?> 'T)
+        if errors.Count > 0 then Error(List.ofSeq errors) else Ok(constructor.Invoke args :?> 'T)
 
 /// Reading the request from a handler (open Swoop.Web to see these on HttpContext).
 [<AutoOpen>]

@@ -6,7 +6,6 @@ open System.Collections.Generic
 open System.Text
 open System.Text.Encodings.Web
 open System.Text.Json
-open System.Text.RegularExpressions
 open Swoop
 
 type OpenApiInfo =
@@ -31,6 +30,21 @@ module OpenApi =
 
     let fail (message: string) = invalidArg "app" ("OpenAPI: " + message)
 
+    /// The template with every `{name}` emptied to `{}`: templates that differ only in
+    /// parameter names have the same shape.
+    let shapeOf (template: string) =
+        let shape = StringBuilder(template.Length)
+        let mutable inside = false
+
+        for c in template do
+            if c = '{' then
+                inside <- true
+                shape.Append "{}" |> ignore
+            elif c = '}' && inside then inside <- false
+            elif not inside then shape.Append c |> ignore
+
+        shape.ToString()
+
     /// The operations of the routes, one per path and method, paths in the order of the routes.
     let operations (routes: RouteInfo list) =
         let shapes = Dictionary<string, string * string list>()
@@ -45,7 +59,7 @@ module OpenApi =
                       | None -> ()
 
                       // Templates that differ only in parameter names are one OpenAPI path.
-                      let shape = Regex.Replace(r.Path, @"\{[^}]*\}", "{}")
+                      let shape = shapeOf r.Path
 
                       if not (shapes.ContainsKey shape) then
                           shapes[shape] <- (r.Path, names)
