@@ -101,6 +101,9 @@ def startup(results, subject):
     return {
         "first_response_s": med(first), "first_min": lo, "first_max": hi,
         "idle_rss_kb": med(idle),
+        "settled_rss_kb": med([s.get("settled_rss_kb") for s in ss]),
+        "settled_ratios": [s["settled_rss_kb"] / s["idle_rss_kb"] for s in ss
+                           if s.get("settled_rss_kb") and s.get("idle_rss_kb")],
         "peak_rss_kb": max([p for p in peaks if p], default=None),
         "startup_cpu_s": med([s.get("startup_cpu_s") for s in ss]),
         "processes": med([s.get("processes") for s in ss]),

@@ -101,7 +101,7 @@ def fmt_time(seconds):
 class Progress:
     """Prints where the run is and an ETA that learns from finished measurements."""
 
-    SESSION_OVERHEAD = 4.0  # start, idle sample, endpoint checks, stop
+    SESSION_OVERHEAD = 14.0  # start, idle sample, endpoint checks, the settled sample (10 s), stop
     PROBE_OVERHEAD = 1.5    # perf attaching to the server and detaching, per system-call probe
 
     def __init__(self, plan, scenario_lists, mode, probes=False):

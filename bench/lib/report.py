@@ -443,6 +443,14 @@ def hammer_detail(res, subjects):
     return "\n".join(lines)
 
 
+def settled(st):
+    """The settled RSS and its ratio to idle across sessions: "7.2 (1.03–1.06x)"."""
+    if not st.get("settled_rss_kb"):
+        return "–"
+    r = st["settled_ratios"]
+    return f"{mib(st['settled_rss_kb'])} ({min(r):.2f}–{max(r):.2f}x)" if r else mib(st["settled_rss_kb"])
+
+
 def startup_section(res, subjects):
     rows = []
     for s in subjects:
@@ -453,20 +461,22 @@ def startup_section(res, subjects):
             continue
         if not st["started"]:
             rows.append([res["subjects"][s]["title"], "did not start: " + "; ".join(sorted(set(st["errors"])))[:200],
-                         "", "", "", "", ""])
+                         "", "", "", "", "", ""])
             continue
         rows.append([res["subjects"][s]["title"],
                      f"{st['first_response_s'] * 1000:.0f} ({st['first_min'] * 1000:.0f}–{st['first_max'] * 1000:.0f})",
                      "–" if st["startup_cpu_s"] is None else f"{st['startup_cpu_s']:.2f}",
-                     mib(st["idle_rss_kb"]), mib(st["peak_rss_kb"]), n0(st["processes"]),
+                     mib(st["idle_rss_kb"]), mib(st["peak_rss_kb"]), settled(st), n0(st["processes"]),
                      f"{st['clean_stops']}/{st['sessions']}"])
     if not rows:
         return ""
     return "\n".join(["## Start-up and memory", "",
                       "First response: milliseconds from spawning the process to the first 200 (median, min–max). "
-                      "CPU: seconds of CPU the tree used until 1 s after that. RSS of the whole process tree in MiB.", "",
+                      "CPU: seconds of CPU the tree used until 1 s after that. RSS of the whole process tree in MiB; "
+                      "settled: 10 s after the session's last measured scenario, with its ratio to idle per "
+                      "session (min–max).", "",
                       table(["Subject", "first response ms", "start-up CPU s", "idle RSS", "peak RSS under load",
-                             "processes", "clean stops"], rows)])
+                             "settled RSS (x idle)", "processes", "clean stops"], rows)])
 
 
 def allocation_section(res, subjects, scenarios):

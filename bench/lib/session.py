@@ -107,6 +107,9 @@ def _syscall_probes(subject, rep, ordered, mode, port, log_dir, proc, names, pro
     return probes
 
 
+SETTLE_SECONDS = 10
+
+
 def run(subject, rep, scenario_list, mode, port, log_dir, progress, syscall_names=None, probe_progress=None):
     """progress(scenario, index, count, record_or_None) is called around each measurement,
     probe_progress(scenario, index, count, probe) after each system-call probe; the probes
@@ -176,6 +179,11 @@ def run(subject, rep, scenario_list, mode, port, log_dir, progress, syscall_name
             continue
         rec["measurements"].append(m)
         progress(scen, i, len(ordered), m)
+    # Memory after the load: sampled SETTLE_SECONDS after the last measured scenario (a server
+    # that keeps its peak after a burst shows it here; compared with idle_rss_kb).
+    if sid and proc.poll() is None and rec["measurements"]:
+        time.sleep(SETTLE_SECONDS)
+        rec["settled_rss_kb"] = procs.tree_rss_kb(sid)
     if sid and "checks" not in rec and proc.poll() is None:
         rec["checks"] = probe.check_endpoints(port, subject.routing)
     if syscall_names is not None and sid and not rec.get("error") and proc.poll() is None:

@@ -62,6 +62,30 @@ let ``a descriptor answered and closed without a Socket ends with a plain close,
         Assert.Equal("pong", readToEnd client)
 
 [<Fact>]
+let ``a call holding the descriptor keeps it open through a close; the last release closes it`` () =
+    if Direct.available then
+        let client, owned = acceptPair ()
+        use _ = client
+        owned.AddRef()
+        owned.Dispose()
+        Assert.True(owned.IsClosed)
+        // Closed for new calls, open for the one holding it: its number is not reused meanwhile.
+        Assert.Throws<ObjectDisposedException>(fun () -> owned.AddRef()) |> ignore
+        let hello = ascii "held"
+        Assert.Equal(4, Direct.transferFlags owned.Fd (Span hello) true 0)
+        owned.Release()
+        Assert.Equal("held", readToEnd client)
+        // Once closed, a second dispose does nothing (the number may be another's by now).
+        owned.Dispose()
+
+[<Fact>]
+let ``a connection's descriptor has no finalizer: connection churn does not grow the GC's finalization queue`` () =
+    let finalizer =
+        typeof<OwnedDescriptor>.GetMethod("Finalize", Reflection.BindingFlags.Instance ||| Reflection.BindingFlags.NonPublic)
+
+    Assert.Equal(typeof<obj>, finalizer.DeclaringType)
+
+[<Fact>]
 let ``a receive with nothing to read says so at once, without waiting`` () =
     if Direct.available then
         let client, _, d = attached ()

@@ -24,7 +24,7 @@ type internal Descriptor() =
     // The handle direct calls hold while they use the descriptor: the owned descriptor until
     // a Socket exists, then the Socket's (the owned one is given up to it).
     [<VolatileField>]
-    let mutable current: SafeHandle = null
+    let mutable current: HeldDescriptor = null
     let mutable owned: OwnedDescriptor = null
     [<VolatileField>]
     let mutable socket: Socket = null
@@ -62,7 +62,7 @@ type internal Descriptor() =
         d.Reset()
         socket <- accepted
         owned <- null
-        current <- accepted.SafeHandle
+        current <- SocketDescriptor(accepted.SafeHandle)
 
     /// A descriptor accepted with accept4; `onLoops`: its waits are Swoop's event loops'
     /// (else the runtime's, through a Socket).
@@ -121,7 +121,7 @@ type internal Descriptor() =
                 elif evented then
                     invalidOp "a descriptor on Swoop's event loops never becomes a Socket"
                 else
-                    let fd = owned.DangerousGetHandle()
+                    let fd = owned.Fd
                     let handle = new SafeSocketHandle(fd, true)
 
                     let made =
@@ -136,7 +136,7 @@ type internal Descriptor() =
 
                     // The Socket owns the descriptor now: ours must never close it. Direct calls
                     // move to the Socket's handle first.
-                    current <- made.SafeHandle
+                    current <- SocketDescriptor(made.SafeHandle)
                     socket <- made
                     owned.HandOver made.SafeHandle
 
@@ -153,20 +153,18 @@ type internal Descriptor() =
     /// The handle direct calls use, with a reference taken (the caller releases it): held
     /// for a call, the descriptor cannot be closed, and so reused by another connection,
     /// meanwhile. Given up to a Socket just now: that one's.
-    member private _.Acquire() : SafeHandle =
+    member private _.Acquire() : HeldDescriptor =
         let handle = current
 
         if isNull handle then
             raise (ObjectDisposedException "the connection's socket is closed")
 
-        let mutable added = false
-
         try
-            handle.DangerousAddRef(&added)
+            handle.AddRef()
             handle
         with :? ObjectDisposedException when not (isNull current) && not (obj.ReferenceEquals(handle, current)) ->
             let next = current
-            next.DangerousAddRef(&added)
+            next.AddRef()
             next
 
     /// One receive or send that does not wait, `flags` besides: the count, or -1 with errno.
@@ -174,9 +172,9 @@ type internal Descriptor() =
         let handle = d.Acquire()
 
         try
-            Direct.transferFlags (handle.DangerousGetHandle()) buffer isSend flags
+            Direct.transferFlags (handle.Fd) buffer isSend flags
         finally
-            handle.DangerousRelease()
+            handle.Release()
 
     /// Sends what can go at once (the heartbeat's answers); never waits, never throws. With
     /// `halfCloseNext` the bytes wait for the FIN (MSG_MORE): one segment, one client wake-up.
@@ -203,12 +201,12 @@ type internal Descriptor() =
                     let handle = d.Acquire()
 
                     try
-                        if Direct.shutdown (handle.DangerousGetHandle(), 1) <> 0 && Marshal.GetLastPInvokeError() <> 107 then
+                        if Direct.shutdown (handle.Fd, 1) <> 0 && Marshal.GetLastPInvokeError() <> 107 then
                             raise (SocketException(Marshal.GetLastPInvokeError()))
 
                         shutSend <- true
                     finally
-                        handle.DangerousRelease()
+                        handle.Release()
                 else
                     d.Socket.Shutdown(SocketShutdown.Send)
                     shutSend <- true)
@@ -246,9 +244,9 @@ type internal Descriptor() =
             let handle = d.Acquire()
 
             try
-                Direct.noDelay (handle.DangerousGetHandle())
+                Direct.noDelay (handle.Fd)
             finally
-                handle.DangerousRelease()
+                handle.Release()
 
     /// Closes the socket (a plain close: FIN, not reset); a wait pending on an event loop
     /// ends with OperationAborted, as the runtime's would; never throws.
@@ -286,9 +284,9 @@ type internal Descriptor() =
             if generation <> expected then
                 raise (closedError ())
 
-            Direct.attempt (handle.DangerousGetHandle()) buffer isSend flags
+            Direct.attempt (handle.Fd) buffer isSend flags
         finally
-            handle.DangerousRelease()
+            handle.Release()
 
     /// One attempt on an evented descriptor, for the socket of generation `expected`: the
     /// count, or -1 when it would wait (then call Wait). A receive into no buffer only asks
@@ -375,11 +373,11 @@ type internal Descriptor() =
                     let handle = d.Acquire()
 
                     try
-                        let fd = int (handle.DangerousGetHandle())
+                        let fd = int (handle.Fd)
                         EventLoops.register fd d
                         registeredFd <- fd
                     finally
-                        handle.DangerousRelease())
+                        handle.Release())
 
     /// Who hears of the client's end (the connection), set once.
     member val Watcher: IPeerWatcher = null with get, set
@@ -425,7 +423,7 @@ type internal Descriptor() =
 
         try
             file.DangerousAddRef(&fileAdded)
-            let n = Direct.sendFile (handle.DangerousGetHandle()) (file.DangerousGetHandle()) &offset count
+            let n = Direct.sendFile (handle.Fd) (file.DangerousGetHandle()) &offset count
 
             if n <= -2L then
                 match Direct.failure (int (-2L - n)) with
@@ -435,7 +433,7 @@ type internal Descriptor() =
                 n
         finally
             if fileAdded then file.DangerousRelease()
-            handle.DangerousRelease()
+            handle.Release()
 
     override d.Signal(events: uint32) =
         // Before the readiness it comes with: whoever sees that sees this.

@@ -49,7 +49,7 @@ type RunningServer internal (listeners: Socket[], settings: ConnectionSettings, 
 
             try
                 if isNull socket then
-                    Direct.lingerZero (accepted.DangerousGetHandle())
+                    Direct.lingerZero accepted.Fd
                     accepted.Dispose()
                 else
                     socket.LingerState <- LingerOption(true, 0)
