@@ -18,10 +18,7 @@ module HtmlViews =
     let htmlNodes (nodes: XmlNode list) : HttpHandler =
         fun _ ctx ->
             ctx.ContentType <- HtmlType
-
-            for node in nodes do
-                HtmlWriter.html ctx node
-
+            HtmlWriter.htmlMany ctx nodes
             handled
 
     let htmlNode (node: XmlNode) : HttpHandler =

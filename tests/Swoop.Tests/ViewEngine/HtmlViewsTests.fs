@@ -1,5 +1,5 @@
-/// Swoop.ViewEngine over real sockets: the bytes are Giraffe's own rendering, and a large
-/// page goes out without a page-sized string.
+/// Swoop.ViewEngine over real sockets: the bytes are Giraffe's own rendering, a large page
+/// included.
 module Swoop.Tests.HtmlViewsTests
 
 open Giraffe.ViewEngine
