@@ -69,6 +69,26 @@ def row(results, subject, scenario):
     }
 
 
+def by_rep(results, subject, scenario, key="rps"):
+    """{repetition: value of `key`} of the counted, successful measurements of (subject,
+    scenario): the pairs for ratios taken repetition by repetition."""
+    out = {}
+    for s in results["sessions"]:
+        if s["subject"] != subject:
+            continue
+        for m in s.get("measurements", []):
+            if m["scenario"] == scenario and m.get("ok") and not m.get("invalid") and m.get(key) is not None:
+                out[s["rep"]] = m[key]
+    return out
+
+
+def rep_ratios(results, num, den, scenario, key="rps"):
+    """The ratio num ÷ den of `key` in each repetition where both have a value, in
+    repetition order: the median and spread of these say how stable a ratio is."""
+    a, b = by_rep(results, num, scenario, key), by_rep(results, den, scenario, key)
+    return [a[r] / b[r] for r in sorted(a) if r in b and b[r]]
+
+
 def _sum_dicts(ds):
     out = {}
     for d in ds:

@@ -1,7 +1,10 @@
 """Small raw-socket HTTP/1.1 client used between measurements: waiting for the
 first response, reading one response exactly (to count its bytes and check it),
 and reading the /debug/gc counters of .NET subjects."""
+import gzip
+import hashlib
 import json
+import os
 import socket
 import time
 from datetime import datetime, timezone
@@ -74,10 +77,12 @@ def _read_response(sock):
     return resp
 
 
-def get(port, path, host="127.0.0.1", timeout=5.0):
-    """One GET on a fresh keep-alive connection (closed by us afterwards)."""
+def get(port, path, host="127.0.0.1", timeout=5.0, headers=()):
+    """One GET on a fresh keep-alive connection (closed by us afterwards); `headers`: extra
+    request header lines."""
+    extra = "".join(h + "\r\n" for h in headers)
     with socket.create_connection((host, port), timeout=timeout) as sock:
-        sock.sendall(f"GET {path} HTTP/1.1\r\nHost: {host}:{port}\r\n\r\n".encode())
+        sock.sendall(f"GET {path} HTTP/1.1\r\nHost: {host}:{port}\r\n{extra}\r\n".encode())
         return _read_response(sock)
 
 
@@ -136,6 +141,36 @@ EXPECTED_ROUTING = {
     "/r/42/users/x": (404, None, None),
 }
 
+# The app tier (bench/subjects/app): the same page, stylesheet and JSON from every subject.
+# name: (path, request headers, status, content type, content encoding, body check); the
+# body is checked after decoding, and its size and digest recorded so that the report can
+# say whether every subject sent the same bytes.
+APP_STYLESHEET = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                              "subjects", "app", "wwwroot", "site.css")
+APP_PRODUCTS = 40
+
+
+def _app_page(body):
+    return body.startswith(b"<!DOCTYPE html>") and body.count(b"<tr>") == APP_PRODUCTS + 1
+
+
+def _app_products(body):
+    items = json.loads(body)
+    return len(items) == APP_PRODUCTS and set(items[0]) == {"id", "sku", "name", "category", "price", "stock"}
+
+
+def _app_stylesheet(body):
+    with open(APP_STYLESHEET, "rb") as f:
+        return body == f.read()
+
+
+EXPECTED_APP = {
+    "page": ("/catalog", (), 200, "text/html", None, _app_page),
+    "asset": ("/static/site.css", (), 200, "text/css", None, _app_stylesheet),
+    "json": ("/api/products", (), 200, "application/json", None, _app_products),
+    "json-gzip": ("/api/products", ("Accept-Encoding: gzip",), 200, "application/json", "gzip", _app_products),
+}
+
 # The columns of the report's response-bytes tables.
 BASIC_PATHS = ("/plaintext", "/json", "/time")
 ROUTING_PATHS = ("/r/57", "/r/42/items/abc")
@@ -146,6 +181,34 @@ def _recent_time(text):
     if t.tzinfo is None:
         t = t.replace(tzinfo=timezone.utc)
     return abs((datetime.now(timezone.utc) - t).total_seconds()) < 5
+
+
+def check_app(port):
+    """The app tier's answers: for each of EXPECTED_APP, status, response bytes, head, the
+    body's size on the wire and decoded, its digest (decoded), and whether all is as expected."""
+    out = {}
+    for name, (path, headers, status, ctype, encoding, body_ok) in EXPECTED_APP.items():
+        try:
+            r = get(port, path, headers=headers)
+            got_encoding = (r.header("Content-Encoding") or "").strip().lower() or None
+            body = gzip.decompress(r.body) if got_encoding == "gzip" else r.body
+            try:
+                ok_body = bool(body_ok(body))
+            except Exception:
+                ok_body = False
+            ok_type = (r.header("Content-Type") or "").split(";")[0].strip() == ctype
+            ok = r.status == status and ok_body and ok_type and got_encoding == encoding
+            out[name] = {
+                "path": path, "request_headers": list(headers), "status": r.status, "bytes": r.raw_len,
+                "head": r.head, "body_bytes": len(r.body), "decoded_bytes": len(body),
+                "sha256": hashlib.sha256(body).hexdigest()[:16], "ok": ok,
+                "problem": None if ok else
+                f"status {r.status} (expected {status}), body ok {ok_body}, content-type "
+                f"{r.header('Content-Type')!r}, content-encoding {got_encoding!r} (expected {encoding!r})",
+            }
+        except Exception as e:  # a broken endpoint is reported, not fatal
+            out[name] = {"path": path, "status": None, "bytes": None, "head": None, "ok": False, "problem": str(e)}
+    return out
 
 
 def check_endpoints(port, routing=False):

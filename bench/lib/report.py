@@ -21,14 +21,20 @@ RESULTS = os.path.join(BENCH, "results")
 BASELINE = "kestrel-raw"
 # Ratios are to the first of these with a result in the scenario: Kestrel raw for the
 # basic tier; the minimal API with the same routes for the routing tier (and for runs of
-# the routing tier alone).
-BASELINES = (BASELINE, "minimal-routes", "minimal-api")
+# the routing tier alone); Giraffe on Kestrel for the app tier.
+BASELINES = (BASELINE, "minimal-routes", "minimal-api", "giraffe-app")
 
 # The issue's comparisons for the routing tier: samples/Api's routed handler against
 # samples/Hello's raw one, mode for mode.
 ROUTED_VS_RAW = (("swoop-api", "swoop-jit"), ("swoop-api-aot", "swoop"), ("swoop-api-threadpool", "swoop-threadpool"))
 ROUTED_VS_RAW_SCENARIOS = ("plaintext-c32", "plaintext-c256", "json-c32", "json-c256")
 ROUTING_SUBJECTS = ("swoop-api", "swoop-api-aot", "swoop-api-threadpool", "minimal-routes", "node-routes")
+
+# The app tier: Swoop's subject and the peers its ratios are taken against, repetition by
+# repetition; the names of its endpoint checks (probe.EXPECTED_APP) in the bodies table.
+APP_SWOOP = "swoop-app"
+APP_PEERS = ("giraffe-app", "suave-app")
+APP_BODIES = (("page", "page"), ("asset", "stylesheet"), ("json", "JSON"), ("json-gzip", "gzipped JSON"))
 
 
 def baseline(res, sc):
@@ -190,6 +196,121 @@ def routing_section(res, subjects, scenarios):
     return "\n".join(["## Routing tier", ""] + lines)
 
 
+def _spread(values, fmt="{:.2f}×"):
+    """median (min–max) of per-repetition values, and how many."""
+    if not values:
+        return "–"
+    med = aggregate.med(values)
+    if len(values) == 1:
+        return fmt.format(med) + " (1 rep.)"
+    return f"{fmt.format(med)} ({fmt.format(min(values))}–{fmt.format(max(values))}, {len(values)} reps)"
+
+
+def _app_checks(res, s):
+    return next((x.get("app_checks") for x in aggregate.sessions_of(res, s) if x.get("app_checks")), None)
+
+
+def app_section(res, subjects, scenarios):
+    """The app tier: a page rendered per request, a static stylesheet and JSON gzipped per
+    request, on Swoop and its F# peers; Swoop's ratios to each peer taken repetition by
+    repetition; the bodies each sent."""
+    scs = [sc for sc in scenarios if res["scenarios"][sc].get("tier") == "app"]
+    subs = [s for s in subjects if "app" in res["subjects"][s].get("tiers", [])]
+    if not scs or not subs:
+        return ""
+    rows = []
+    for sc in scs:
+        for s in subs:
+            r = aggregate.row(res, s, sc)
+            if not r:
+                continue
+            if not r["ok_runs"]:
+                rows.append([sc, title_of(res, s), "failed", "", "", "", ""])
+                continue
+            alloc = "–" if r["alloc_per_request"] is None else f"{r['alloc_per_request']:,.0f}"
+            rows.append([sc, title_of(res, s),
+                         f"{n0(r['rps'])} ({n0(r['rps_min'])}–{n0(r['rps_max'])}){_bound(r)}"
+                         + (" ⚑" if r["errors_total"] else ""),
+                         ms(r["lat"]["p99"]), _cpu(r), alloc, n0(r["bytes_per_request"])])
+    lines = ["## App tier", "",
+             "What a small site answers, on Swoop and on the F# peers that can express it, keep-alive at 32 "
+             "connections: `app-page-c32` a catalogue page of 40 products rendered per request from an in-memory "
+             "list with the same Giraffe.ViewEngine view on every subject (layout: head, nav, the list as a table, "
+             "footer); `app-asset-c32` a 3.4 KiB stylesheet served as a static file; `app-json-gzip-c32` the same "
+             "40 products serialised to JSON and gzipped per request (the request sends `Accept-Encoding: gzip`). "
+             "Median req/s (min–max over repetitions), p99 in ms, server CPU ms per 1000 requests, bytes allocated "
+             "per request, and bytes per response as wrk counted them (head and body). ‡ = load-generator-bound "
+             "in at least one repetition (req/s is a floor); ⚑ = errors (see the scenario's table).", "",
+             table(["Scenario", "Subject", "req/s (min–max)", "p99 ms", "CPU ms/1k", "alloc B/req", "bytes/resp."], rows)]
+    if APP_SWOOP in subs:
+        peers = [p for p in APP_PEERS if p in subs]
+        ratio_rows = []
+        for sc in scs:
+            cells = [sc]
+            for p in peers:
+                rows_ = [aggregate.row(res, x, sc) for x in (APP_SWOOP, p)]
+                bound = any(r_ and r_["flags"].get("load-generator-bound") for r_ in rows_)
+                cells.append(_spread(aggregate.rep_ratios(res, APP_SWOOP, p, sc)) + (" ‡" if bound else ""))
+                cells.append(_spread(aggregate.rep_ratios(res, p, APP_SWOOP, sc, "server_cpu_ms_per_1k")))
+            ratio_rows.append(cells)
+        if peers:
+            head = ["Scenario"]
+            for p in peers:
+                short = res["subjects"][p].get("short", p)
+                head += [f"req/s Swoop ÷ {short}", f"CPU/req {short} ÷ Swoop"]
+            lines += ["", "Swoop's ratios to each peer, taken repetition by repetition (Swoop's req/s in a repetition "
+                      "÷ the peer's in the same repetition; the peer's server CPU per request ÷ Swoop's, above 1 "
+                      "when a Swoop request costs less): the median of those ratios, then their min–max. ‡ = load-generator-"
+                      "bound in at least one repetition: the req/s ratio is then a floor, and the CPU ratio says more.", "",
+                      table(head, ratio_rows)]
+    bodies, heads, problems = [], [], []
+    for s in subs:
+        checks = _app_checks(res, s)
+        if not checks:
+            continue
+        cells = [title_of(res, s)]
+        for key, _ in APP_BODIES:
+            c = checks.get(key) or {}
+            if c.get("body_bytes") is None:
+                cells.append("–")
+            elif key == "json-gzip":
+                cells.append(f"{c['body_bytes']:,} (decoded {c['decoded_bytes']:,}, {c['sha256']})")
+            else:
+                cells.append(f"{c['body_bytes']:,} ({c['sha256']})")
+            if not c.get("ok"):
+                cells[-1] += " ✗"
+                problems.append(f"{title_of(res, s)} {key}: {c.get('problem')}")
+        bodies.append(cells)
+        if (checks.get("json-gzip") or {}).get("head"):
+            heads.append((title_of(res, s), checks["json-gzip"]["head"]))
+    if bodies:
+        same = {}
+        for key, label in APP_BODIES:
+            digests = {(c.get(key) or {}).get("sha256") for c in (_app_checks(res, s) for s in subs) if c}
+            sizes = {(c.get(key) or {}).get("body_bytes") for c in (_app_checks(res, s) for s in subs) if c}
+            same[label] = (len(digests) == 1 and None not in digests, len(sizes) == 1)
+        identical = [l for l, (d, _) in same.items() if d]
+        differ = [l for l, (_, z) in same.items() if not z]
+        summary = ("Decoded bodies identical on every subject (size and SHA-256): " + (", ".join(identical) or "none")
+                   + ". Sizes on the wire that differ: " + (", ".join(differ) or "none") + ".")
+        lines += ["", "The bodies each subject sent (one request per endpoint after start, read from a raw socket): "
+                  "size in bytes and the first 16 hex digits of the SHA-256 of the decoded body. The gzip answers "
+                  "are checked to decode to the same JSON. " + summary, "",
+                  table(["Subject"] + [label for _, label in APP_BODIES], bodies)]
+        if heads:
+            lines += ["", "Response head of the gzipped JSON per subject:", ""]
+            for title, head in heads:
+                lines += [f"{title}:", "```", head.replace("\r\n", "\n"), "```"]
+        if problems:
+            lines += ["", "App checks that failed: " + "; ".join(problems) + "."]
+    if "suave-app" in subs:
+        lines += ["", "What each peer can express: all three render the page, serve the file and gzip dynamic JSON. "
+              "Suave's gzip is not configurable: it compresses every byte body over 500 bytes at GZipStream's default "
+              "level (Optimal), where Swoop and ASP.NET Core's middleware use the fastest level; its smaller compressed "
+              "body is more work per request, so that row is the same request, not the same work."]
+    return "\n".join(lines)
+
+
 def machine_section(res):
     m = res["machine"]
     rows = [
@@ -219,7 +340,8 @@ def method_section(res):
         f"- **Warm-up, discarded.** After start: the `time-seq` scenario (which is meant to see the cold server), "
         f"the endpoint checks, then wrk at 256 connections on /plaintext and then /json for {mo['session_warmup']} s "
         "each (the routing tier's subjects: /plaintext, /json, /r/57 and /r/42/items/abc, "
-        f"{max(1, round(mo['session_warmup'] / 2))} s each, the same {2 * mo['session_warmup']} s in all). It is long on purpose: on one core the .NET thread pool's hill climbing took about 20 s of load to "
+        f"{max(1, round(mo['session_warmup'] / 2))} s each; the app tier's: its page, stylesheet and gzipped JSON, "
+        f"{max(1, round(2 * mo['session_warmup'] / 3))} s each; the same {2 * mo['session_warmup']} s in all). It is long on purpose: on one core the .NET thread pool's hill climbing took about 20 s of load to "
         "settle (Kestrel raw went from about 25k to about 60k req/s on plaintext at 256 connections between "
         "seconds 15 and 24 after start in a trial on this machine), and a shorter warm-up would measure that ramp "
         "instead of the server." + (f" Before every wrk measurement, {mo['wrk_warmup']} s more of the same command."
@@ -481,7 +603,7 @@ def startup_section(res, subjects):
 
 def allocation_section(res, subjects, scenarios):
     keys = [s for s in ("plaintext-c32", "plaintext-c256", "pipeline16-c256", "json-c256", "close-c256",
-                        "route-static-c256", "route-param-c256")
+                        "route-static-c256", "route-param-c256", "app-page-c32", "app-asset-c32", "app-json-gzip-c32")
             if s in scenarios]
     rows = []
     for s in subjects:
@@ -628,6 +750,7 @@ def build(res, chart_rel, made):
     subjects = list(res["subjects"].keys())
     scenarios = list(res["scenarios"].keys())
     parts = [header(res), glance(res, subjects, scenarios), routing_section(res, subjects, scenarios),
+             app_section(res, subjects, scenarios),
              charts_section(made, chart_rel),
              machine_section(res), subjects_section(res, subjects), method_section(res),
              results_section(res, subjects, scenarios), time_section(res, subjects), hammer_detail(res, subjects),

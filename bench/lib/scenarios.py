@@ -36,7 +36,8 @@ class Scenario:
         self.name = name
         self.headers = tuple(headers)  # wrk: extra request header lines
         self.rate_fraction = rate_fraction  # lat: the share of OPEN_CAPACITY to send
-        # "basic": every subject; "routing": only the subjects that serve samples/Api's routes.
+        # "basic": every subject; "routing": only the subjects that serve samples/Api's routes;
+        # "static", "compress", "app": only the subjects of that tier.
         self.tier = tier
         self.group = group
         self.title = title
@@ -101,6 +102,13 @@ KEEP, PIPE, CLOSE, EARLIER = "keep-alive", "pipelined", "new connection per requ
 ROUTED = "routing tier (samples/Api's routes)"
 OPEN = "open loop (fixed request rates)"
 FILES = "static files"
+APP = "app tier (a page from data, an asset, compressed JSON)"
+
+# The app tier's three requests (bench/subjects/app): the catalogue page rendered per request,
+# its stylesheet, and the catalogue as JSON compressed per request.
+APP_PAGE = "/catalog"
+APP_ASSET = "/static/site.css"
+APP_JSON = "/api/products"
 
 # The routing tier's two requests: a static path among the 100 of /r/0 .. /r/99, and a
 # template with an int and a string (/r/%i/items/%s).
@@ -150,6 +158,13 @@ ALL = [
     # gzip at the fastest level, per request.
     Scenario("gzip-json64k-c32", FILES, "GET 64 KiB of JSON, gzip per request, keep-alive, 32 connections", "wrk",
              "/big.json", 32, tier="compress", headers=("Accept-Encoding: gzip",)),
+    # The app tier (subjects of the app tier only): what a small site answers, keep-alive.
+    Scenario("app-page-c32", APP, "GET an HTML page of 40 products rendered per request, keep-alive, 32 connections",
+             "wrk", APP_PAGE, 32, tier="app"),
+    Scenario("app-asset-c32", APP, "GET a 3.4 KiB stylesheet (static file), keep-alive, 32 connections",
+             "wrk", APP_ASSET, 32, tier="app"),
+    Scenario("app-json-gzip-c32", APP, "GET 4 KiB of JSON serialised and gzipped per request, keep-alive, 32 connections",
+             "wrk", APP_JSON, 32, tier="app", headers=("Accept-Encoding: gzip",)),
     Scenario("route-static-c32", ROUTED, "GET /r/57, static among 100, keep-alive, 32 connections",
              "wrk", STATIC_ROUTE, 32, tier="routing"),
     Scenario("route-static-c256", ROUTED, "GET /r/57, static among 100, keep-alive, 256 connections",
@@ -171,6 +186,8 @@ GROUPS = {
     # Start-up and idle memory of the toolkit's sample as the JIT runs it, ReadyToRun and
     # native AOT, beside samples/Hello as native AOT (every session reports both; time-seq is the shortest).
     "static": ["swoop-static", "nginx-static", "kestrel-static", "static-*", "gzip-*"],
+    # The app tier: a page, an asset and compressed JSON on Swoop, Giraffe and Suave.
+    "app": ["swoop-app", "giraffe-app", "suave-app", "app-*"],
     "open-loop": ["swoop", "kestrel-raw", "nginx", "open*"],
     "startup": ["swoop", "swoop-api", "swoop-api-aot", "swoop-api-r2r", "time-seq"],
     "two-cores": ["swoop", "swoop-2core", "nginx", "nginx-2core", "kestrel-raw", "kestrel-2core",

@@ -29,26 +29,32 @@ def wait_port_free(port, limit=10.0):
     return True
 
 
-def warmup_paths(subject):
-    """The paths the warm-up loads: /plaintext and /json; for the routing tier also its
-    two routes (a static one and a template), so that their code is compiled too."""
+def warmup_requests(subject):
+    """What the warm-up loads, as (path, extra headers): /plaintext and /json; for the routing
+    tier also its two routes (a static one and a template); for the app tier its three
+    requests as its scenarios send them (the JSON with Accept-Encoding: gzip), so that the
+    code they run is compiled before it is measured."""
+    if "app" in subject.tiers:
+        return [(sc.path, sc.headers) for sc in scen_mod.ALL if sc.tier == "app"]
     if subject.routing:
-        return ("/plaintext", "/json", scen_mod.STATIC_ROUTE, scen_mod.PARAM_ROUTE)
-    return ("/plaintext", "/json")
+        return [(path, ()) for path in ("/plaintext", "/json", scen_mod.STATIC_ROUTE, scen_mod.PARAM_ROUTE)]
+    return [("/plaintext", ()), ("/json", ())]
 
 
 def session_warmup(port, mode, subject):
     """Discarded load right after start so JIT tiering, the thread pool and
     buffer pools settle before the first measured scenario (time-seq runs before
-    this, on purpose): wrk at 256 connections on each warm-up path in turn, for
+    this, on purpose): wrk at 256 connections on each warm-up request in turn, for
     2 x `session_warmup` seconds in all (/plaintext then /json, `session_warmup`
-    seconds each; the routing tier's four paths half as long each)."""
-    paths = warmup_paths(subject)
+    seconds each; the routing tier's four paths and the app tier's three requests share
+    the same time)."""
+    reqs = warmup_requests(subject)
     total = 2 * mode["session_warmup"]
     if total:
-        secs = max(1, round(total / len(paths)))
-        for path in paths:
-            measure.run_tool(["wrk", "-t1", "-c256", f"-d{secs}s", f"http://127.0.0.1:{port}{path}"], secs + 30)
+        secs = max(1, round(total / len(reqs)))
+        for path, headers in reqs:
+            head = [arg for h in headers for arg in ("-H", h)]
+            measure.run_tool(["wrk", "-t1", "-c256", f"-d{secs}s", *head, f"http://127.0.0.1:{port}{path}"], secs + 30)
 
 
 def _start(subject, rep, port, log_dir, attempt):
@@ -149,6 +155,8 @@ def run(subject, rep, scenario_list, mode, port, log_dir, progress, syscall_name
     for i, scen in enumerate(ordered):
         if i == len(cold) and sid:
             rec["checks"] = probe.check_endpoints(port, subject.routing)
+            if "app" in subject.tiers:
+                rec["app_checks"] = probe.check_app(port)
             if warm:
                 session_warmup(port, mode, subject)
         progress(scen, i, len(ordered), None)
@@ -186,6 +194,8 @@ def run(subject, rep, scenario_list, mode, port, log_dir, progress, syscall_name
         rec["settled_rss_kb"] = procs.tree_rss_kb(sid)
     if sid and "checks" not in rec and proc.poll() is None:
         rec["checks"] = probe.check_endpoints(port, subject.routing)
+        if "app" in subject.tiers:
+            rec["app_checks"] = probe.check_app(port)
     if syscall_names is not None and sid and not rec.get("error") and proc.poll() is None:
         rec["syscall_probes"] = _syscall_probes(subject, rep, ordered, mode, port, log_dir, proc,
                                                 syscall_names, probe_progress or (lambda *a: None))

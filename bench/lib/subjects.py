@@ -50,7 +50,8 @@ class Subject:
         # Extra `dotnet publish` properties (e.g. -p:PublishAot=false): a separate build.
         self.publish_props = tuple(publish_props)
         # Which scenario tiers it serves: "basic" (/plaintext, /json, /time as samples/Hello)
-        # and/or "routing" (samples/Api's routes, with /time answering {"now": ...}).
+        # and/or "routing" (samples/Api's routes, with /time answering {"now": ...}), "static" and
+        # "compress" (files and gzipped JSON), "app" (bench/subjects/app's page, stylesheet and JSON).
         self.tiers = tuple(tiers)
         self.script = script  # node: the script under bench/subjects/node
         # Optional subjects run only when --only names them (kept out of the
@@ -117,6 +118,12 @@ def make_static_files():
         if not os.path.exists(path) or os.path.getsize(path) != size:
             with open(path, "wb") as f:
                 f.write(bytes((i * 7 + 3) % 251 for i in range(size)))
+
+
+# The app tier (bench/subjects/app and its three subjects): a page, an asset and compressed
+# JSON. Its subjects serve the basic endpoints too (the runner checks them), but run only the
+# app scenarios, and only when --only names them (or the `app` group).
+APP = ("app",)
 
 
 def swoop_project(sample="Hello"):
@@ -195,6 +202,28 @@ def all_subjects():
                 "types served) before the terminal middleware",
                 project="bench/subjects/kestrel/Kestrel.csproj", env=dict(DEBUG_ENV, BENCH_STATIC_ROOT=STATIC_ROOT),
                 tiers=STATIC_COMPRESS, optional=True),
+        # The app tier: the same catalogue page (Giraffe.ViewEngine), stylesheet and JSON on each.
+        Subject("swoop-app", "Swoop app", "Swoop, app tier", "dotnet",
+                "bench/subjects/swoop-app: one `choose` inside `Compression.compress CompressionOptions.defaults` "
+                "(gzip or brotli, CompressionLevel.Fastest, 1 KiB minimum), as the guide's \"Building a site\" does; "
+                "the page with Swoop.ViewEngine's `htmlView` (written into the response buffer), the JSON with `json` "
+                "(System.Text.Json, web defaults), the stylesheet with `Files.serve StaticFileOptions.defaults` (files up "
+                "to 16 KiB from memory); JIT (as its peers), console-app GC default; Swoop's defaults otherwise (inline)",
+                project="bench/subjects/swoop-app/SwoopApp.fsproj", env=DEBUG_ENV, tiers=APP, optional=True),
+        Subject("giraffe-app", "Giraffe app", "Giraffe on Kestrel, app tier", "dotnet",
+                "bench/subjects/giraffe-app: Giraffe 8.3 on WebApplication/Kestrel (content root beside the executable, "
+                "logging providers cleared, AddServerHeader=false); UseResponseCompression first (brotli and gzip "
+                "providers, both CompressionLevel.Fastest, as the ASP.NET Core docs suggest; default MIME types), then "
+                "UseStaticFiles (wwwroot, RequestPath /static), then UseGiraffe: the page with `htmlView`, the JSON with "
+                "`json` (Giraffe's default serializer)",
+                project="bench/subjects/giraffe-app/GiraffeApp.fsproj", env=DEBUG_ENV, tiers=APP, optional=True),
+        Subject("suave-app", "Suave app", "Suave, app tier", "dotnet",
+                "bench/subjects/suave-app: Suave 3.4 with `defaultConfig`, the binding and `hideHeader = true` (server GC, "
+                "as `suave`); the page rendered with Giraffe.ViewEngine's `RenderView.AsBytes.htmlDocument` and `ok`, "
+                "the JSON with System.Text.Json (web defaults; Suave has no serializer of its own beyond the "
+                "DataContract-based Suave.Json), the stylesheet with `Files.browseFile`; Suave gzips every byte body over "
+                "500 bytes when the request accepts gzip, at GZipStream's default level (Optimal; not configurable)",
+                project="bench/subjects/suave-app/SuaveApp.fsproj", env=DEBUG_ENV, tiers=APP, optional=True),
         Subject("kestrel-raw", "Kestrel raw", "Kestrel raw", "dotnet",
                 "Generic host + Kestrel, one terminal middleware (app.Run), no routing, no logging providers, AddServerHeader=false; Kestrel defaults otherwise",
                 project="bench/subjects/kestrel/Kestrel.csproj", env=DEBUG_ENV),
