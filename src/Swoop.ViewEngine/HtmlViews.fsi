@@ -4,8 +4,8 @@ open Giraffe.ViewEngine
 open Swoop
 open Swoop.Web
 
-/// Giraffe.ViewEngine views as Swoop handlers, written as UTF-8 straight into the response
-/// buffer (no page-sized string). The bytes are the same as Giraffe's `RenderView.AsString`.
+/// Giraffe.ViewEngine views as Swoop handlers, encoded as UTF-8 into the response buffer from
+/// a per-thread builder (no page-sized string). The bytes are the same as Giraffe's `RenderView.AsString`.
 ///
 /// Example:
 /// ```fsharp
