@@ -68,7 +68,7 @@ def _sse_table(res, subjects, sc):
                      pct(statistics.median(m["loadgen_cpu_s"] / m["wall_s"] for m in ms_)),
                      _flags(every)])
     head = ["Subject", "streams", "KiB per stream", "RSS MiB before → open → closed", "broadcast CPU ms",
-            "(stat ticks) ms", "last client ms", "idle CPU ms/s", "errors", "client core", "flags"]
+            "(stat ticks) ms", "last client ms", "CPU ms/s in the 2 s after opening", "errors", "client core", "flags"]
     return table(head, rows) if rows else ""
 
 
@@ -116,7 +116,7 @@ def _ratio_table(res, subjects, scenarios):
                 rs = [va[r] / vb[r] for r in reps if vb[r]]
                 if not rs:
                     continue
-                rows.append([f"{label} ({sc})", f"{res['subjects'][a]['title']} ÷ {res['subjects'][b]['title']}",
+                rows.append([f"{label} ({sc})", f"{res['subjects'][a]['short']} ÷ {res['subjects'][b]['short']}",
                              f"{statistics.median(rs):.2f}×", f"{min(rs):.2f}×", f"{max(rs):.2f}×",
                              ", ".join(f"{x:.2f}" for x in rs)])
     if not rows:
@@ -144,7 +144,8 @@ def section(res, subjects, scenarios):
         if info["tool"] == "sse":
             lines += [f"The client opens {settings.get('sse_streams', '?'):,} streams (`GET /sse`, raw sockets, at most "
                       "200 connecting at once) and waits for every response head. The runner then waits "
-                      f"{live.OPEN_SETTLE:.0f} s (the idle CPU is read over it) and reads the server's RSS: memory "
+                      f"{live.OPEN_SETTLE:.0f} s (the server's CPU over it is shown: idle streams, plus whatever the server still does after "
+                      "accepting them, such as a JIT's background compilation) and reads the server's RSS: memory "
                       "per stream is (RSS open − RSS before the client started) ÷ streams open. Then "
                       f"{settings.get('sse_broadcasts', '?')} broadcasts after one discarded: the client sends "
                       f"`GET /broadcast?size={settings.get('sse_event_size', '?')}&seq=K` on a new connection and "
