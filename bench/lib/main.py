@@ -17,6 +17,7 @@ import sys
 import time
 from datetime import datetime, timezone
 
+import live
 import machine
 import procs
 import scenarios as scen_mod
@@ -176,6 +177,8 @@ def wait_for_quiet(line):
 
 
 def summary_line(m):
+    if m.get("live"):
+        return live.summary(m)
     if not m.get("ok"):
         return f"ERROR: {m.get('error')}"
     lat = m.get("lat_ms") or {}

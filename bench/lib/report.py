@@ -12,6 +12,8 @@ import sys
 import aggregate
 import charts
 import probe
+import live
+import report_live
 import report_syscalls
 from fmt import code, mib, ms, n0, pct, per_req, ratio, table
 
@@ -746,11 +748,17 @@ def failures_section(res, subjects):
 
 # ---------------------------------------------------------------- assembly
 
+def _load_scenarios(res):
+    """The scenarios measured by a load tool (the live group's are reported on their own)."""
+    return [sc for sc, info in res["scenarios"].items() if info["tool"] not in live.TOOLS]
+
+
 def build(res, chart_rel, made):
     subjects = list(res["subjects"].keys())
-    scenarios = list(res["scenarios"].keys())
+    scenarios = _load_scenarios(res)
     parts = [header(res), glance(res, subjects, scenarios), routing_section(res, subjects, scenarios),
              app_section(res, subjects, scenarios),
+             report_live.section(res, subjects, list(res["scenarios"].keys())),
              charts_section(made, chart_rel),
              machine_section(res), subjects_section(res, subjects), method_section(res),
              results_section(res, subjects, scenarios), time_section(res, subjects), hammer_detail(res, subjects),
@@ -768,7 +776,7 @@ def write(res, publish=False):
         json.dump(res, f, indent=1)
     work = os.path.join(BENCH, ".work", "charts", stamp)
     subjects = list(res["subjects"].keys())
-    scenarios = list(res["scenarios"].keys())
+    scenarios = _load_scenarios(res)
     made = charts.all_charts(res, subjects, scenarios, out_dir, work)
     md_path = os.path.join(RESULTS, f"{stamp}.md")
     with open(md_path, "w") as f:

@@ -3,13 +3,16 @@
 Durations come from the mode (quick/full) so that the plan, the ETA and the
 report all read them from one place.
 """
+import live
 import tools
 
 MODES = {
     # A smoke run: every subject and scenario once, short.
     "quick": {"reps": 1, "wrk_warmup": 0, "wrk_seconds": 2, "session_warmup": 2,
               "ab_requests": 20000, "autocannon_seconds": 3, "hammer_seconds": 2,
-              "time_requests": 1000, "time_runs": 5, "syscall_seconds": 1, "syscall_ab_requests": 10000},
+              "time_requests": 1000, "time_runs": 5, "syscall_seconds": 1, "syscall_ab_requests": 10000,
+              "sse_streams": 10000, "sse_broadcasts": 3, "sse_event_size": 32, "sse_settle": 5,
+              "ws_size": 32, "ws_warmup": 1, "ws_seconds": 2},
     # The full run: 3 interleaved repetitions, sized for about 30 minutes on 2 cores
     # (7 servers x 3 repetitions x about 85 s: a 20 s warm-up, the 11 wrk
     # scenarios, the two fixed-size ab runs, hammer and autocannon), plus about
@@ -18,8 +21,13 @@ MODES = {
     # takes about 20 s of load on one core to settle; measured before choosing.
     "full": {"reps": 3, "wrk_warmup": 0, "wrk_seconds": 3, "session_warmup": 10,
              "ab_requests": 100000, "autocannon_seconds": 4, "hammer_seconds": 3,
-             "time_requests": 1000, "time_runs": 5, "syscall_seconds": 2, "syscall_ab_requests": 20000},
+             "time_requests": 1000, "time_runs": 5, "syscall_seconds": 2, "syscall_ab_requests": 20000,
+             "sse_streams": 10000, "sse_broadcasts": 5, "sse_event_size": 32, "sse_settle": 10,
+             "ws_size": 32, "ws_warmup": 2, "ws_seconds": 5},
 }
+# sse_*: the live group's idle streams (live.py): how many, how many measured broadcasts (after
+# one discarded), the event's data size in bytes, seconds after closing them before RSS is read
+# again; ws_*: message size, warm-up and measured seconds of the WebSocket echo.
 # syscall_*: the system-call probes (syscalls.py), one per subject and scenario in the
 # first repetition, after that session's measurements: wrk, autocannon and hammer run
 # syscall_seconds, ab syscall_ab_requests requests, time-seq one run.
@@ -50,6 +58,8 @@ class Scenario:
         self.note = note
 
     def command(self, port, mode):
+        if self.tool in live.TOOLS:
+            return live.command(self, port, mode)
         if self.tool == "wrk":
             return tools.wrk_cmd(port, self.path, self.connections, mode["wrk_seconds"],
                                  close=self.close, pipeline=self.pipeline, headers=self.headers)
@@ -85,6 +95,8 @@ class Scenario:
 
     def estimate_seconds(self, mode):
         """Rough wall time, for the ETA before a first measurement exists."""
+        if self.tool in live.TOOLS:
+            return live.estimate_seconds(self, mode)
         if self.tool == "wrk":
             return mode["wrk_warmup"] + mode["wrk_seconds"] + 0.4
         if self.tool == "ab":
@@ -109,6 +121,7 @@ APP = "app tier (a page from data, an asset, compressed JSON)"
 APP_PAGE = "/catalog"
 APP_ASSET = "/static/site.css"
 APP_JSON = "/api/products"
+LIVE = "live: Server-Sent Events and WebSockets"
 
 # The routing tier's two requests: a static path among the 100 of /r/0 .. /r/99, and a
 # template with an int and a string (/r/%i/items/%s).
@@ -165,6 +178,12 @@ ALL = [
              "wrk", APP_ASSET, 32, tier="app"),
     Scenario("app-json-gzip-c32", APP, "GET 4 KiB of JSON serialised and gzipped per request, keep-alive, 32 connections",
              "wrk", APP_JSON, 32, tier="app", headers=("Accept-Encoding: gzip",)),
+    # The live tier (swoop-live, kestrel-live; `bench/run --only live`): measured by live.py
+    # with bench/tools/live.js, not by a load tool's summary.
+    Scenario("sse-idle-10k", LIVE, "10,000 idle Server-Sent Event streams: memory per stream, server CPU per "
+             "broadcast of one small event to all", "sse", "/sse", 10000, tier="live"),
+    Scenario("ws-echo-c256", LIVE, "WebSocket echo of 32-byte messages, 256 connections, closed loop per "
+             "connection: server CPU per message", "ws", "/ws", 256, tier="live"),
     Scenario("route-static-c32", ROUTED, "GET /r/57, static among 100, keep-alive, 32 connections",
              "wrk", STATIC_ROUTE, 32, tier="routing"),
     Scenario("route-static-c256", ROUTED, "GET /r/57, static among 100, keep-alive, 256 connections",
@@ -188,6 +207,8 @@ GROUPS = {
     "static": ["swoop-static", "nginx-static", "kestrel-static", "static-*", "gzip-*"],
     # The app tier: a page, an asset and compressed JSON on Swoop, Giraffe and Suave.
     "app": ["swoop-app", "giraffe-app", "suave-app", "app-*"],
+    # Idle event streams and a WebSocket echo, Swoop.Live beside ASP.NET Core.
+    "live": ["swoop-live", "kestrel-live", "sse-*", "ws-*"],
     "open-loop": ["swoop", "kestrel-raw", "nginx", "open*"],
     "startup": ["swoop", "swoop-api", "swoop-api-aot", "swoop-api-r2r", "time-seq"],
     "two-cores": ["swoop", "swoop-2core", "nginx", "nginx-2core", "kestrel-raw", "kestrel-2core",

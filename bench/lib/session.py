@@ -9,6 +9,7 @@ import os
 import subprocess
 import time
 
+import live
 import measure
 import probe
 import procs
@@ -97,6 +98,8 @@ def _syscall_probes(subject, rep, ordered, mode, port, log_dir, proc, names, pro
     """After the measurements, one short run per scenario with the server's system calls
     counted (syscalls.py); stops at the first probe the server does not survive."""
     probes = []
+    # The live tier's measurements are conversations with their client, not a load run: no probe.
+    ordered = [scen for scen in ordered if scen.tool not in live.TOOLS]
     for i, scen in enumerate(ordered):
         log_path = os.path.join(log_dir, f"{subject.name}-rep{rep}-{scen.name}-syscalls.log")
         timeout = scen.estimate_seconds(syscalls.probe_mode(mode)) * 3 + 60
@@ -162,7 +165,10 @@ def run(subject, rep, scenario_list, mode, port, log_dir, progress, syscall_name
         progress(scen, i, len(ordered), None)
         timeout = scen.estimate_seconds(mode) * 3 + 60
         log_path = os.path.join(log_dir, f"{subject.name}-rep{rep}-{scen.name}.log")
-        m = measure.measure(scen, port, mode, sid, dotnet, log_path, timeout)
+        if scen.tool in live.TOOLS:
+            m = live.measure_live(scen, port, mode, sid, log_path, timeout)
+        else:
+            m = measure.measure(scen, port, mode, sid, dotnet, log_path, timeout)
         if proc is not None and proc.poll() is not None:
             what = f"the server {_exit_text(proc.returncode)} during {scen.name}"
             m["ok"] = False

@@ -135,6 +135,8 @@ def swoop_project(sample="Hello"):
 # its /time answers {"now": ...}; its subjects run only when --only names them (or the
 # `routing` group), so that the full run keeps its time budget.
 ROUTING = ("basic", "routing")
+# The live tier serves its own scenarios only (and /plaintext, /json, /time for the probe).
+LIVE = ("live",)
 
 
 def all_subjects():
@@ -224,6 +226,23 @@ def all_subjects():
                 "DataContract-based Suave.Json), the stylesheet with `Files.browseFile`; Suave gzips every byte body over "
                 "500 bytes when the request accepts gzip, at GZipStream's default level (Optimal; not configurable)",
                 project="bench/subjects/suave-app/SuaveApp.fsproj", env=DEBUG_ENV, tiers=APP, optional=True),
+        # The live tier: idle Server-Sent Event streams and a WebSocket echo (run only when named,
+        # or with the `live` group).
+        Subject("swoop-live", "Swoop live", "Swoop, eventStream + EventHub, webSocket", "dotnet",
+                "bench/subjects/swoop-live, native AOT (PublishAot): `GET /sse` is `eventStream hub.AttachAsync` on one "
+                "EventHub without heartbeats, `GET /broadcast` publishes one ServerSentEvent (encoded once) to it, "
+                "`GET /ws` is `webSocket WebSocketOptions.defaults` with the guide's echo (`session.ReceiveAsync`, "
+                "`SendBinaryAsync`); Swoop's defaults otherwise (inline handlers, deferred accepts)",
+                project="bench/subjects/swoop-live/SwoopLive.fsproj", tiers=LIVE, optional=True),
+        Subject("kestrel-live", "Kestrel live", "Kestrel, SSE by hand + channels, UseWebSockets", "dotnet",
+                "bench/subjects/kestrel-live, as `kestrel-raw` (generic host, one terminal middleware, no logging "
+                "providers, AddServerHeader=false, Kestrel's defaults): `GET /sse` writes text/event-stream to "
+                "Response.Body and flushes the head at once, then drains its own bounded Channel (256 events, "
+                "SingleReader) into the body, write and flush per wake-up, in a ConcurrentDictionary registry; "
+                "`GET /broadcast` encodes the event once and TryWrites it to every client's channel (a full one: "
+                "that client is aborted); `GET /ws` is UseWebSockets (defaults) and a ReceiveAsync/SendAsync echo on a "
+                "4 KiB buffer from ArrayPool",
+                project="bench/subjects/kestrel-live/KestrelLive.csproj", tiers=LIVE, optional=True),
         Subject("kestrel-raw", "Kestrel raw", "Kestrel raw", "dotnet",
                 "Generic host + Kestrel, one terminal middleware (app.Run), no routing, no logging providers, AddServerHeader=false; Kestrel defaults otherwise",
                 project="bench/subjects/kestrel/Kestrel.csproj", env=DEBUG_ENV),
