@@ -273,6 +273,40 @@ let ``streamed responses are chunked, or close-delimited for HTTP/1.0`` () =
     Assert.EndsWith("\r\n\r\npart1,part2", r10)
 
 [<Fact>]
+let ``a streamed response reads its request's head after the first flush, and the requests behind it are served`` () =
+    // The first flush moves the request's bytes out of their pooled segment (an event stream
+    // then holds a few hundred bytes, not 4 KiB): the head, and what was pipelined, must follow.
+    let streaming =
+        fun (ctx: HttpContext) ->
+            ValueTask(
+                task {
+                    ctx.WriteString "start,"
+                    do! ctx.FlushAsync()
+                    let name = match ctx.Header "X-Name" with ValueSome v -> v | ValueNone -> "-"
+                    ctx.WriteString(ctx.Path + "=" + name)
+                }
+                :> Task
+            )
+
+    for releaseWhenIdle in [ true; false ] do
+        use server = serve { testOptions with ReleaseBufferWhenIdle = releaseWhenIdle } streaming
+        use s = connect server
+        s.Send(ascii "GET /a HTTP/1.1\r\nHost: a\r\nX-Name: first\r\n\r\nGET /b HTTP/1.1\r\nHost: a\r\nX-Name: second\r\n\r\nGET /c HTTP/1.1\r\nHo") |> ignore
+        Threading.Thread.Sleep 100
+        s.Send(ascii "st: a\r\nX-Name: third\r\n\r\n") |> ignore
+        let r = text (fst (readAll s 1000))
+        Assert.Equal<int list>([ 200; 200; 200 ], statuses r)
+
+        for expected in [ "/a=first"; "/b=second"; "/c=third" ] do
+            Assert.Contains(expected, r)
+
+        // Idle, then one more on the same connection: its input is a pooled segment again.
+        s.Send(ascii "GET /d HTTP/1.1\r\nHost: a\r\nX-Name: fourth\r\n\r\n") |> ignore
+        let r2 = text (fst (readAll s 1000))
+        Assert.Equal<int list>([ 200 ], statuses r2)
+        Assert.Contains("/d=fourth", r2)
+
+[<Fact>]
 let ``a handler that throws gets 500, and the connection and other clients go on`` () =
     let flaky =
         sync (fun ctx ->

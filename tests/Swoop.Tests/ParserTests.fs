@@ -236,6 +236,15 @@ let ``a request line of exactly the limit is accepted however it is split`` () =
     Assert.Equal(whole, parseInPieces bytes [ crAt ])
 
 [<Fact>]
+let ``a head with more header lines than the table starts with keeps every line`` () =
+    // The table grows as lines come (16, 32, 64, 128 places); the limit stays MaxHeaderCount.
+    let input = "GET / HTTP/1.1\r\nHost: a\r\n" + String.concat "" [ for i in 1..99 -> "X-" + string i + ": v" + string i + "\r\n" ] + "\r\n"
+    let expected = "[Host:a|" + String.concat "|" [ for i in 1..99 -> "X-" + string i + ":v" + string i ] + "]"
+    let whole = parseWhole (bytesOf input)
+    Assert.Contains(expected, whole)
+    Assert.Equal(whole, parseInPieces (bytesOf input) [ 40; 300; 301; 700 ])
+
+[<Fact>]
 let ``limits give 414 and 431`` () =
     let longLine = "GET /" + String('a', 8200) + " HTTP/1.1\r\nHost: a\r\n\r\n"
     Assert.Equal("error 414", parseWhole (bytesOf longLine))

@@ -110,7 +110,9 @@ let ``a request that never asks for the token, and finishes, is not aborted late
                 :> Task
             )
 
-    use server = serve { testOptions with RequestTimeout = TimeSpan.FromMilliseconds 400.0 } handler
+    // 1 s: far above the handler's 50 ms even on a loaded machine, and shorter than the 8
+    // requests take together (1.6 s): a deadline left from an earlier request would fire.
+    use server = serve { testOptions with RequestTimeout = TimeSpan.FromMilliseconds 1000.0 } handler
     use s = connect server
 
     for _ in 1..8 do

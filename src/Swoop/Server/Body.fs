@@ -68,7 +68,7 @@ type internal BodyReader(transport: Transport, head: RequestHead, bodyTimeoutMs:
         | BodyKind.Chunked ->
             if isNull decoder then
                 // Trailers count against the header limits (fields, 32 KiB); extensions 16 KiB a body.
-                decoder <- ChunkedDecoder(4096, 32768, head.Headers.Length, 16384)
+                decoder <- ChunkedDecoder(4096, 32768, head.MaxHeaders, 16384)
 
             decoder.Reset()
             isDone <- false

@@ -328,7 +328,15 @@ type HttpContext
 
         if not (isNull this.Encoder) then this.Encoder.Encode(this, body, false)
 
-        if not started then startStreaming () else moveBodyToOutput ()
+        if not started then
+            startStreaming ()
+
+            // A streamed response may live long (an event stream): its request head need not
+            // keep a 4 KiB segment meanwhile.
+            if reader.IsDone then transport.ShrinkInput()
+        else
+            moveBodyToOutput ()
+
         transport.FlushAsync()
 
     member _.HasStarted = started
@@ -492,6 +500,9 @@ type HttpContext
         transport.RequestDeadline <- 0L
         response.WriteUpgrade(transport, protocol)
         releaseBody ()
+        // The upgraded connection reads its own buffers from now on (UpgradedStream): the
+        // request head and any bytes after it move out of the 4 KiB segment.
+        transport.ShrinkInput()
         let stream = new UpgradedStream(transport)
         upgraded <- stream
         let sending = transport.FlushAsync()

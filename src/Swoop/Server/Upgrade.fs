@@ -92,8 +92,8 @@ type internal UpgradedStream(transport: Transport) =
             if buffered > 0 then
                 let n = min buffered buffer.Length
                 transport.Unread.Slice(0, n).CopyTo(buffer.Span)
-                // The segment itself stays until the connection closes: the context still reads
-                // the request's headers from it (a session may look at a cookie).
+                // The bytes stay (in the small array UpgradeAsync moved them to) until the
+                // connection closes: the context still reads the request's headers from them.
                 transport.InPos <- transport.InPos + n
                 ValueTask<int>(n)
             else

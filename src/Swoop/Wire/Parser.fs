@@ -133,6 +133,9 @@ let inline private parseHeaderLine (line: ReadOnlySpan<byte>) (offset: int) (hea
     else
         let index = head.HeaderCount
 
+        if index = head.Headers.Length then
+            head.Grow()
+
         head.Headers[index] <-
             { NameStart = offset
               NameLength = nameLength

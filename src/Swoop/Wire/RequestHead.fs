@@ -55,7 +55,18 @@ type internal BodyKind =
 /// reset for every request.
 [<Sealed; AllowNullLiteral>]
 type internal RequestHead(maxHeaders: int) =
-    member val Headers: HeaderSlice[] = Array.zeroCreate maxHeaders
+    /// The header lines' places; grown by the parser as lines come (most requests have a dozen
+    /// or fewer: a table sized for the limit cost every connection, idle ones included, 1.6 KB).
+    member val Headers: HeaderSlice[] = Array.zeroCreate (min maxHeaders 16) with get, set
+    /// The most header lines a request may have (the parser answers 431 beyond).
+    member _.MaxHeaders = maxHeaders
+
+    /// Room for one more header line (called when Headers is full).
+    member h.Grow() =
+        let bigger = Array.zeroCreate (max 16 (h.Headers.Length * 2))
+        Array.blit h.Headers 0 bigger 0 h.Headers.Length
+        h.Headers <- bigger
+
     member val HeaderCount = 0 with get, set
     member val Method = HttpMethod.Other with get, set
     member val MethodStart = 0 with get, set

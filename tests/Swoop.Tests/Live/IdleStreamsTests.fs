@@ -34,7 +34,9 @@ let ``idle event streams hold little memory each, and one broadcast reaches them
     // Server and client sides together (the clients' sockets live in this process too).
     let perStream = (after - before) / int64 count
     Console.WriteLine(sprintf "idle event stream: %d bytes each (server and client)" perStream)
-    Assert.True(perStream < 16384L, sprintf "%d bytes per idle stream" perStream)
+    // About 5 KB here: the request head moved out of its 4 KiB segment at the first flush, a
+    // header table sized for what came (not for the limit), the client's socket.
+    Assert.True(perStream < 8192L, sprintf "%d bytes per idle stream" perStream)
 
     hub.Publish(ServerSentEvent.Create("to everyone", id = "1"))
     let buffer = Array.zeroCreate<byte> 4096
