@@ -109,13 +109,15 @@ let debugGc (ctx: HttpContext) =
 
     ctx.WriteString(
         String.Format(
-            "{{\"allocatedBytes\":{0},\"gen0\":{1},\"gen1\":{2},\"gen2\":{3},\"threadPoolWorkItems\":{4},\"threadPoolThreads\":{5}}}",
+            "{{\"allocatedBytes\":{0},\"gen0\":{1},\"gen1\":{2},\"gen2\":{3},\"threadPoolWorkItems\":{4},\"threadPoolThreads\":{5},\"heapBytes\":{6},\"committedBytes\":{7}}}",
             GC.GetTotalAllocatedBytes true,
             GC.CollectionCount 0,
             GC.CollectionCount 1,
             GC.CollectionCount 2,
             ThreadPool.CompletedWorkItemCount,
-            ThreadPool.ThreadCount
+            ThreadPool.ThreadCount,
+            GC.GetGCMemoryInfo(GCKind.Any).HeapSizeBytes,
+            GC.GetGCMemoryInfo(GCKind.Any).TotalCommittedBytes
         )
     )
 

@@ -80,7 +80,7 @@ let ``a large buffered response arrives whole, with its length, beside a pipelin
     }
 
 [<Fact>]
-let ``the buffer pool gives back both tiers after a quiet period, keeping one small slab`` () =
+let ``the buffer pool gives back both tiers after a quiet period, keeping one small slab or none`` () =
     let pool = BufferPool(SlabPool(4096, 2), SlabPool(65536, 2))
     let small = [ for _ in 1..4 -> pool.Rent 100 ]
     let large = [ for _ in 1..4 -> pool.Rent 10_000 ]
@@ -89,14 +89,20 @@ let ``the buffer pool gives back both tiers after a quiet period, keeping one sm
     Assert.True(huge.Length >= 1_000_000)
     Assert.Equal(2, pool.Small.SlabCount)
     Assert.Equal(2, pool.Large.SlabCount)
-    Assert.Equal(0L, pool.Trim 0L)
+    let nothingFree = pool.Trim(0L, 1)
+    Assert.Equal(0L, nothingFree)
 
     for s in small @ large @ [ huge ] do
         pool.Return s
 
-    Assert.Equal(int64 (4096 * 2 + 2 * 65536 * 2), pool.Trim 0L)
+    let keepingOne = pool.Trim(0L, 1)
+    Assert.Equal(int64 (4096 * 2 + 2 * 65536 * 2), keepingOne)
     Assert.Equal(1, pool.Small.SlabCount)
     Assert.Equal(0, pool.Large.SlabCount)
+    // With nothing open the server keeps no slab at all.
+    let keepingNone = pool.Trim(0L, 0)
+    Assert.Equal(int64 (4096 * 2), keepingNone)
+    Assert.Equal(0, pool.Small.SlabCount)
 
 [<Fact>]
 let ``Nagle is turned off from a connection's second send on, not for one answer and close`` () =

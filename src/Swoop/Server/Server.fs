@@ -102,7 +102,9 @@ type RunningServer internal (listeners: Socket[], settings: ConnectionSettings, 
 
                 if now - lastTrim >= 5_000L then
                     lastTrim <- now
-                    let slabBytes = BufferPool.Shared.Trim 5_000L
+                    // One small slab is kept for the connections to come, none when nothing is
+                    // open: an idle server's memory is then what it was before the first burst.
+                    let slabBytes = BufferPool.Shared.Trim(5_000L, (if Volatile.Read(&open') = 0 then 0 else 1))
                     let keep = max 16 (Volatile.Read(&open'))
                     let mutable extra = idle.Count - keep
                     let dropped = max 0 extra
@@ -123,10 +125,13 @@ type RunningServer internal (listeners: Socket[], settings: ConnectionSettings, 
                     acceptedAtTrim <- seen
 
                     // Also when no connection is open at all (nobody to stall) and the process
-                    // allocated 8 MiB or more since: what the GC kept committed after a burst
-                    // goes back too.
+                    // let go of or allocated 1 MiB or more since: what the GC kept committed
+                    // after a burst goes back too (a collection of a heap this small takes a
+                    // millisecond or two, and nobody is waiting).
                     let allocated = GC.GetTotalAllocatedBytes false
-                    let drained = Volatile.Read(&open') = 0 && allocated - allocatedAtCollect >= 8L * 1024L * 1024L
+                    let drained =
+                        Volatile.Read(&open') = 0
+                        && (uncollected >= 1024L * 1024L || allocated - allocatedAtCollect >= 1024L * 1024L)
 
                     if quiet && (uncollected >= 8L * 1024L * 1024L || drained) then
                         uncollected <- 0L

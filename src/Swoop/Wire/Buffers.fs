@@ -118,9 +118,9 @@ type internal BufferPool(small: SlabPool, large: SlabPool) =
             elif large.Owns s then large.Return s
 
     /// Gives back to the GC the slabs of both tiers with no segment out, once neither tier
-    /// grew for `quietMs` (keeping one small slab). Returns the bytes let go.
-    member _.Trim(quietMs: int64) : int64 =
-        let smallBytes = int64 (small.Trim(quietMs, 1)) * int64 small.SlabBytes
+    /// grew for `quietMs` (keeping `keepSmall` small slabs). Returns the bytes let go.
+    member _.Trim(quietMs: int64, keepSmall: int) : int64 =
+        let smallBytes = int64 (small.Trim(quietMs, keepSmall)) * int64 small.SlabBytes
         let largeBytes = int64 (large.Trim(quietMs, 0)) * int64 large.SlabBytes
         smallBytes + largeBytes
 
