@@ -98,15 +98,57 @@ type EventStream internal (ctx: HttpContext, maxQueued: int) =
 
     /// Queues an event without waiting (a broadcast); false, and the stream is cut, when the
     /// client has `maxQueued` events waiting already (it does not read).
+    /// A broadcast's usual case is a stream with nothing queued and a socket with room: the
+    /// event is written and sent at once, under the stream's lock as the pump writes (so the
+    /// session's end waits for it), with no task and no queue; only a send that must wait
+    /// starts the pump, and the events after it queue behind.
     member internal s.Post(event: ServerSentEvent) : bool =
-        let tooSlow = lock gate (fun () -> not closed && not (isNull queue) && queue.Count >= maxQueued)
+        // 0: sent or queued; 1: too slow (cut); 2: closed.
+        let verdict =
+            lock gate (fun () ->
+                if closed then
+                    2
+                elif pumping then
+                    if queue.Count >= maxQueued then
+                        1
+                    else
+                        queue.Enqueue event
+                        0
+                else
+                    let sending =
+                        try
+                            ctx.Write event.Bytes.Span
+                            ctx.FlushAsync()
+                        with e ->
+                            ValueTask(Task.FromException e)
 
-        if tooSlow then
+                    if not sending.IsCompletedSuccessfully then
+                        pumping <- true
+
+                        if isNull queue then
+                            queue <- Queue<ServerSentEvent>(4)
+
+                        current <- s.AfterSendAsync sending
+
+                    0)
+
+        match verdict with
+        | 0 -> true
+        | 1 ->
             s.Close true
             false
-        else
-            s.SendAsync event |> ignore
-            true
+        | _ -> false
+
+    /// A send Post started did not finish at once: awaited, then the pump sends what queued.
+    member private s.AfterSendAsync(sending: ValueTask) : Task =
+        task {
+            try
+                do! sending
+            with _ ->
+                s.Close false
+
+            do! s.PumpAsync()
+        }
 
     /// Starts the stream: the head goes out at once; the stream closes when the client goes away.
     member internal s.StartAsync() : ValueTask =
