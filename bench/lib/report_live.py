@@ -45,7 +45,9 @@ def _flags(ms_):
     return ", ".join(f"{k} ({v}/{len(ms_)})" for k, v in flags.items())
 
 
-def _sse_table(res, subjects, sc):
+def _subject_rows(res, subjects, sc, blanks, cells):
+    """One row a subject that ran `sc`: its title, then cells(ok_measurements, every_measurement),
+    or "failed: ..." and `blanks` empty cells when no measurement succeeded."""
     rows = []
     for s in subjects:
         ms_ = _ok(res, s, sc)
@@ -54,41 +56,42 @@ def _sse_table(res, subjects, sc):
             continue
         title = res["subjects"][s]["title"]
         if not ms_:
-            rows.append([title, "failed: " + "; ".join(sorted({m.get("error") or "?" for m in every}))[:200]] + [""] * 9)
-            continue
-        rows.append([title, f"{min(m['streams'] for m in ms_):,}",
-                     _spread([m["kib_per_stream"] for m in ms_], _kib),
-                     " → ".join(mib(statistics.median(m[k] for m in ms_))
-                                for k in ("rss_before_kb", "rss_open_kb", "rss_closed_kb")),
-                     _spread([m["broadcast_cpu_ms"] for m in ms_]),
-                     _spread([m["broadcast_ticks_ms"] for m in ms_]),
-                     _spread([m["broadcast_last_ms"] for m in ms_]),
-                     _spread([m["idle_cpu_ms_per_s"] for m in ms_]),
-                     n0(sum(m.get("errors_total") or 0 for m in every)),
-                     pct(statistics.median(m["loadgen_cpu_s"] / m["wall_s"] for m in ms_)),
-                     _flags(every)])
+            rows.append([title, "failed: " + "; ".join(sorted({m.get("error") or "?" for m in every}))[:200]] + [""] * blanks)
+        else:
+            rows.append([title] + cells(ms_, every))
+    return rows
+
+
+def _sse_table(res, subjects, sc):
+    def cells(ms_, every):
+        return [f"{min(m['streams'] for m in ms_):,}",
+                _spread([m["kib_per_stream"] for m in ms_], _kib),
+                " → ".join(mib(statistics.median(m[k] for m in ms_))
+                           for k in ("rss_before_kb", "rss_open_kb", "rss_closed_kb")),
+                _spread([m["broadcast_cpu_ms"] for m in ms_]),
+                _spread([m["broadcast_ticks_ms"] for m in ms_]),
+                _spread([m["broadcast_last_ms"] for m in ms_]),
+                _spread([m["idle_cpu_ms_per_s"] for m in ms_]),
+                n0(sum(m.get("errors_total") or 0 for m in every)),
+                pct(statistics.median(m["loadgen_cpu_s"] / m["wall_s"] for m in ms_)),
+                _flags(every)]
+
+    rows = _subject_rows(res, subjects, sc, 9, cells)
     head = ["Subject", "streams", "KiB per stream", "RSS MiB before → open → closed", "broadcast CPU ms",
             "(stat ticks) ms", "last client ms", "CPU ms/s in the 2 s after opening", "errors", "client core", "flags"]
     return table(head, rows) if rows else ""
 
 
 def _ws_table(res, subjects, sc):
-    rows = []
-    for s in subjects:
-        ms_ = _ok(res, s, sc)
-        every = aggregate.measurements(res, s, sc)
-        if not every:
-            continue
-        title = res["subjects"][s]["title"]
-        if not ms_:
-            rows.append([title, "failed: " + "; ".join(sorted({m.get("error") or "?" for m in every}))[:200]] + [""] * 6)
-            continue
-        rows.append([title, _spread([m["rps"] for m in ms_], n0),
-                     _spread([m["server_cpu_us_per_msg"] for m in ms_]),
-                     pct(statistics.median(m["server_busy"] for m in ms_)),
-                     pct(statistics.median(m["loadgen_busy"] for m in ms_)),
-                     mib(max(m.get("peak_rss_kb") or 0 for m in ms_)),
-                     n0(sum(m.get("errors_total") or 0 for m in every)), _flags(every)])
+    def cells(ms_, every):
+        return [_spread([m["rps"] for m in ms_], n0),
+                _spread([m["server_cpu_us_per_msg"] for m in ms_]),
+                pct(statistics.median(m["server_busy"] for m in ms_)),
+                pct(statistics.median(m["loadgen_busy"] for m in ms_)),
+                mib(max(m.get("peak_rss_kb") or 0 for m in ms_)),
+                n0(sum(m.get("errors_total") or 0 for m in every)), _flags(every)]
+
+    rows = _subject_rows(res, subjects, sc, 6, cells)
     head = ["Subject", "messages/s", "server CPU µs/msg", "server core", "client core", "peak RSS MiB", "errors",
             "flags"]
     return table(head, rows) if rows else ""

@@ -7,6 +7,7 @@
 module GiraffeApp.Program
 
 open System
+open SubjectArgs
 open System.IO.Compression
 open System.Net
 open Microsoft.AspNetCore.Builder
@@ -41,15 +42,10 @@ let webApp: HttpHandler =
         RequestErrors.NOT_FOUND ""
     ]
 
-let option (argv: string array) name envName fallback =
-    match Array.tryFindIndex ((=) name) argv with
-    | Some i when i + 1 < argv.Length -> argv[i + 1]
-    | _ -> Environment.GetEnvironmentVariable envName |> Option.ofObj |> Option.defaultValue fallback
-
 [<EntryPoint>]
 let main argv =
-    let host = option argv "--host" "HOST" "127.0.0.1"
-    let port = int (option argv "--port" "PORT" "8080")
+    let host = SubjectArgs.option argv "--host" "HOST" "127.0.0.1"
+    let port = int (SubjectArgs.option argv "--port" "PORT" "8080")
     let builder = WebApplication.CreateBuilder(WebApplicationOptions(ContentRootPath = AppContext.BaseDirectory))
     builder.Logging.ClearProviders() |> ignore
     builder.WebHost.ConfigureKestrel(fun o ->

@@ -4,6 +4,7 @@
 module GiraffeSubject
 
 open System
+open SubjectArgs
 open System.Net
 open Microsoft.AspNetCore.Builder
 open Microsoft.AspNetCore.Hosting
@@ -30,11 +31,6 @@ let webApp: HttpHandler =
           GET >=> route "/time" >=> warbler (fun _ -> json {| time = DateTime.UtcNow |})
           (if debugEnabled then GET >=> route "/debug/gc" >=> debugGc else RequestErrors.NOT_FOUND "")
           RequestErrors.NOT_FOUND "" ]
-
-let option (argv: string array) name envName fallback =
-    match Array.tryFindIndex ((=) name) argv with
-    | Some i when i + 1 < argv.Length -> argv[i + 1]
-    | _ -> Environment.GetEnvironmentVariable envName |> Option.ofObj |> Option.defaultValue fallback
 
 [<EntryPoint>]
 let main argv =

@@ -9,6 +9,7 @@
 module SuaveApp.Program
 
 open System
+open SubjectArgs
 open System.IO
 open System.Text.Json
 open Giraffe.ViewEngine
@@ -48,15 +49,10 @@ let app =
         RequestErrors.NOT_FOUND ""
     ]
 
-let option (argv: string array) name envName fallback =
-    match Array.tryFindIndex ((=) name) argv with
-    | Some i when i + 1 < argv.Length -> argv[i + 1]
-    | _ -> Environment.GetEnvironmentVariable envName |> Option.ofObj |> Option.defaultValue fallback
-
 [<EntryPoint>]
 let main argv =
-    let host = option argv "--host" "HOST" "127.0.0.1"
-    let port = int (option argv "--port" "PORT" "8080")
+    let host = SubjectArgs.option argv "--host" "HOST" "127.0.0.1"
+    let port = int (SubjectArgs.option argv "--port" "PORT" "8080")
     let config =
         { defaultConfig with
             bindings = [ HttpBinding.createSimple HTTP host port ]

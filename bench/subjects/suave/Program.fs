@@ -3,6 +3,7 @@
 module SuaveSubject
 
 open System
+open SubjectArgs
 open Suave
 open Suave.Filters
 open Suave.Operators
@@ -28,11 +29,6 @@ let app =
                           (GC.GetTotalAllocatedBytes true) (GC.CollectionCount 0) (GC.CollectionCount 1) (GC.CollectionCount 2))
                   else RequestErrors.NOT_FOUND "")
           RequestErrors.NOT_FOUND "" ]
-
-let option (argv: string array) name envName fallback =
-    match Array.tryFindIndex ((=) name) argv with
-    | Some i when i + 1 < argv.Length -> argv[i + 1]
-    | _ -> Environment.GetEnvironmentVariable envName |> Option.ofObj |> Option.defaultValue fallback
 
 [<EntryPoint>]
 let main argv =
