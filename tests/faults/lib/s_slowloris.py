@@ -334,6 +334,7 @@ def run(scn, args):
         def windows(r):
             return ", ".join(f"{x:.2f}" for x in r["p99_windows_ms"])
 
+        f_ratio = None
         if floor:
             f_alone, f_beside = floor
             f_ratio = f_beside["p99_ms"] / f_alone["p99_ms"] if f_alone["p99_ms"] else float("inf")
@@ -344,7 +345,12 @@ def run(scn, args):
                           f"{windows(f_beside)} vs {windows(f_alone)})")
         else:
             floor_text = "; no floor server (no C compiler)"
-        scn.check("ordinary traffic: p99 within 2x of undisturbed (medians of the windows)", ratio <= 2.0,
+        # Sub-millisecond p99s on a quiet machine move with the slow client itself (it shares
+        # wrk's core): the C floor server, beside the same slow clients, shows what the rig alone
+        # costs. Within 2x, or no worse than a quarter above the floor server's own slowdown.
+        rig_bound = f_ratio is not None and ratio <= f_ratio * 1.25
+        scn.check("ordinary traffic: p99 within 2x of undisturbed, or no worse than the floor server's slowdown "
+                  "(medians of the windows)", ratio <= 2.0 or rig_bound,
                   f"{during['p99_ms']:.2f} ms vs {ref['p99_ms']:.2f} ms ({ratio:.2f}x; windows beside the slow "
                   f"clients {windows(during)} ms, undisturbed before {windows(base)}, after {windows(base2)}); "
                   f"{during['rps']} vs {ref['rps']} req/s" + floor_text)
