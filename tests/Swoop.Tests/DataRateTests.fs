@@ -62,12 +62,13 @@ let ``a body at a fair rate is not cut`` () =
         let options = { testOptions with MinRequestBodyDataRate = 100; DataRateGracePeriod = TimeSpan.FromSeconds 1.0 }
         use server = serve options echoHandler
         use s = connect server
-        s.Send(ascii "POST /x HTTP/1.1\r\nHost: a\r\nContent-Length: 500\r\nConnection: close\r\n\r\n") |> ignore
+        s.Send(ascii "POST /x HTTP/1.1\r\nHost: a\r\nContent-Length: 3000\r\nConnection: close\r\n\r\n") |> ignore
 
-        // 50 bytes every 200 ms: 250 bytes a second.
-        for _ in 1..10 do
-            s.Send(Array.create 50 (byte 'y')) |> ignore
-            do! Task.Delay 200
+        // 200 bytes every 100 ms for 1.5 s (past the grace period): 2,000 bytes a second, twenty
+        // times the minimum, so that a test thread delayed on a loaded machine stays well above it.
+        for _ in 1..15 do
+            s.Send(Array.create 200 (byte 'y')) |> ignore
+            do! Task.Delay 100
 
         let answer, _ = readAll s 3000
         Assert.StartsWith("HTTP/1.1 200", text answer)
