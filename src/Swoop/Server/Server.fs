@@ -136,6 +136,11 @@ type RunningServer internal (listeners: Socket[], settings: ConnectionSettings, 
                     if quiet && (uncollected >= 8L * 1024L * 1024L || drained) then
                         uncollected <- 0L
                         allocatedAtCollect <- allocated
+                        GC.Collect(2, GCCollectionMode.Aggressive, true, true)
+                        // Twice: the first full collection is what tells pools that trim on
+                        // collections (ArrayPool.Shared) to let their arrays go, and only the
+                        // next one can take them (idle RSS after a burst: +15% with one, +7%
+                        // with two, 0.3 MB of heap left).
                         GC.Collect(2, GCCollectionMode.Aggressive, true, true) }
 
     do settings.Heartbeat.Register trimmer |> ignore
