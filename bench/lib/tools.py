@@ -34,12 +34,17 @@ def wrk_cmd(port, path, connections, seconds, close=False, pipeline=0, headers=(
     return cmd
 
 
-def parse_wrk(text):
-    m = re.search(r"^WRKJSON (\{.*\})\s*$", text, re.M)
+def _tagged_json(text, tag, tool):
+    """The JSON object a tool printed on a line of its own after `tag`."""
+    m = re.search(rf"^{tag} (\{{.*\}})\s*$", text, re.M)
     if not m:
         first = text.strip().splitlines()[:1]
-        raise ValueError(f"wrk gave no result ({first[0] if first else 'no output'})")
-    d = json.loads(m.group(1))
+        raise ValueError(f"{tool} gave no result ({first[0] if first else 'no output'})")
+    return json.loads(m.group(1))
+
+
+def parse_wrk(text):
+    d = _tagged_json(text, "WRKJSON", "wrk")
     secs = d["duration_us"] / 1e6
     lat = d["latency_us"]
     errors = dict(d["errors"])
@@ -189,11 +194,7 @@ def lat_cmd(port, path, connections, seconds, rate):
 
 
 def parse_lat(text):
-    m = re.search(r"^LATJSON (\{.*\})\s*$", text, re.M)
-    if not m:
-        first = text.strip().splitlines()[:1]
-        raise ValueError(f"lat gave no result ({first[0] if first else 'no output'})")
-    d = json.loads(m.group(1))
+    d = _tagged_json(text, "LATJSON", "lat")
     secs = d["duration_us"] / 1e6
     lat_ms = {"p50": d["p50_us"] / 1000.0, "p90": d["p90_us"] / 1000.0, "p99": d["p99_us"] / 1000.0,
               "p999": d["p999_us"] / 1000.0, "max": d["max_us"] / 1000.0, "mean": None}

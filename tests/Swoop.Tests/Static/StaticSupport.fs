@@ -74,21 +74,12 @@ let makeSite () =
     baseDir, site
 
 let parseReply (raw: byte[]) =
-    let text = Encoding.Latin1.GetString raw
-    let split = text.IndexOf "\r\n\r\n"
-    let head = text.Substring(0, split).Split "\r\n"
+    // Latin-1: one char per byte, so the body starts at the same index in both.
+    let status, headers, bodyStart = WebSupport.parseHead (Encoding.Latin1.GetString raw)
 
-    let headers =
-        head
-        |> Array.skip 1
-        |> Array.map (fun line ->
-            let i = line.IndexOf ':'
-            line.Substring(0, i).ToLowerInvariant(), line.Substring(i + 1).Trim())
-        |> Map.ofArray
-
-    { Status = int (head[0].Substring(9, 3))
+    { Status = status
       Headers = headers
-      Body = raw[split + 4 ..] }
+      Body = raw[bodyStart..] }
 
 /// One request on its own connection (closed after it), the answer as bytes.
 let fetch (server: RunningServer) (methodName: string) (target: string) (headers: string list) =

@@ -17,9 +17,12 @@ let serveApp (app: HttpHandler) = serve testOptions (Web.handler WebOptions.defa
 
 let serveAppWith (options: WebOptions) (app: HttpHandler) = serve testOptions (Web.handler options app)
 
-let parseAnswer (raw: string) =
+/// An answer's head: its status, its header fields by lower-case name, and where the body
+/// starts in `raw`.
+let parseHead (raw: string) =
     let split = raw.IndexOf "\r\n\r\n"
     let head = raw.Substring(0, split).Split "\r\n"
+
     let headers =
         head
         |> Array.skip 1
@@ -28,9 +31,14 @@ let parseAnswer (raw: string) =
             line.Substring(0, i).ToLowerInvariant(), line.Substring(i + 1).Trim())
         |> Map.ofArray
 
-    { Status = int (head[0].Substring(9, 3))
+    int (head[0].Substring(9, 3)), headers, split + 4
+
+let parseAnswer (raw: string) =
+    let status, headers, bodyStart = parseHead raw
+
+    { Status = status
       Headers = headers
-      Body = raw.Substring(split + 4) }
+      Body = raw.Substring bodyStart }
 
 /// Sends one request (with its own extra header lines and body) and reads the answer.
 let request (server: RunningServer) (methodName: string) (target: string) (headers: string list) (body: string) =
