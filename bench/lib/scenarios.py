@@ -208,7 +208,7 @@ GROUPS = {
     # The app tier: a page, an asset and compressed JSON on Swoop, Giraffe and Suave.
     "app": ["swoop-app", "giraffe-app", "suave-app", "app-*"],
     # Idle event streams and a WebSocket echo, Swoop.Live beside ASP.NET Core.
-    "live": ["swoop-live", "kestrel-live", "sse-*", "ws-*"],
+    "live": ["swoop-live", "kestrel-live", "c-live", "sse-*", "ws-*"],
     "open-loop": ["swoop", "kestrel-raw", "nginx", "open*"],
     "startup": ["swoop", "swoop-api", "swoop-api-aot", "swoop-api-r2r", "time-seq"],
     "two-cores": ["swoop", "swoop-2core", "nginx", "nginx-2core", "kestrel-raw", "kestrel-2core",

@@ -53,13 +53,13 @@ class Subject:
         # and/or "routing" (samples/Api's routes, with /time answering {"now": ...}), "static" and
         # "compress" (files and gzipped JSON), "app" (bench/subjects/app's page, stylesheet and JSON).
         self.tiers = tuple(tiers)
-        self.script = script  # node: the script under bench/subjects/node
+        self.script = script  # node: the script under bench/subjects/node; c: the C source (from the repository)
         # Optional subjects run only when --only names them (kept out of the
         # default full run so that it stays within its time budget).
         self.optional = optional
         self.short = short  # label in charts
         self.title = title
-        self.kind = kind            # dotnet | node | nginx | none
+        self.kind = kind            # dotnet | node | nginx | c | none
         self.summary = summary      # one line on how it is configured
         self.project = project      # .NET project (relative to the repository root)
         self.args = list(args)
@@ -243,6 +243,13 @@ def all_subjects():
                 "that client is aborted); `GET /ws` is UseWebSockets (defaults) and a ReceiveAsync/SendAsync echo on a "
                 "4 KiB buffer from ArrayPool",
                 project="bench/subjects/kestrel-live/KestrelLive.csproj", tiers=LIVE, optional=True),
+        Subject("c-live", "C floor live", "C floor: epoll, one thread (live)", "c",
+                "bench/subjects/c-live/live.c, `cc -O2`: the least a server can do for the live scenarios, as a "
+                "control: one thread, epoll (edge-triggered), no runtime; `GET /sse` answers the head and holds no "
+                "buffer, `GET /broadcast` frames the event once and calls send() for every stream in one loop, `GET /ws` "
+                "the RFC 6455 handshake and an unmasking echo straight from the receive buffer. What is left of its CPU "
+                "is the kernel's: the floor under both Swoop and Kestrel on this machine",
+                script="bench/subjects/c-live/live.c", tiers=LIVE, optional=True),
         Subject("kestrel-raw", "Kestrel raw", "Kestrel raw", "dotnet",
                 "Generic host + Kestrel, one terminal middleware (app.Run), no routing, no logging providers, AddServerHeader=false; Kestrel defaults otherwise",
                 project="bench/subjects/kestrel/Kestrel.csproj", env=DEBUG_ENV),
@@ -400,6 +407,16 @@ def build_all(subjects, log=print):
             ok = shutil.which("node") is not None
             s.build = {"ok": ok, "error": None if ok else "node not found"}
             s.settings = {"env": {k: v for k, v in s.env.items()}}
+        elif s.kind == "c":
+            os.makedirs(s.out_dir, exist_ok=True)
+            t0 = time.monotonic()
+            log(f"  build {s.script} (cc -O2)...")
+            r = subprocess.run(["cc", "-O2", "-o", os.path.join(s.out_dir, s.name), os.path.join(REPO, s.script)],
+                               capture_output=True, text=True)
+            ok = r.returncode == 0
+            s.build = {"ok": ok, "seconds": round(time.monotonic() - t0, 1),
+                       "error": None if ok else (r.stderr.strip().splitlines() or ["cc failed"])[-1]}
+            s.settings = {"compiler": "cc -O2"}
         elif s.kind == "nginx":
             ok = shutil.which("nginx") is not None
             s.build = {"ok": ok, "error": None if ok else "nginx not found"}
@@ -441,6 +458,8 @@ def launch_spec(s, port):
     if s.kind == "node":
         return ["node", os.path.join(BENCH, "subjects", "node", s.script or "server.js"),
                 "--port", str(port), "--host", "127.0.0.1"], env
+    if s.kind == "c":
+        return [os.path.join(s.out_dir, s.name), "--port", str(port), "--host", "127.0.0.1"], env
     if s.kind == "nginx":
         prefix = os.path.join(WORK, s.name)
         os.makedirs(prefix, exist_ok=True)
