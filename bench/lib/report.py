@@ -362,6 +362,13 @@ def method_section(res):
         "- **Latency.** wrk: exact percentiles from its histogram (printed by `bench/wrk/report.lua`); max over "
         "repetitions. ab: its percentile table (1 ms resolution). hammer: mean / min / max per request. "
         "A dash where wrk returned no percentile (its histogram can come up short with pipelining).",
+        "- **Open loop** (`open*` scenarios). The paced meter `tests/faults/lat.c` sends a fixed rate on 32 "
+        "keep-alive connections, each on its own schedule whether or not its last answer came back, and times a "
+        "request from when it was due (no coordinated omission): p50, p99, p99.9 and max (10 µs bins, exact max); "
+        "the rate is a share of the slowest chosen subject's plaintext-c32 in the published run. **below-rate** "
+        "flags a subject that could not keep up. During these scenarios only, idle CPUs poll instead of halting "
+        "(PM QoS: `/dev/cpu_dma_latency` held at 0" + _polling_note(res) + "): on this virtual machine a halted "
+        "vCPU takes milliseconds to wake, which a paced load would otherwise charge to the server.",
         "- **Errors.** wrk: connect, read, write, timeout (> 2 s) socket errors plus responses with status ≥ 400; ab: "
         "failed requests plus non-2xx; autocannon: errors, timeouts, non-2xx; hammer: failed exchanges. Always shown.",
         "- **CPU.** Server: utime+stime of every process of its session, from /proc, before and after the run; given "
@@ -565,6 +572,14 @@ def hammer_detail(res, subjects):
         lines.append("```")
         lines.append("")
     return "\n".join(lines)
+
+
+def _polling_note(res):
+    held = [m.get("polling_idle") for ses in res.get("sessions", []) for m in ses.get("measurements", [])
+            if "polling_idle" in m]
+    if not held:
+        return ""
+    return "; held in every such measurement" if all(held) else "; NOT held in some (not root?): read those p99s with care"
 
 
 def settled(st):

@@ -79,7 +79,7 @@ class Scenario:
     @property
     def rate(self):
         """The open-loop rate (lat): the fraction of the capacity, rounded to 100."""
-        return round(OPEN_CAPACITY["rps"] * self.rate_fraction / 100) * 100
+        return round(OPEN_CAPACITY["rps"] * self.rate_fraction / 100 / 100) * 100  # to the hundred
 
     def warmup_command(self, port, mode):
         """Run just before the measurement and discarded (wrk scenarios only: it
