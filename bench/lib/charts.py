@@ -46,6 +46,11 @@ def _grid(n):
     return rows, cols
 
 
+def _quote(text):
+    """Text for a gnuplot single-quoted string (a quote is doubled there)."""
+    return text.replace("'", "''")
+
+
 def _label(title, subject):
     return title.replace(" ", "\\n", 1) if len(title) > 14 else title
 
@@ -72,7 +77,7 @@ def throughput(results, subjects, scenarios, out_png, work):
             for s, v, lo, hi in rows:
                 f.write(f"\"{results['subjects'][s].get('short', s)}\" {v} {lo} {hi} {_hex(s)}\n")
         top = max(hi for _, _, _, hi in rows) or 1
-        lines.append(f"set title '{results['scenarios'][sc]['title'][:60]}' font ',9'")
+        lines.append(f"set title '{_quote(results['scenarios'][sc]['title'][:60])}' font ',9'")
         lines.append(f"set yrange [0:{top * 1.18}]")
         lines.append(f"plot '{dat}' using 0:2:5:xtic(1) with boxes lc rgb variable, "
                      f"'' using 0:2:3:4 with yerrorbars lc rgb '#222222' pt -1 lw 1, "
@@ -106,7 +111,7 @@ def latency(results, subjects, scenarios, out_png, work):
                 f.write(f"\"{results['subjects'][s].get('short', s)}\" {max(p50, 0.001)} {max(p90, 0.001)} {max(p99, 0.001)}\n")
         lo = min(r[1] for r in rows)
         hi = max(r[3] for r in rows)
-        lines.append(f"set title '{results['scenarios'][sc]['title'][:60]}' font ',9'")
+        lines.append(f"set title '{_quote(results['scenarios'][sc]['title'][:60])}' font ',9'")
         lines.append(f"set yrange [{max(lo / 2, 0.001)}:{hi * 4}]")
         lines.append(f"plot '{dat}' using 2:xtic(1) title 'p50' lc rgb '#74c0fc', "
                      f"'' using 3 title 'p90' lc rgb '#1c7ed6', '' using 4 title 'p99' lc rgb '#0b3d91'")

@@ -19,6 +19,7 @@ from datetime import datetime, timezone
 
 import live
 import machine
+import measure
 import procs
 import scenarios as scen_mod
 import session
@@ -331,6 +332,15 @@ def main(argv):
         with open(raw_path, "w") as f:
             json.dump(results, f, indent=1)
 
+    # Idle CPUs poll instead of halting for the whole run (PM QoS, as tuned's
+    # latency-performance profile): on a virtual machine a halted vCPU can take a millisecond
+    # or more to wake, which would be charged to whichever server sleeps between requests
+    # (one connection, a new connection at a time) rather than spin (measure.PollingIdle).
+    polling = measure.PollingIdle().__enter__()
+    results["polling_idle"] = polling.held
+    progress.line("idle CPUs poll for the whole run (/dev/cpu_dma_latency 0)" if polling.held
+                  else "could not hold /dev/cpu_dma_latency (not root?): idle CPUs may halt; latency at low load "
+                       "then includes their wake-ups")
     run_t0 = time.monotonic()
     for k, (rep, s) in enumerate(plan):
         head = f"rep {rep}/{mode['reps']} | {s.name} ({(k % len(chosen_subjects)) + 1}/{len(chosen_subjects)})"
@@ -368,6 +378,7 @@ def main(argv):
         results["sessions"].append(rec)
         save()
     results["run_seconds"] = round(time.monotonic() - run_t0, 1)
+    polling.__exit__(None, None, None)
 
     # Micro-benchmarks (BenchmarkDotNet), pinned to the server core.
     if micro_wanted and not args.no_micro:

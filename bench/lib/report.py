@@ -366,9 +366,7 @@ def method_section(res):
         "keep-alive connections, each on its own schedule whether or not its last answer came back, and times a "
         "request from when it was due (no coordinated omission): p50, p99, p99.9 and max (10 µs bins, exact max); "
         "the rate is a share of the slowest chosen subject's plaintext-c32 in the published run. **below-rate** "
-        "flags a subject that could not keep up. During these scenarios only, idle CPUs poll instead of halting "
-        "(PM QoS: `/dev/cpu_dma_latency` held at 0" + _polling_note(res) + "): on this virtual machine a halted "
-        "vCPU takes milliseconds to wake, which a paced load would otherwise charge to the server.",
+        "flags a subject that could not keep up." + _polling_note(res),
         "- **Errors.** wrk: connect, read, write, timeout (> 2 s) socket errors plus responses with status ≥ 400; ab: "
         "failed requests plus non-2xx; autocannon: errors, timeouts, non-2xx; hammer: failed exchanges. Always shown.",
         "- **CPU.** Server: utime+stime of every process of its session, from /proc, before and after the run; given "
@@ -575,11 +573,20 @@ def hammer_detail(res, subjects):
 
 
 def _polling_note(res):
+    """Where idle CPUs polled instead of halting (PM QoS, /dev/cpu_dma_latency held at 0)."""
+    why = (" On a virtual machine a halted vCPU can take a millisecond or more to be woken by the host: "
+           "a server that sleeps between requests (one connection, one new connection at a time, a paced "
+           "load) would be charged for it, and one that spins would not.")
+    if res.get("polling_idle"):
+        return " Idle CPUs poll instead of halting throughout the run (PM QoS: `/dev/cpu_dma_latency` held at 0)." + why
+    if res.get("polling_idle") is False:
+        return " Idle CPUs could NOT be kept from halting (no access to `/dev/cpu_dma_latency`)." + why
     held = [m.get("polling_idle") for ses in res.get("sessions", []) for m in ses.get("measurements", [])
             if "polling_idle" in m]
     if not held:
         return ""
-    return "; held in every such measurement" if all(held) else "; NOT held in some (not root?): read those p99s with care"
+    return (" During these scenarios only, idle CPUs polled instead of halting (PM QoS: `/dev/cpu_dma_latency` held "
+            "at 0" + ("" if all(held) else "; NOT in some") + "); the other scenarios of this run let them halt." + why)
 
 
 def settled(st):

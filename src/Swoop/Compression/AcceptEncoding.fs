@@ -54,10 +54,16 @@ module internal AcceptEncoding =
             let mutable q = 1000
 
             if semi >= 0 then
-                let parameter = trim (element.Slice(semi + 1))
+                // The weight among the parameters, wherever it stands ("gzip;x=1;q=0" is q=0).
+                let mutable parameters = element.Slice(semi + 1)
 
-                if parameter.Length >= 2 && (parameter[0] ||| 0x20uy) = byte 'q' && parameter[1] = byte '=' then
-                    q <- quality (trim (parameter.Slice 2))
+                while parameters.Length > 0 do
+                    let next = parameters.IndexOf(byte ';')
+                    let parameter = trim (if next < 0 then parameters else parameters.Slice(0, next))
+                    parameters <- if next < 0 then ReadOnlySpan<byte>.Empty else parameters.Slice(next + 1)
+
+                    if parameter.Length >= 2 && (parameter[0] ||| 0x20uy) = byte 'q' && parameter[1] = byte '=' then
+                        q <- quality (trim (parameter.Slice 2))
 
             if q >= 0 && coding.Length > 0 then
                 if isToken coding "br" then br <- q

@@ -9,10 +9,19 @@ open Swoop.Web
 
 [<Sealed; AllowNullLiteral>]
 type EventStream internal (ctx: HttpContext, maxQueued: int) =
+    // Ids go out as UTF-8 and a browser sends the last one back as UTF-8 (HTML, 9.2.3): read
+    // as such, not as the Latin-1 of other header values, so that "né-7" comes back "né-7".
     let lastEventId =
-        match ctx.Header "Last-Event-ID" with
-        | ValueSome id -> Some id
-        | ValueNone -> None
+        let mutable found = None
+        let mutable i = 0
+
+        while found.IsNone && i < ctx.HeaderCount do
+            if String.Equals(ctx.HeaderName i, "Last-Event-ID", StringComparison.OrdinalIgnoreCase) then
+                found <- Some(Text.Encoding.UTF8.GetString(ctx.HeaderValueBytes i))
+
+            i <- i + 1
+
+        found
 
     let gate = obj ()
     // Events waiting for the socket: references to shared, encoded events (made on first need).
@@ -24,8 +33,9 @@ type EventStream internal (ctx: HttpContext, maxQueued: int) =
     let ended = TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously)
     let mutable registration = Unchecked.defaultof<CancellationTokenRegistration>
     let mutable aborted = CancellationToken.None
-    // The pump's loop state, in a field (one pump at a time).
+    // The pump's loop state and its send in flight, in fields (one pump at a time).
     let mutable go = false
+    let mutable pumpSending = ValueTask()
 
     let closedError () =
         Task.FromException(OperationCanceledException "the event stream is closed: its client went away")
@@ -48,23 +58,31 @@ type EventStream internal (ctx: HttpContext, maxQueued: int) =
             go <- true
 
             while go do
-                let next =
-                    lock gate (fun () ->
-                        if closed || isNull queue || queue.Count = 0 then
-                            pumping <- false
-                            null
-                        else
-                            queue.Dequeue())
+                // Taken and written under the lock, as Post writes: once the stream is closed
+                // (the session's end, a cut, the client gone) nothing more touches the
+                // response, which the connection may then give to its next request.
+                lock gate (fun () ->
+                    if closed || isNull queue || queue.Count = 0 then
+                        pumping <- false
+                        go <- false
+                    else
+                        let next = queue.Dequeue()
 
-                if isNull next then
-                    go <- false
-                else
+                        pumpSending <-
+                            try
+                                ctx.Write next.Bytes.Span
+                                ctx.FlushAsync()
+                            with e ->
+                                ValueTask(Task.FromException e))
+
+                if go then
                     try
-                        ctx.Write next.Bytes.Span
-                        do! ctx.FlushAsync()
+                        do! pumpSending
                     with _ ->
                         s.Close false
                         go <- false
+
+                pumpSending <- ValueTask()
         }
 
     member _.Context = ctx

@@ -47,6 +47,8 @@ let private readOffer (parameters: string list) =
     let seen = Collections.Generic.HashSet<string>(StringComparer.OrdinalIgnoreCase)
     let mutable ok = true
     let mutable serverBits = 15
+    // Offered: the answer must carry it back (RFC 7692, 7.1.2.1), at 15 too.
+    let mutable serverBitsOffered = false
     let mutable clientNoContext = false
 
     let bits (value: string) =
@@ -68,12 +70,16 @@ let private readOffer (parameters: string list) =
             | "server_max_window_bits" ->
                 let n = if isNull value then -1 else bits value
                 // The base library's deflater needs 9 bits or more.
-                if n < 9 then ok <- false else serverBits <- n
+                if n < 9 then
+                    ok <- false
+                else
+                    serverBits <- n
+                    serverBitsOffered <- true
             | "client_no_context_takeover" -> if isNull value then clientNoContext <- true else ok <- false
             | "server_no_context_takeover" -> if not (isNull value) then ok <- false
             | _ -> ok <- false
 
-    if ok then Some(serverBits, clientNoContext) else None
+    if ok then Some(serverBits, serverBitsOffered, clientNoContext) else None
 
 /// The first permessage-deflate offer the server can take: the response's extension header and
 /// the options for the base library. The server never keeps its compression context between
@@ -84,10 +90,10 @@ let negotiateDeflate (extensionValues: string list) : (string * WebSocketDeflate
         match offer.Split ';' |> Array.map (fun s -> s.Trim()) |> List.ofArray with
         | name :: parameters when String.Equals(name, "permessage-deflate", StringComparison.OrdinalIgnoreCase) ->
             readOffer parameters
-            |> Option.map (fun (serverBits, clientNoContext) ->
+            |> Option.map (fun (serverBits, serverBitsOffered, clientNoContext) ->
                 let header =
                     "permessage-deflate; server_no_context_takeover"
-                    + (if serverBits < 15 then "; server_max_window_bits=" + string serverBits else "")
+                    + (if serverBitsOffered || serverBits < 15 then "; server_max_window_bits=" + string serverBits else "")
                     + (if clientNoContext then "; client_no_context_takeover" else "")
 
                 let options =
@@ -110,7 +116,9 @@ type Outcome =
 
 /// Checks the request as RFC 6455 section 4.2.1 asks.
 let check (subProtocols: string list) (allowOrigin: string -> bool) (deflate: bool) (ctx: HttpContext) =
-    let key = ctx.Header "Sec-WebSocket-Key"
+    // RFC 6455, 11.3.1: the key comes once; two are refused, not the first believed.
+    let keys = values ctx "Sec-WebSocket-Key"
+    let key = match keys with [ one ] -> ValueSome one | _ -> ValueNone
 
     if ctx.Method <> HttpMethod.Get then
         Refuse(405, "a WebSocket handshake is a GET request", false)
@@ -123,7 +131,7 @@ let check (subProtocols: string list) (allowOrigin: string -> bool) (deflate: bo
     elif ctx.Header "Sec-WebSocket-Version" <> ValueSome "13" then
         Refuse(426, "Sec-WebSocket-Version must be 13", true)
     elif key.IsNone || not (validKey key.Value) then
-        Refuse(400, "Sec-WebSocket-Key must be 16 bytes in base64", false)
+        Refuse(400, (if keys.Length > 1 then "Sec-WebSocket-Key must come once" else "Sec-WebSocket-Key must be 16 bytes in base64"), false)
     else
         match ctx.Header "Origin" with
         | ValueSome origin when not (allowOrigin origin) -> Refuse(403, "this origin may not open a WebSocket here", false)

@@ -42,6 +42,9 @@ type WebSocketSession internal (socket: WebSocket, protocol: string, maxMessageS
     let mutable buffer: byte[] = null
     let mutable count = 0
     let mutable result = Unchecked.defaultof<WebSocketMessage>
+    // 1 while a ReceiveAsync runs: its state lives in the fields above, so a second one at the
+    // same time is refused rather than let mix the two messages (and their pooled buffer).
+    let mutable receiving = 0
 
     /// Closes, waiting for the client's close at most closeWait; never throws.
     let closeQuietly (status: WebSocketCloseStatus) (description: string) =
@@ -69,6 +72,12 @@ type WebSocketSession internal (socket: WebSocket, protocol: string, maxMessageS
         }
 
     member this.ReceiveAsync() : Task<WebSocketMessage> =
+        if Interlocked.Exchange(&receiving, 1) = 1 then
+            invalidOp "ReceiveAsync was called while another ReceiveAsync on this WebSocket was still running: await each one before the next"
+
+        this.ReceiveOneAsync()
+
+    member private this.ReceiveOneAsync() : Task<WebSocketMessage> =
         task {
             // State in fields (one receive at a time, as WebSocket requires): a mutable local
             // across an await would be a heap cell per call.
@@ -110,7 +119,8 @@ type WebSocketSession internal (socket: WebSocket, protocol: string, maxMessageS
                                         Binary(buffer.AsSpan(0, count).ToArray())
                             elif count = buffer.Length then
                                 // Room for one byte past the limit: that byte says "too big".
-                                let bigger = ArrayPool<byte>.Shared.Rent(min (buffer.Length * 2) (maxMessageSize + 1))
+                                let wanted = min (int64 buffer.Length * 2L) (int64 maxMessageSize + 1L)
+                                let bigger = ArrayPool<byte>.Shared.Rent(int (min wanted (int64 Array.MaxLength)))
                                 Buffer.BlockCopy(buffer, 0, bigger, 0, count)
                                 ArrayPool<byte>.Shared.Return buffer
                                 buffer <- bigger
@@ -126,8 +136,14 @@ type WebSocketSession internal (socket: WebSocket, protocol: string, maxMessageS
                     ArrayPool<byte>.Shared.Return buffer
                     buffer <- null
 
+                // Failed with no message: the next receive may start (after a message, once
+                // it is read out of the field, below).
+                if isNull (box result) then
+                    Volatile.Write(&receiving, 0)
+
             let message = result
             result <- Unchecked.defaultof<WebSocketMessage>
+            Volatile.Write(&receiving, 0)
             return message
         }
 
@@ -138,7 +154,20 @@ type WebSocketSession internal (socket: WebSocket, protocol: string, maxMessageS
     member _.SendBinaryAsync(bytes: ReadOnlyMemory<byte>) : Task =
         socket.SendAsync(bytes, WebSocketMessageType.Binary, true, CancellationToken.None).AsTask()
 
-    member _.CloseAsync(status: WebSocketCloseStatus, description: string) : Task = closeQuietly status description
+    member _.CloseAsync(status: WebSocketCloseStatus, description: string) : Task =
+        // A close the protocol cannot carry is the handler's mistake: said, not turned into an
+        // abort the client sees as 1006.
+        let code = int status
+
+        let empty = status = WebSocketCloseStatus.Empty && String.IsNullOrEmpty description
+
+        if not empty && (code < 1000 || code > 4999 || code = 1004 || code = 1005 || code = 1006 || code = 1015) then
+            invalidArg "status" ("close status " + string code + " cannot be sent in a close frame (RFC 6455, 7.4)")
+
+        if not (isNull description) && Encoding.UTF8.GetByteCount description > 123 then
+            invalidArg "description" "a close reason is at most 123 bytes of UTF-8 (RFC 6455, 5.5)"
+
+        closeQuietly status description
 
     /// The server is stopping: a close frame (1001, going away) goes out now; the client's close
     /// then ends the session's ReceiveAsync. Never throws.
@@ -213,7 +242,9 @@ module WebSockets =
             match Handshake.check subProtocols options.AllowOrigin options.Deflate ctx with
             | Handshake.Refuse(status, detail, versionHeader) ->
                 if versionHeader then
+                    // 426 names the protocol to upgrade to (RFC 9110, 15.5.22).
                     ctx.SetHeader("Sec-WebSocket-Version", "13")
+                    ctx.SetHeader("Upgrade", "websocket")
 
                 if status = 405 then
                     ctx.SetHeader("Allow", "GET")

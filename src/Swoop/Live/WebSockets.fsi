@@ -52,13 +52,16 @@ type WebSocketSession =
     /// The upgrade request (valid while the session runs).
     member Context: HttpContext
     /// The next whole message (fragments joined, at most MaxMessageSize). A close from the
-    /// client is answered (the handshake completed) and returned as `Closed`.
+    /// client is answered (the handshake completed) and returned as `Closed`. One at a time:
+    /// a second call while one runs raises InvalidOperationException.
     member ReceiveAsync: unit -> Task<WebSocketMessage>
     /// Sends a text message.
     member SendTextAsync: text: string -> Task
     /// Sends a binary message.
     member SendBinaryAsync: bytes: ReadOnlyMemory<byte> -> Task
-    /// Starts the close handshake and waits (at most 5 s) for the client's close.
+    /// Starts the close handshake and waits (at most 5 s) for the client's close. A status a
+    /// close frame cannot carry (1005, 1006, 1015, outside 1000-4999) or a reason over 123
+    /// bytes of UTF-8 raises ArgumentException.
     member CloseAsync: status: WebSocketCloseStatus * description: string -> Task
     member internal GoAway: unit -> unit
 

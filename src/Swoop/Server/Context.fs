@@ -95,6 +95,9 @@ type HttpContext
 
     /// A body needs room to go: a streamed 204/304 has none.
     let checkBodyAllowed () =
+        if not (isNull upgraded) then
+            invalidOp "the connection switched protocols (101): write to the upgraded stream, not to the response"
+
         if started && not (sendsBody ()) && head.Method <> HttpMethod.Head then
             invalidOp ("a " + string response.Status + " response has no body: nothing may be written to it")
 
@@ -322,6 +325,9 @@ type HttpContext
 
     member this.FlushAsync() : ValueTask =
         abort.ThrowIfCut()
+
+        if not (isNull upgraded) then
+            invalidOp "the connection switched protocols (101): flush the upgraded stream, not the response"
 
         if transport.Sending then
             invalidOp "FlushAsync was called while the previous flush was still sending: await each FlushAsync before the next"

@@ -132,21 +132,26 @@ type internal ResponseHead() =
 
     /// Writes a 101 Switching Protocols head to `protocol` (e.g. "websocket") with the fields
     /// set so far (a Content-Type is left out: no body follows).
-    member _.WriteUpgrade(transport: Transport, protocol: string) =
+    member this.WriteUpgrade(transport: Transport, protocol: string) =
         let statusLine = Response.statusLine 101
         let mutable size = statusLine.Length + 64 + 48 + Response.headerSize "Upgrade" protocol
 
         for i in 0 .. count - 1 do
             size <- size + Response.headerSize names[i] values[i]
 
+        // Upgrade and Connection are the switch's own: a handler's copy is not written twice.
+        let own (name: string) =
+            String.Equals(name, "Upgrade", StringComparison.OrdinalIgnoreCase)
+            || String.Equals(name, "Connection", StringComparison.OrdinalIgnoreCase)
+
         let span = transport.OutputSpan size
         let mutable p = Response.put statusLine span 0
-        p <- Response.put Heartbeat.DateHeader span p
+        if not this.UserDate then p <- Response.put Heartbeat.DateHeader span p
         p <- Response.put Response.connectionUpgrade span p
         p <- Response.putHeader "Upgrade" protocol span p
 
         for i in 0 .. count - 1 do
-            p <- Response.putHeader names[i] values[i] span p
+            if not (own names[i]) then p <- Response.putHeader names[i] values[i] span p
 
         p <- Response.put Response.crlf span p
         transport.Advance p

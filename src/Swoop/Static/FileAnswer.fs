@@ -87,6 +87,8 @@ module internal FileAnswer =
             Results.handled
         | Precondition.Failed ->
             ctx.StatusCode <- 412
+            // Every answer about a file with coded variants says that it varies.
+            if entry.Varies then ctx.SetHeader("Vary", "Accept-Encoding")
             Results.handled
         | _ ->
             let range =
@@ -100,6 +102,7 @@ module internal FileAnswer =
             | RangeKind.Unsatisfiable ->
                 ctx.StatusCode <- 416
                 ctx.SetHeader("Content-Range", "bytes */" + rep.LengthText)
+                if entry.Varies then ctx.SetHeader("Vary", "Accept-Encoding")
                 Results.handled
             | RangeKind.One ->
                 ctx.StatusCode <- 206

@@ -17,7 +17,9 @@ open Microsoft.Win32.SafeHandles
 /// a copy compressed in memory (path null: the file's own staleness check covers it).
 [<Sealed; AllowNullLiteral>]
 type internal Representation(path: string, length: int64, lastWriteTicks: int64, encoding: string, bytes: byte[], handle: SafeFileHandle) =
-    let seconds = HttpDate.seconds (DateTime(lastWriteTicks, DateTimeKind.Utc))
+    // A modification time in the future is sent as now (RFC 9110, 8.8.2.1), or a client that
+    // kept it would take every later version for unmodified.
+    let seconds = min (HttpDate.seconds (DateTime(lastWriteTicks, DateTimeKind.Utc))) (HttpDate.seconds DateTime.UtcNow)
     // nginx's form: modification time and length, in hex; a sibling's names its coding.
     let etag =
         "\"" + lastWriteTicks.ToString("x") + "-" + length.ToString("x")
@@ -63,6 +65,11 @@ type internal EntryKind =
 type internal FileEntry
     (kind: EntryKind, path: string, identity: Representation, brotli: Representation, gzip: Representation, contentType: string, cacheControl: string) =
     let varies = not (isNull brotli && isNull gzip)
+    // Siblings that were on disk but not taken (unreadable, or leaving the root): only a
+    // sibling that arrives later makes the entry stale, or a refused one would rebuild it
+    // at every look.
+    let refusedBrotli = kind = EntryKind.File && isNull brotli && File.Exists(path + ".br")
+    let refusedGzip = kind = EntryKind.File && isNull gzip && File.Exists(path + ".gz")
 
     /// "Name: value\r\n" lines (a null value: no line), checked as SetHeader checks them.
     let encode (lines: (string * string) list) =
@@ -119,7 +126,9 @@ type internal FileEntry
             not (Directory.Exists path)
         else
             stale identity || stale brotli || stale gzip
-            || (precompressed && ((isNull brotli && File.Exists(path + ".br")) || (isNull gzip && File.Exists(path + ".gz"))))
+            || (precompressed
+                && ((isNull brotli && not refusedBrotli && File.Exists(path + ".br"))
+                    || (isNull gzip && not refusedGzip && File.Exists(path + ".gz"))))
 
     member _.Dispose() =
         let dispose (r: Representation) = if not (isNull r) then r.Dispose()

@@ -19,7 +19,16 @@ module internal FileFinder =
                 let ticks = info.LastWriteTimeUtc.Ticks
 
                 if info.Length <= int64 memoryFileLimit && cache.Reserve info.Length then
-                    let! bytes = File.ReadAllBytesAsync path
+                    let! bytes =
+                        task {
+                            try
+                                return! File.ReadAllBytesAsync path
+                            with e ->
+                                // Unreadable (permissions, gone meanwhile): its share of the
+                                // memory bound goes back, or each such request would keep it.
+                                cache.Unreserve info.Length
+                                return raise e
+                        }
                     // Changed between the look and the read: hold what was read.
                     if int64 bytes.Length <> info.Length then cache.Unreserve(info.Length - int64 bytes.Length)
                     return Representation(path, int64 bytes.Length, ticks, encoding, bytes, null)

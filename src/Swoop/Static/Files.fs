@@ -10,7 +10,11 @@ module Files =
         Problem.write ctx status null (if status = 400 then "this path is not allowed" else "not found") []
         Results.handled
 
-    let handler (options: StaticFileOptions) (root: string) : HttpHandler =
+    /// The handler; `rootMounted`: it takes every method itself (no prefix route can tell the
+    /// router which paths are files), and a method other than GET or HEAD on a path that
+    /// names a file or folder records GET as allowed and skips, so that the host answers 405
+    /// with Allow, as under a prefix; any other path falls through (404 at the end).
+    let private make (options: StaticFileOptions) (root: string) (rootMounted: bool) : HttpHandler =
         let files = StaticFiles(options, root)
         let cache = files.Cache
 
@@ -38,10 +42,35 @@ module Files =
                         entry.Dispose()
             }
 
+        let otherMethod (state: RequestState) : Task<bool> =
+            let rest = state.Rest
+
+            if rest.IsEmpty || rest[0] <> '/' || SafePath.check rest options.AllowDotfiles <> PathVerdict.Fine then
+                Results.skip
+            elif not (isNull (cache.Find rest)) then
+                state.Allowed <- state.Allowed ||| Methods.bit HttpMethod.Get
+                Results.skip
+            else
+                let key = String rest
+
+                task {
+                    // On the thread pool, as a miss: the disk may wait. Not kept: no answer uses it.
+                    let! struct (entry, _) = Task.Run<struct (FileEntry * int)>(fun () -> files.Find key)
+
+                    if not (isNull entry) then
+                        cache.Unreserve entry.MemoryBytes
+                        entry.Dispose()
+                        state.Allowed <- state.Allowed ||| Methods.bit HttpMethod.Get
+
+                    return false
+                }
+
         fun _ ctx ->
             let state = RequestState.Of ctx
 
-            if not state.PathValid then
+            if rootMounted && ctx.Method <> HttpMethod.Get && ctx.Method <> HttpMethod.Head then
+                otherMethod state
+            elif not state.PathValid then
                 refuse ctx 400
             else
                 let rest = state.Rest
@@ -63,7 +92,8 @@ module Files =
                         | PathVerdict.Hidden -> refuse ctx 404
                         | _ -> miss ctx (String rest)
 
+    let handler (options: StaticFileOptions) (root: string) : HttpHandler = make options root false
+
     let serve (options: StaticFileOptions) (prefix: string) (root: string) : HttpHandler =
-        let files = handler options root
         let trimmed = prefix.TrimEnd '/'
-        if trimmed = "" then GET >=> files else subRoute trimmed (GET >=> files)
+        if trimmed = "" then make options root true else subRoute trimmed (GET >=> make options root false)

@@ -14,8 +14,31 @@ module internal HttpDate =
     /// Whole seconds since 1970 of a UTC time (HTTP dates have no finer grain).
     let seconds (utc: DateTime) = DateTimeOffset(utc.ToUniversalTime()).ToUnixTimeSeconds()
 
-    /// An IMF-fixdate's seconds since 1970, or -1 when the value is not one (the obsolete
-    /// RFC 850 and asctime forms included: a date that cannot be read is ignored).
+    /// What `parse` answers for a value that is not a date (any other number is one, dates
+    /// before 1970 included).
+    [<Literal>]
+    let Invalid = Int64.MinValue
+
+    // RFC 850 ("Sunday, 06-Nov-94 08:49:37 GMT") and asctime ("Sun Nov  6 08:49:37 1994"),
+    // which a recipient must still accept (RFC 9110, 5.6.7); rare, so read through a string.
+    let private obsoleteFormats = [| "dddd, dd-MMM-yy HH:mm:ss 'GMT'"; "ddd MMM d HH:mm:ss yyyy" |]
+
+    let private obsolete (value: ReadOnlySpan<byte>) =
+        let text = Text.Encoding.ASCII.GetString value
+        // asctime pads a one-digit day with a space: one space stands for both.
+        let text = text.Replace("  ", " ")
+        let mutable date = DateTime()
+        let styles = DateTimeStyles.AdjustToUniversal ||| DateTimeStyles.AssumeUniversal
+
+        if DateTime.TryParseExact(text, obsoleteFormats, CultureInfo.InvariantCulture, styles, &date) then
+            // A two-digit year more than 50 years ahead is the past century's (RFC 9110, 5.6.7).
+            let date = if date > DateTime.UtcNow.AddYears 50 then date.AddYears -100 else date
+            DateTimeOffset(date, TimeSpan.Zero).ToUnixTimeSeconds()
+        else
+            Invalid
+
+    /// An HTTP date's seconds since 1970 (IMF-fixdate, and the obsolete RFC 850 and asctime
+    /// forms), or `Invalid` when the value is none (a date that cannot be read is ignored).
     let parse (value: ReadOnlySpan<byte>) : int64 =
         let mutable date = DateTimeOffset()
         let mutable used = 0
@@ -23,5 +46,7 @@ module internal HttpDate =
 
         if Utf8Parser.TryParse(trimmed, &date, &used, 'R') && used = trimmed.Length then
             date.ToUnixTimeSeconds()
+        elif trimmed.Length > 0 && trimmed.Length <= 40 then
+            obsolete trimmed
         else
-            -1L
+            Invalid

@@ -96,7 +96,7 @@ module internal Preconditions =
                 not (listMatches (ctx.HeaderValueBytes fields.IfMatch) etag true)
             elif fields.IfUnmodifiedSince >= 0 then
                 let date = HttpDate.parse (ctx.HeaderValueBytes fields.IfUnmodifiedSince)
-                date >= 0L && lastModified > date
+                date <> HttpDate.Invalid && lastModified > date
             else
                 false
 
@@ -109,7 +109,7 @@ module internal Preconditions =
                 Precondition.Proceed
         elif fields.IfModifiedSince >= 0 && getOrHead then
             let date = HttpDate.parse (ctx.HeaderValueBytes fields.IfModifiedSince)
-            if date >= 0L && lastModified <= date then Precondition.NotModified else Precondition.Proceed
+            if date <> HttpDate.Invalid && lastModified <= date then Precondition.NotModified else Precondition.Proceed
         else
             Precondition.Proceed
 
@@ -126,4 +126,4 @@ module internal Preconditions =
                 value.SequenceEqual etag
             else
                 let date = HttpDate.parse value
-                date >= 0L && date = lastModified
+                date <> HttpDate.Invalid && date = lastModified

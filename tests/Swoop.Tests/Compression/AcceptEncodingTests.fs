@@ -15,6 +15,7 @@ open Swoop.Web
 [<InlineData("gzip;q=0.5, br;q=0.5", "br")>]
 [<InlineData("gzip;q=0", "identity")>]
 [<InlineData("br;q=0, gzip;q=0.001", "gzip")>]
+[<InlineData("gzip;x=1;q=0, br;level=3;q=0", "identity")>]
 [<InlineData("*", "br")>]
 [<InlineData("*;q=0", "identity")>]
 [<InlineData("*;q=0.5, br;q=0", "gzip")>]

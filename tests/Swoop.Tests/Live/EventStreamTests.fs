@@ -63,6 +63,17 @@ let ``an event stream answers text/event-stream, no-cache, chunked, and resumes 
     Assert.DoesNotContain("id: 7\n", got)
 
 [<Fact>]
+let ``Last-Event-ID is read as UTF-8, as ids are sent`` () =
+    let session (stream: EventStream) : Task =
+        stream.SendAsync(ServerSentEvent.Create("after " + (stream.LastEventId |> Option.defaultValue "none")))
+
+    use server = serveApp (route "/events" >=> eventStream session)
+    use s = connect server
+    s.Send(Encoding.UTF8.GetBytes "GET /events HTTP/1.1\r\nHost: a\r\nLast-Event-ID: né-7\r\n\r\n") |> ignore
+    let got = readUntil s "\n\n" 5000
+    Assert.Contains("data: after né-7\n\n", got)
+
+[<Fact>]
 let ``a session that ends by itself ends the response cleanly, and the connection serves on`` () =
     let session (stream: EventStream) : Task =
         task {

@@ -29,6 +29,8 @@ let deflateHeader (offers: string list) =
 let ``deflate offers: accepted with server_no_context_takeover, limits honoured, bad offers passed over`` () =
     Assert.Equal(Some "permessage-deflate; server_no_context_takeover", deflateHeader [ "permessage-deflate; client_max_window_bits" ])
     Assert.Equal(Some "permessage-deflate; server_no_context_takeover; server_max_window_bits=10", deflateHeader [ "permessage-deflate; server_max_window_bits=10" ])
+    // Offered at 15, it is still answered (RFC 7692, 7.1.2.1: a client may fail without it).
+    Assert.Equal(Some "permessage-deflate; server_no_context_takeover; server_max_window_bits=15", deflateHeader [ "permessage-deflate; server_max_window_bits=15" ])
     Assert.Equal(Some "permessage-deflate; server_no_context_takeover; client_no_context_takeover", deflateHeader [ "permessage-deflate; client_no_context_takeover" ])
     // An unknown parameter, a window the base library cannot keep, a repeated parameter: the next offer.
     Assert.Equal(None, deflateHeader [ "permessage-deflate; colour=blue" ])

@@ -353,9 +353,12 @@ let ``the handshake's answers: 101 with the RFC's accept value, 426, 400 and 403
     let wrongVersion = request server "GET" "/ws" (handshake [ "Sec-WebSocket-Version: 8" ]) ""
     Assert.Equal(426, wrongVersion.Status)
     Assert.Equal("13", wrongVersion.Headers["sec-websocket-version"])
+    Assert.Equal("websocket", wrongVersion.Headers["upgrade"])
     Assert.Equal("application/problem+json", wrongVersion.Headers["content-type"])
     let badKey = request server "GET" "/ws" [ "Upgrade: websocket"; "Connection: Upgrade"; "Sec-WebSocket-Version: 13"; "Sec-WebSocket-Key: short" ] ""
     Assert.Equal(400, badKey.Status)
+    let twoKeys = request server "GET" "/ws" (handshake [ "Sec-WebSocket-Version: 13"; "Sec-WebSocket-Key: AQIDBAUGBwgJCgsMDQ4PEA==" ]) ""
+    Assert.Equal(400, twoKeys.Status)
     let noUpgrade = request server "GET" "/ws" [ "Sec-WebSocket-Version: 13"; "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==" ] ""
     Assert.Equal(400, noUpgrade.Status)
     let badOrigin = request server "GET" "/ws" (handshake [ "Sec-WebSocket-Version: 13"; "Origin: https://evil.example" ]) ""
@@ -363,3 +366,48 @@ let ``the handshake's answers: 101 with the RFC's accept value, 426, 400 and 403
     let post = request server "POST" "/ws" (handshake [ "Sec-WebSocket-Version: 13" ]) ""
     Assert.Equal(405, post.Status)
     Assert.Equal("GET", post.Headers["allow"])
+
+[<Fact>]
+let ``a handler's mistakes on a session are named: writing to the response after the upgrade, two receives at once, a close frame the protocol cannot carry`` () =
+    task {
+        let mistakes = TaskCompletionSource<string list>()
+
+        let session (live: WebSocketSession) : Task =
+            task {
+                let caught (f: unit -> unit) =
+                    try
+                        f ()
+                        "no exception"
+                    with e ->
+                        e.GetType().Name + ": " + e.Message
+
+                let write = caught (fun () -> live.Context.WriteString "x")
+                let flush = caught (fun () -> live.Context.FlushAsync() |> ignore)
+                let first = live.ReceiveAsync()
+                let second = caught (fun () -> live.ReceiveAsync() |> ignore)
+                let badStatus = caught (fun () -> live.CloseAsync(enum<WebSocketCloseStatus> 1006, "") |> ignore)
+                let longReason = caught (fun () -> live.CloseAsync(WebSocketCloseStatus.NormalClosure, String('r', 124)) |> ignore)
+                mistakes.TrySetResult [ write; flush; second; badStatus; longReason ] |> ignore
+                // The first receive still gets its message, and the session echoes it.
+                match! first with
+                | Text t -> do! live.SendTextAsync t
+                | _ -> ()
+            }
+
+        use server = serveApp (route "/ws" >=> webSocket WebSocketOptions.defaults session)
+        use! client = connectWith server ignore
+        let! named = mistakes.Task.WaitAsync(TimeSpan.FromSeconds 10.0)
+
+        match named with
+        | [ write; flush; second; badStatus; longReason ] ->
+            Assert.StartsWith("InvalidOperationException: the connection switched protocols", write)
+            Assert.StartsWith("InvalidOperationException: the connection switched protocols", flush)
+            Assert.StartsWith("InvalidOperationException: ReceiveAsync was called while another", second)
+            Assert.StartsWith("ArgumentException: close status 1006", badStatus)
+            Assert.StartsWith("ArgumentException: a close reason is at most 123 bytes", longReason)
+        | other -> failwithf "unexpected %A" other
+
+        do! sendText client "still fine"
+        let! back = receiveText client
+        Assert.Equal("still fine", back)
+    }

@@ -30,9 +30,12 @@ let ``entity tag lists match by strong or weak comparison`` (list: string, stron
 [<Theory>]
 [<InlineData("Sun, 06 Nov 1994 08:49:37 GMT", 784111777L)>]
 [<InlineData(" Sun, 06 Nov 1994 08:49:37 GMT ", 784111777L)>]
-[<InlineData("Sunday, 06-Nov-94 08:49:37 GMT", -1L)>]
-[<InlineData("Sun Nov  6 08:49:37 1994", -1L)>]
-[<InlineData("yesterday", -1L)>]
-[<InlineData("", -1L)>]
-let ``HTTP dates are read as IMF-fixdate only`` (value: string, seconds: int64) =
+[<InlineData("Sunday, 06-Nov-94 08:49:37 GMT", 784111777L)>]
+[<InlineData("Sun Nov  6 08:49:37 1994", 784111777L)>]
+[<InlineData("Fri, 01 Jan 1960 00:00:00 GMT", -315619200L)>]
+[<InlineData("Sun, 06 Nov 1994 08:49:37 XYZ", Int64.MinValue)>]
+[<InlineData("Sunday, 06-Nov-94 08:49:37", Int64.MinValue)>]
+[<InlineData("yesterday", Int64.MinValue)>]
+[<InlineData("", Int64.MinValue)>]
+let ``HTTP dates are read in all three forms RFC 9110 names, before 1970 too`` (value: string, seconds: int64) =
     Assert.Equal(seconds, HttpDate.parse (ReadOnlySpan(Encoding.ASCII.GetBytes value)))
