@@ -145,6 +145,30 @@ let ``other methods are 405 with Allow`` () =
     Assert.Contains("GET", (r.Header "Allow").Value)
 
 [<Fact>]
+let ``mounted at the root, a file's other methods are 405 with Allow, other paths fall through`` () =
+    let app =
+        choose [ route "/api" >=> POST >=> Writers.text "posted"
+                 Files.serve StaticFileOptions.defaults "/" (root ()) ]
+
+    use rooted = serve testOptions (Web.handler WebOptions.defaults app)
+    let onFile = fetch rooted "POST" "/hello.txt" []
+    Assert.Equal(405, onFile.Status)
+    Assert.Contains("GET", (onFile.Header "Allow").Value)
+    Assert.Equal("Hello, static", (fetch rooted "GET" "/hello.txt" []).Text)
+    Assert.Equal(404, (fetch rooted "POST" "/nothing-here.txt" []).Status)
+    Assert.Equal("posted", (fetch rooted "POST" "/api" []).Text)
+
+[<Fact>]
+let ``a file modified in the future is sent with now as its Last-Modified`` () =
+    let path = Path.Combine(root (), "future.txt")
+    File.WriteAllText(path, "from the future")
+    File.SetLastWriteTimeUtc(path, DateTime.UtcNow.AddDays 2.0)
+    let r = get "/static/future.txt" []
+    Assert.Equal(200, r.Status)
+    let modified = DateTimeOffset.Parse((r.Header "Last-Modified").Value)
+    Assert.True(modified <= DateTimeOffset.UtcNow.AddSeconds 1.0, "Last-Modified " + string modified + " is in the future")
+
+[<Fact>]
 let ``a folder serves its index, and without the slash redirects to it with the query`` () =
     Assert.Equal("<h1>docs</h1>", (get "/static/docs/" []).Text)
     let r = get "/static/docs?x=1" []
