@@ -7,55 +7,6 @@ open System
 open System.Net.Sockets
 open System.Threading.Tasks
 
-/// What a connection is doing, for the heartbeat's timeouts and for shutdown.
-module internal ConnectionState =
-    /// Waiting for the first byte of a request (keep-alive timeout).
-    [<Literal>]
-    let Idle = 0
-
-    /// Part of a head received (request-head timeout).
-    [<Literal>]
-    let ReadingHead = 1
-
-    /// A handler is running.
-    [<Literal>]
-    let Processing = 2
-
-    /// A handler waits for body bytes (body timeout).
-    [<Literal>]
-    let ReadingBody = 3
-
-    /// The heartbeat fired a timeout; the socket is gone.
-    [<Literal>]
-    let TimedOut = 4
-
-    /// Closed, or closing.
-    [<Literal>]
-    let Closed = 5
-
-    /// Answered and half-closed; reading what the client still sends so that closing
-    /// does not reset the connection before the answer is read.
-    [<Literal>]
-    let Lingering = 6
-
-    /// Switched to another protocol (101): no HTTP timeouts; closed when the server stops.
-    [<Literal>]
-    let Upgraded = 7
-
-/// Raised when the connection's own socket fails under a read or a send: the client reset or
-/// closed it, or stopped reading until a timeout cut it. Nothing can be answered any more; the
-/// server closes the connection quietly (it is not the handler's failure, and is not logged).
-type ClientDisconnectedException(message: string, inner: exn) =
-    inherit IO.IOException(message, inner)
-
-    /// Whether a failure is, or wraps, such an exception.
-    static member IsIn(e: exn) : bool =
-        match e with
-        | null -> false
-        | :? ClientDisconnectedException -> true
-        | :? AggregateException as a -> a.InnerExceptions |> Seq.exists ClientDisconnectedException.IsIn
-        | e -> ClientDisconnectedException.IsIn e.InnerException
-
 [<Sealed; AllowNullLiteral>]
 type internal Transport(pool: BufferPool) =
     let mutable input = Unchecked.defaultof<Segment>
