@@ -54,12 +54,12 @@ def run_tool(argv, timeout, env=None, cwd=None):
 
 class PollingIdle:
     """Holds /dev/cpu_dma_latency at 0 (the kernel's PM QoS: idle CPUs poll instead of halting)
-    for the open-loop scenarios. Paced, both cores idle between requests; on a virtual machine a
-    halted vCPU can take milliseconds to be woken by the host (measured here: p99 10.4 ms for a
-    C server at 10,000 req/s halted, 0.34 ms polling), which the meter would report as the
-    server's latency. What latency-minded set-ups do (tuned's latency-performance profile). The
-    closed-loop scenarios keep their cores busy and run without it. `held` says whether it took
-    (it needs root)."""
+    while a run lasts (the runner holds it). Wherever one request is in flight at a time (one
+    connection, a new connection at a time, a paced load) the cores idle between requests; on a
+    virtual machine a halted vCPU can take milliseconds to be woken by the host (measured here:
+    p99 10.4 ms for a C server at 10,000 req/s paced, halting; 0.34 ms polling), which would be
+    charged to the server. What latency-minded set-ups do (tuned's latency-performance profile).
+    `held` says whether it took (it needs root)."""
 
     PATH = "/dev/cpu_dma_latency"
 
@@ -100,19 +100,11 @@ def measure(scenario, port, mode, sid, dotnet, log_path, timeout):
     sampler = procs.RssSampler(sid) if sid else None
     if sampler:
         sampler.__enter__()
-    polling = PollingIdle() if scenario.tool == "lat" else None
-    if polling:
-        polling.__enter__()
-        time.sleep(0.2)  # the idle loops leave their halts
     try:
         text, lg_cpu, wall, rc, timed_out = run_tool(cmd, timeout)
     finally:
-        if polling:
-            polling.__exit__(None, None, None)
         if sampler:
             sampler.__exit__(None, None, None)
-    if polling:
-        rec["polling_idle"] = polling.held
 
     cores1 = procs.core_busy()
     snap1 = procs.cpu_snapshot_all()

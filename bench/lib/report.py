@@ -581,6 +581,7 @@ def _polling_note(res):
         return " Idle CPUs poll instead of halting throughout the run (PM QoS: `/dev/cpu_dma_latency` held at 0)." + why
     if res.get("polling_idle") is False:
         return " Idle CPUs could NOT be kept from halting (no access to `/dev/cpu_dma_latency`)." + why
+    # Run 2026-11-27_0941 held it per measurement, in its open-loop scenarios only.
     held = [m.get("polling_idle") for ses in res.get("sessions", []) for m in ses.get("measurements", [])
             if "polling_idle" in m]
     if not held:

@@ -12,16 +12,9 @@ type EventStream internal (ctx: HttpContext, maxQueued: int) =
     // Ids go out as UTF-8 and a browser sends the last one back as UTF-8 (HTML, 9.2.3): read
     // as such, not as the Latin-1 of other header values, so that "né-7" comes back "né-7".
     let lastEventId =
-        let mutable found = None
-        let mutable i = 0
-
-        while found.IsNone && i < ctx.HeaderCount do
-            if String.Equals(ctx.HeaderName i, "Last-Event-ID", StringComparison.OrdinalIgnoreCase) then
-                found <- Some(Text.Encoding.UTF8.GetString(ctx.HeaderValueBytes i))
-
-            i <- i + 1
-
-        found
+        match RequestHeaders.find ctx "Last-Event-ID" with
+        | -1 -> None
+        | i -> Some(Text.Encoding.UTF8.GetString(ctx.HeaderValueBytes i))
 
     let gate = obj ()
     // Events waiting for the socket: references to shared, encoded events (made on first need).

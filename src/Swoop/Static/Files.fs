@@ -18,11 +18,13 @@ module Files =
         let files = StaticFiles(options, root)
         let cache = files.Cache
 
+        // On the thread pool: opening a file may wait (a slow disk, a network file system),
+        // and the event loop must not. Once per file, not per request.
+        let findOnPool (key: string) = Task.Run<struct (FileEntry * int)>(fun () -> files.Find key)
+
         let miss (ctx: HttpContext) (key: string) : Task<bool> =
             task {
-                // On the thread pool: opening a file may wait (a slow disk, a network file
-                // system), and the event loop must not. Once per file, not per request.
-                let! struct (entry, status) = Task.Run<struct (FileEntry * int)>(fun () -> files.Find key)
+                let! struct (entry, status) = findOnPool key
 
                 if isNull entry then
                     if status = 0 then return false else return! refuse ctx status
@@ -54,8 +56,8 @@ module Files =
                 let key = String rest
 
                 task {
-                    // On the thread pool, as a miss: the disk may wait. Not kept: no answer uses it.
-                    let! struct (entry, _) = Task.Run<struct (FileEntry * int)>(fun () -> files.Find key)
+                    // Not kept: no answer uses it.
+                    let! struct (entry, _) = findOnPool key
 
                     if not (isNull entry) then
                         cache.Unreserve entry.MemoryBytes
