@@ -54,8 +54,8 @@ let ``a descriptor answered and closed without a Socket ends with a plain close,
         client.Send(ascii "ping") |> ignore
         Threading.Thread.Sleep 50
         let buffer = Array.zeroCreate<byte> 16
-        Assert.Equal(4, d.Transfer(Span buffer, false, 0))
-        Assert.Equal(4, d.Transfer(Span(ascii "pong"), true, 0))
+        Assert.Equal(4, d.Transfer(Span buffer, false, 0, d.Token))
+        Assert.Equal(4, d.Transfer(Span(ascii "pong"), true, 0, d.Token))
         d.Close()
         Assert.False(d.HasSocket)
         Assert.True(owned.IsClosed)
@@ -91,7 +91,7 @@ let ``a receive with nothing to read says so at once, without waiting`` () =
         let client, _, d = attached ()
         use _ = client
         let buffer = Array.zeroCreate<byte> 16
-        Assert.Equal(-1, d.Transfer(Span buffer, false, 0))
+        Assert.Equal(-1, d.Transfer(Span buffer, false, 0, d.Token))
         Assert.Equal(11, Runtime.InteropServices.Marshal.GetLastPInvokeError()) // EAGAIN
         d.Close()
 
@@ -107,11 +107,11 @@ let ``the Socket, made on demand, takes the descriptor over and closes it plainl
         Assert.True(owned.IsClosed)
         Assert.Equal(client.LocalEndPoint, socket.RemoteEndPoint)
         // Direct calls go on, through the Socket's handle.
-        Assert.Equal(3, d.Transfer(Span(ascii "one"), true, 0))
+        Assert.Equal(3, d.Transfer(Span(ascii "one"), true, 0, d.Token))
         socket.SendAsync(ArraySegment(ascii "two"), SocketFlags.None).Result |> ignore
         d.Close()
         Assert.Equal("onetwo", readToEnd client)
-        Assert.Throws<ObjectDisposedException>(fun () -> d.Transfer(Span(ascii "x"), true, 0) |> ignore) |> ignore
+        Assert.Throws<ObjectDisposedException>(fun () -> d.Transfer(Span(ascii "x"), true, 0, d.Token) |> ignore) |> ignore
 
 [<Fact>]
 let ``no Socket is made for a closed descriptor`` () =
@@ -127,13 +127,13 @@ let ``a half-close on the bare descriptor lets the client read to the end and st
     if Direct.available then
         let client, _, d = attached ()
         use _ = client
-        Assert.Equal(4, d.Transfer(Span(ascii "last"), true, 0))
+        Assert.Equal(4, d.Transfer(Span(ascii "last"), true, 0, d.Token))
         d.ShutdownSend()
         Assert.Equal("last", readToEnd client)
         client.Send(ascii "late") |> ignore
         Threading.Thread.Sleep 50
         let buffer = Array.zeroCreate<byte> 16
-        Assert.Equal(4, d.Transfer(Span buffer, false, 0))
+        Assert.Equal(4, d.Transfer(Span buffer, false, 0, d.Token))
         Assert.False(d.HasSocket)
         d.Close()
 
@@ -192,7 +192,7 @@ let ``a half-close made on the descriptor holds after a Socket takes over: the c
     if Direct.available then
         let client, _, d = attached ()
         use _ = client
-        Assert.Equal(4, d.Transfer(Span(ascii "last"), true, 0))
+        Assert.Equal(4, d.Transfer(Span(ascii "last"), true, 0, d.Token))
         d.ShutdownSend()
         // A receive pending when the Socket closes: had the runtime not known of the
         // half-close, it would close with a reset.

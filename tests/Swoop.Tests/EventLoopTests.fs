@@ -29,7 +29,7 @@ let private sendAll (sender: SocketOp) (d: Descriptor) (payload: byte[]) =
         let mutable sent = 0
 
         while sent < payload.Length do
-            let! n = sender.Send(d, ReadOnlyMemory(payload, sent, min 65536 (payload.Length - sent)))
+            let! n = sender.Send(d, d.Token, ReadOnlyMemory(payload, sent, min 65536 (payload.Length - sent)))
             sent <- sent + n
 
         return sent
@@ -45,7 +45,7 @@ let private result (vt: ValueTask<int>) =
 /// known drained. The buffer it used.
 let private registeredAndDrained (client: Socket) (d: Descriptor) (receiver: SocketOp) =
     let buffer = Array.zeroCreate<byte> 64
-    let first = receiver.Receive(d, Memory buffer)
+    let first = receiver.Receive(d, d.Token, Memory buffer)
     client.Send(Encoding.ASCII.GetBytes "a") |> ignore
     Assert.Equal(1, result first)
     buffer
@@ -60,7 +60,7 @@ let ``a receive waits on a loop, wakes for each request, and never makes a Socke
 
         for word in [ "one"; "two"; "three" ] do
             // Drained (or nothing yet): the receive cannot complete before the client sends.
-            let pending = receiver.Receive(d, Memory buffer)
+            let pending = receiver.Receive(d, d.Token, Memory buffer)
             Assert.False(pending.IsCompleted)
             client.Send(ascii word) |> ignore
             let n = result pending
@@ -75,12 +75,12 @@ let ``a wait for data only leaves the bytes for the receive after it`` () =
         let client, d, receiver, _ = evented ()
         use _c = client
         let buffer = registeredAndDrained client d receiver
-        let wait = receiver.Receive(d, Memory<byte>.Empty)
+        let wait = receiver.Receive(d, d.Token, Memory<byte>.Empty)
         Assert.False(wait.IsCompleted)
         client.Send(ascii "bcd") |> ignore
         Assert.Equal(0, result wait)
         // The bytes are still there, read at once.
-        let next = receiver.Receive(d, Memory buffer)
+        let next = receiver.Receive(d, d.Token, Memory buffer)
         Assert.True(next.IsCompleted)
         Assert.Equal("bcd", Encoding.ASCII.GetString(buffer, 0, next.Result))
         d.Close()
@@ -95,10 +95,10 @@ let ``bytes signalled before a wait for data are still received after it`` () =
         // them at once, and the receive after it must still try (no event will come again).
         client.Send(ascii "bcd") |> ignore
         Thread.Sleep 100
-        let wait = receiver.Receive(d, Memory<byte>.Empty)
+        let wait = receiver.Receive(d, d.Token, Memory<byte>.Empty)
         Assert.True(wait.IsCompleted)
         Assert.Equal(0, wait.Result)
-        let next = receiver.Receive(d, Memory buffer)
+        let next = receiver.Receive(d, d.Token, Memory buffer)
         Assert.Equal("bcd", Encoding.ASCII.GetString(buffer, 0, result next))
         d.Close()
 
@@ -106,7 +106,7 @@ let ``bytes signalled before a wait for data are still received after it`` () =
 let ``the client's end wakes a waiting receive with 0`` () =
     if Epoll.available then
         let client, d, receiver, _ = evented ()
-        let pending = receiver.Receive(d, Memory(Array.zeroCreate<byte> 16))
+        let pending = receiver.Receive(d, d.Token, Memory(Array.zeroCreate<byte> 16))
         client.Shutdown SocketShutdown.Send
         Assert.Equal(0, result pending)
         client.Dispose()
@@ -121,8 +121,8 @@ let ``the client's end signalled with its last bytes: the receive after them see
         client.Send(ascii "last") |> ignore
         client.Shutdown SocketShutdown.Send
         Thread.Sleep 100
-        Assert.Equal(4, result (receiver.Receive(d, Memory buffer)))
-        Assert.Equal(0, result (receiver.Receive(d, Memory buffer)))
+        Assert.Equal(4, result (receiver.Receive(d, d.Token, Memory buffer)))
+        Assert.Equal(0, result (receiver.Receive(d, d.Token, Memory buffer)))
         client.Dispose()
         d.Close()
 
@@ -131,7 +131,7 @@ let ``a close under a wait fails it with OperationAborted, not on the closing th
     if Epoll.available then
         let client, d, receiver, _ = evented ()
         use _c = client
-        let pending = receiver.Receive(d, Memory(Array.zeroCreate<byte> 16))
+        let pending = receiver.Receive(d, d.Token, Memory(Array.zeroCreate<byte> 16))
         let closer = Environment.CurrentManagedThreadId
         let mutable resumedOn = -1
 
@@ -151,7 +151,7 @@ let ``a close under a wait fails it with OperationAborted, not on the closing th
         Assert.NotEqual(closer, resumedOn)
         Assert.True(receiver.Pending |> not)
         // Closed: a new attempt fails at once, as on a disposed Socket.
-        let again = receiver.Receive(d, Memory(Array.zeroCreate<byte> 16))
+        let again = receiver.Receive(d, d.Token, Memory(Array.zeroCreate<byte> 16))
         Assert.True(again.IsFaulted)
 
 [<Fact>]
@@ -192,7 +192,7 @@ let ``many connections wait at once, each woken for its own bytes`` () =
         let buffers = Array.init pairs.Length (fun _ -> Array.zeroCreate<byte> 16)
 
         let pending =
-            pairs |> Array.mapi (fun i (_, d, receiver, _) -> receiver.Receive(d, Memory buffers[i]).AsTask())
+            pairs |> Array.mapi (fun i (_, d, receiver, _) -> receiver.Receive(d, d.Token, Memory buffers[i]).AsTask())
 
         // In reverse order, each its own number.
         for i in pairs.Length - 1 .. -1 .. 0 do
@@ -228,7 +228,7 @@ let ``a send and a receive wait at once on one socket, each woken for its own ev
         Thread.Sleep 100
         Assert.False(sending.IsCompleted) // the client reads nothing yet: the send waits
         let buffer = Array.zeroCreate<byte> 16
-        let receiving = receiver.Receive(d, Memory buffer)
+        let receiving = receiver.Receive(d, d.Token, Memory buffer)
         Assert.False(receiving.IsCompleted)
         client.Send(ascii "both") |> ignore
         Assert.Equal("both", Encoding.ASCII.GetString(buffer, 0, result receiving))
@@ -245,7 +245,7 @@ let ``a send and a receive wait at once on one socket, each woken for its own ev
 let ``a receive a handler left waiting never reads the next socket's bytes`` () =
     if Epoll.available then
         let first, d, left, _ = evented ()
-        let abandoned = left.Receive(d, Memory(Array.zeroCreate<byte> 16))
+        let abandoned = left.Receive(d, d.Token, Memory(Array.zeroCreate<byte> 16))
         Assert.False(abandoned.IsCompleted)
         d.Close()
         first.Dispose()
@@ -256,7 +256,7 @@ let ``a receive a handler left waiting never reads the next socket's bytes`` () 
         let receiver = new SocketOp()
         receiver.Renew()
         let buffer = Array.zeroCreate<byte> 16
-        let next = receiver.Receive(d, Memory buffer)
+        let next = receiver.Receive(d, d.Token, Memory buffer)
         second.Send(ascii "mine") |> ignore
         Assert.Equal("mine", Encoding.ASCII.GetString(buffer, 0, result next))
         let ended = abandoned.AsTask()
@@ -278,3 +278,69 @@ let ``handlers on an event loop's thread have the default stack`` () =
     Thread.Sleep 100
     s.Send(ascii "GET /b HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n") |> ignore
     Assert.Contains("40000", text (fst (readAll s 500)))
+
+/// A connection the test can accept later: the listener stays open until then.
+let private pendingPair () =
+    let listener = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp)
+    listener.Bind(Net.IPEndPoint(Net.IPAddress.Loopback, 0))
+    listener.Listen 1
+    let client = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp)
+    client.Connect listener.LocalEndPoint
+    listener, client
+
+let private acceptNow (listener: Socket) =
+    let peer = Array.zeroCreate<byte> 128
+    let mutable length = peer.Length
+    let fd = Direct.accept4 (listener.SafeHandle.DangerousGetHandle(), &peer[0], &length, 0x800 ||| 0x80000)
+    Assert.True(fd >= 0, "accept4 failed")
+    new OwnedDescriptor(nativeint fd, ReadOnlySpan(peer, 0, length))
+
+[<Fact>]
+let ``an event read for a closed socket never reaches the next socket with its descriptor number`` () =
+    if Epoll.available then
+        // The same number again: the next accept right after the close takes the lowest free
+        // descriptor (other tests open descriptors too: tried until it happens).
+        let mutable checkedOnce = false
+        let mutable attempt = 0
+
+        while not checkedOnce && attempt < 50 do
+            attempt <- attempt + 1
+            let client1, owned1 = DescriptorTests.acceptPair ()
+            use _c1 = client1
+            // One Descriptor, as a pooled connection keeps it, serving two sockets in turn.
+            let d = Descriptor()
+            d.Attach(owned1, true)
+            Assert.True(d.WatchPeer())
+            let first = d.Token
+            let listener, client2 = pendingPair ()
+            use _l = listener
+            use _c2 = client2
+            d.Close()
+            d.Detach()
+            let owned2 = acceptNow listener
+            d.Attach(owned2, true)
+            Assert.True(d.WatchPeer())
+
+            if RegistrationToken.fd first = RegistrationToken.fd d.Token then
+                checkedOnce <- true
+                Assert.NotEqual(first, d.Token)
+                // The old socket's reset, read by a loop just before it closed: dropped.
+                EventLoops.dispatch first (Epoll.Hup ||| Epoll.Err ||| Epoll.RdHup ||| Epoll.In)
+                Assert.Equal(0, d.PeerClosed)
+                // The new socket's own events still arrive.
+                EventLoops.dispatch d.Token Epoll.RdHup
+                Assert.Equal(1, d.PeerClosed)
+
+            d.Close()
+            d.Detach()
+
+        Assert.True(checkedOnce, "no accept reused the closed descriptor's number in 50 tries")
+
+[<Fact>]
+let ``registration tokens are unique and name their descriptor`` () =
+    let a = RegistrationToken.next 17
+    let b = RegistrationToken.next 17
+    Assert.NotEqual(a, b)
+    Assert.Equal(17, RegistrationToken.fd a)
+    Assert.Equal(17, RegistrationToken.fd b)
+    Assert.True(a >>> 32 <> 0L)

@@ -116,16 +116,16 @@ let ``Nagle is turned off from a connection's second send on, not for one answer
         let transport = Transport(BufferPool(SlabPool(4096, 2), SlabPool(65536, 2)))
         transport.Attach(server, null, false)
         transport.Append(ReadOnlySpan "one"B)
-        do! transport.FlushAsync()
+        do! transport.FlushAsync Writer.Connection
         Assert.False(server.NoDelay)
         transport.Append(ReadOnlySpan "two"B)
-        do! transport.FlushAsync()
+        do! transport.FlushAsync Writer.Connection
         Assert.True(server.NoDelay)
         // A new socket starts over; a send in several steps turns it off at once.
         transport.Attach(client, null, false)
         transport.Append(ReadOnlySpan(Array.zeroCreate<byte> 100_000))
         let reader = task { let buffer = Array.zeroCreate<byte> 200_000 in let mutable got = 0 in while got < 100_000 do let! n = server.ReceiveAsync(Memory buffer) in got <- got + n }
-        do! transport.FlushAsync()
+        do! transport.FlushAsync Writer.Connection
         do! reader
         Assert.True(client.NoDelay)
         transport.ReleaseAll()

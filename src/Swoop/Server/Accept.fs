@@ -1,8 +1,8 @@
-/// Taking new connections from the listeners, three ways: on Swoop's event loops (Linux with
+/// Taking new connections from the listeners, two ways: on Swoop's event loops (Linux with
 /// deferred accepts and inline completions: every loop waits on the listener and the one the
-/// kernel wakes accepts), on an accept thread of Swoop's own that hands connections to the
-/// thread pool (accept4 without the loops), or with the runtime's accept (elsewhere, and for
-/// Unix sockets). Each new connection goes to `admit`.
+/// kernel wakes accepts), or with the runtime's accept (elsewhere, Unix sockets, --no-inline).
+/// Each new connection goes to `admit`, which owns its socket from then on (it closes it if
+/// anything fails before a connection takes it): neither path can leak a descriptor.
 namespace Swoop
 
 open System
@@ -86,10 +86,6 @@ type internal Acceptor
                     do! Task.Delay 10
         }
 
-    /// Linux, deferred accepts: a thread of its own blocks in accept4 and serves each new
-    /// connection right there, as nginx's workers do. The runtime's accept would wake its
-    /// engine, run its bookkeeping and make a Socket for every connection; most connections
-    /// never need one (their request came with them; see Descriptor).
     /// One accept4 on `listener` into `peer` (sockaddr_storage): the new descriptor (>= 0),
     /// or -errno (EBADF when the listener is disposed). The handle is held only for the call:
     /// disposing the listener (at stop) waits for it.
@@ -124,43 +120,6 @@ type internal Acceptor
         | 9 -> ListenerGone // EBADF
         | _ -> OutOfResources // EMFILE, ENFILE, ENOMEM...
 
-    let nativeAcceptLoop (listener: Socket) () =
-        // The client's address (sockaddr_storage), read by the connection's RemoteEndPoint.
-        let peer = Array.zeroCreate<byte> 128
-        let mutable go = true
-
-        while go do
-            try
-                let mutable length = 0
-                let result = acceptOne listener peer &length
-
-                if result >= 0 then
-                    admit null (new OwnedDescriptor(nativeint result, ReadOnlySpan(peer, 0, min length peer.Length))) true
-                else
-                    match -result with
-                    | 11 ->
-                        // A listener left non-blocking: wait for the next connection.
-                        try
-                            Direct.waitReadable (listener.SafeHandle.DangerousGetHandle())
-                        with :? ObjectDisposedException ->
-                            ()
-                    | TryAgain -> ()
-                    | _ when settings.Stopping -> go <- false
-                    | ListenerGone ->
-                        go <- false
-                        acceptFailed.TrySetResult(SocketException -result) |> ignore
-                    | OutOfResources ->
-                        // Say so, back off, keep serving.
-                        reportAcceptError (SocketException -result)
-                        Thread.Sleep 10
-            with e ->
-                // Nothing may end this thread but the listener's end.
-                try
-                    reportAcceptError e
-                    Thread.Sleep 10
-                with _ ->
-                    ()
-
     /// Linux, deferred accepts, inline: every event loop waits on the listener (see
     /// EventLoops.registerShared), and the one the kernel wakes for a new connection accepts
     /// it and serves it on its own thread, as nginx's workers do with EPOLLEXCLUSIVE: no
@@ -188,6 +147,9 @@ type internal Acceptor
                             admit null (new OwnedDescriptor(nativeint result, ReadOnlySpan(peer, 0, min length peer.Length))) true
                         with e ->
                             reportAcceptError e
+
+                        // Behind the other loops in the listener's queue if this one holds more.
+                        EventLoops.rebalance this
                     else
                         match -result with
                         | 11 -> go <- false // none left (another loop may have taken it)
@@ -226,10 +188,7 @@ type internal Acceptor
             | Some(_, acceptor) ->
                 listener.Blocking <- false
                 EventLoops.registerShared (int (listener.SafeHandle.DangerousGetHandle())) acceptor
-            // accept4 and deferred accepts are for TCP; a Unix socket takes the runtime's accept.
-            | None when nativeAccept && listener.AddressFamily <> AddressFamily.Unix ->
-                let thread = Thread(nativeAcceptLoop listener, IsBackground = true, Name = "swoop accept")
-                thread.Start()
+            // Elsewhere (not Linux, a Unix socket, --no-inline, no deferred accepts): the runtime's.
             | None -> runtimeAcceptLoop listener |> ignore
 
     /// From the heartbeat: listeners taken off the loops after running out of descriptors go

@@ -125,6 +125,11 @@ type internal BodyReader(transport: Transport, head: RequestHead, bodyTimeoutMs:
     /// the input, keeping the head where it is; the body's deadline; the state the heartbeat
     /// judges by. A timeout already decided stands.
     member private this.PrepareReceive() =
+        // The server answered this request itself (RequestTimeout's 503): the read is
+        // cancelled, as RequestAborted is, rather than failing the handler.
+        if transport.AnsweredByServer then
+            raise (OperationCanceledException "the request ran past RequestTimeout and was answered 503: its body is no longer read")
+
         if transport.InPos = transport.InEnd then
             transport.InPos <- transport.InStart + head.HeadLength
             transport.InEnd <- transport.InPos
@@ -172,7 +177,7 @@ type internal BodyReader(transport: Transport, head: RequestHead, bodyTimeoutMs:
         task {
             // Answers to earlier pipelined requests go out before we wait on the client.
             if transport.OutLength > 0L then
-                do! transport.FlushAsync()
+                do! transport.FlushAsync Writer.Interim
 
             this.PrepareReceive()
             got <- 0
@@ -194,8 +199,11 @@ type internal BodyReader(transport: Transport, head: RequestHead, bodyTimeoutMs:
                     this.Fail(413, "request body larger than the limit")
 
                 continueSent <- true
-                transport.AppendForHandler Response.continue100
-                do! transport.FlushAsync()
+
+                if transport.AnsweredByServer then
+                    raise (OperationCanceledException "the request ran past RequestTimeout and was answered 503: its body is no longer read")
+
+                do! transport.SendInterimAsync Response.continue100
 
             slowResult <- -1
 

@@ -34,6 +34,10 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
     let mutable fresh = true
     let mutable pending: Socket = null
     let mutable pendingDescriptor: OwnedDescriptor = null
+    // The earlier answers' send started while an asynchronous handler runs (null: none).
+    let mutable earlyFlush: Task = null
+    // Whether the object may serve another socket (see cleanUp).
+    let mutable reusable = true
     // The execution context the connection started in: each handler call starts from it, so an
     // AsyncLocal a synchronous handler set never reaches the next request (maybe another client's).
     let mutable home: ExecutionContext = null
@@ -105,9 +109,7 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
     let bodyTimedOut () =
         Metrics.badRequest 408
 
-        if not context.HasStarted && transport.OutLength = 0L && not transport.Sending then
-            transport.AnswerAndLinger 408
-        else
+        if not (transport.AnswerCurrentRequest 408) then
             transport.Close()
 
     /// What a handler that ended in failure failed with, as `await` would have thrown it (a
@@ -116,24 +118,44 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
         if not ended.IsCanceled then ended.Exception.InnerException
         else (try ended.GetAwaiter().GetResult(); null with e -> e)
 
-    /// The request timeout's answer while its handler runs on (null: none), under `answerGate`:
-    /// the heartbeat claims the response and starts the answer in one step, the connection
-    /// looks at both in one step.
-    let mutable timeoutAnswer: Task = null
-    let answerGate = obj ()
-
     /// From the heartbeat: the handler of request `claim` (as read) ran past RequestTimeout.
     /// Its response not started, the request is answered 503 after the answers queued before
     /// it; started, only RequestAborted fires (and its flushes stop). Either way it is aborted.
     let requestTimedOut (claim: int64) =
-        lock answerGate (fun () ->
-            if transport.ClaimForTimeout claim then
-                if settings.Log.IsEnabled LogLevel.Warning && settings.MayLog() then
-                    settings.Log.RequestTimedOut(context.MethodName, Encoding.Latin1.GetString(context.RawPathBytes), settings.RequestTimeoutMs)
-
-                timeoutAnswer <- transport.AnswerAfterQueuedAsync 503)
+        if transport.AnswerRequest(claim, 503) && settings.Log.IsEnabled LogLevel.Warning && settings.MayLog() then
+            settings.Log.RequestTimedOut(context.MethodName, context.PathForLog, settings.RequestTimeoutMs)
 
         context.Abort(claim >>> 2, true)
+
+    /// The connection's end: the socket closes first (nothing the bookkeeping after it does
+    /// can keep a descriptor open), every step guarded; the object goes back to the pool only
+    /// once nothing of this socket's can still touch it.
+    let cleanUp (c: Connection) : Task =
+        task {
+            let inline guarded (step: unit -> unit) =
+                try
+                    step ()
+                with e ->
+                    EventLoops.report e
+
+            Volatile.Write(&transport.State, ConnectionState.Closed)
+            guarded transport.Close
+            guarded (fun () -> settings.Heartbeat.Unregister slot)
+            guarded meter.EndConnection
+            let quiet = transport.QuietAsync()
+
+            if not quiet.IsCompleted then
+                let! first = Task.WhenAny(quiet, Task.Delay 10_000)
+                reusable <- obj.ReferenceEquals(first, quiet)
+            else
+                reusable <- true
+
+            guarded transport.Descriptor.Detach
+            guarded transport.ReleaseAll
+            guarded context.Release
+            guarded head.Reset
+            onClosed c
+        }
 
     /// The connection loop, until the connection closes.
     member c.RunAsync(socket: Socket, accepted: OwnedDescriptor) : Task =
@@ -160,7 +182,7 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                         if transport.InStart = transport.InEnd then
                             // Nothing buffered: send what is pending, give the buffer back, wait.
                             if transport.OutLength > 0L then
-                                do! transport.FlushAsync()
+                                do! transport.FlushAsync Writer.Connection
 
                             // Nothing unread: the next request starts at the buffer's start.
                             transport.InStart <- 0
@@ -238,24 +260,57 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
 
                                         // Awaited in the connection's own state machine (no task per call), no throw.
                                         let running = pending.AsTask()
+
+                                        // Answers of earlier pipelined requests go out now, not after this
+                                        // handler (the handler's own sends wait for this one).
+                                        if transport.OutLength > 0L && not running.IsCompleted then
+                                            earlyFlush <-
+                                                try
+                                                    transport.FlushAsync(Writer.Connection).AsTask()
+                                                with e ->
+                                                    Task.FromException e
+
                                         do! running.ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing)
 
-                                        if not running.IsCompletedSuccessfully then
+                                        if not (isNull earlyFlush) then
+                                            let flushed = earlyFlush
+                                            earlyFlush <- null
+                                            do! flushed.ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing)
+
+                                            if not flushed.IsCompletedSuccessfully then
+                                                context.Reader.FramingBroken <- true
+                                                handlerOk <- false
+
+                                        if handlerOk && not running.IsCompletedSuccessfully then
                                             handlerOk <- recover (failureOf running)
 
-                                        if settings.RequestTimeoutMs > 0L then
-                                            transport.RequestDeadline <- 0L
+                                        transport.RequestDeadline <- 0L
 
-                                            // Answered 503 meanwhile: that answer goes out, then the connection closes.
-                                            let answer = lock answerGate (fun () -> if transport.ClaimForHandler() then null else timeoutAnswer)
+                                        // The server answered this request itself meanwhile (a timeout): that
+                                        // answer goes out; the connection then lingers and closes.
+                                        let answer = transport.FinishHandler()
 
-                                            if not (isNull answer) then
-                                                handlerOk <- false
-                                                do! answer.ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing)
+                                        if not (isNull answer) then
+                                            handlerOk <- false
+                                            linger <- true
+                                            do! answer.ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing)
 
                                         // Cut (a reset, the timeout after the response started): the rest never goes out.
                                         if handlerOk && context.IsCut then
                                             handlerOk <- false
+
+                                    // A send the handler started and did not await: its response cannot be
+                                    // finished in order (the handler's mistake, named in the log).
+                                    if handlerOk && transport.InFlight <> 0 then
+                                        handlerOk <- false
+                                        context.Reader.FramingBroken <- true
+
+                                        if settings.Log.IsEnabled LogLevel.Error && settings.MayLog() then
+                                            settings.Log.HandlerFailed(
+                                                context.MethodName,
+                                                context.Path,
+                                                InvalidOperationException "the handler returned while a FlushAsync, SendFileAsync or body read it started was still sending: await it before returning"
+                                            )
 
                                 // Switched protocols (101): the connection ends with its handler.
                                 if context.IsUpgraded then
@@ -288,13 +343,13 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                                     head.Reset()
 
                                     if not keepAlive then
-                                        do! transport.FlushAsync()
+                                        do! transport.FlushAsync Writer.Connection
                                         go <- false
                                         // The client may still be sending (an unread body, pipelined
                                         // requests): linger, so the answer is not lost to a reset.
                                         linger <- not drained || context.Reader.FramingBroken || transport.InStart < transport.InEnd
                                     elif transport.OutLength > 65536L then
-                                        do! transport.FlushAsync()
+                                        do! transport.FlushAsync Writer.Connection
 
                                     if go && transport.InStart < transport.InEnd then
                                         transport.Deadline <- Heartbeat.NowMs + settings.RequestHeadMs
@@ -306,7 +361,7 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                                 if transport.OutLength > 0L then
                                     if tryState ConnectionState.Processing ConnectionState.ReadingHead
                                        || Volatile.Read(&transport.State) = ConnectionState.Processing then
-                                        do! transport.FlushAsync()
+                                        do! transport.FlushAsync Writer.Connection
                                     else
                                         go <- false
 
@@ -340,7 +395,7 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                                     if settings.Log.IsEnabled LogLevel.Debug then
                                         settings.Log.BadRequest(string transport.Descriptor.RemoteEndPoint, head.ErrorStatus, Response.reasonPhrase head.ErrorStatus)
 
-                                    do! transport.FlushAsync()
+                                    do! transport.FlushAsync Writer.Connection
                                     linger <- true
 
                                 go <- false
@@ -353,18 +408,15 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                 | :? ClientDisconnectedException
                 | :? OperationCanceledException -> ()
                 | e -> if settings.Log.IsEnabled LogLevel.Error && settings.MayLog() then settings.Log.ConnectionFailed e
-            finally
-                Volatile.Write(&transport.State, ConnectionState.Closed)
-                timeoutAnswer <- null
-                meter.EndConnection()
-                settings.Heartbeat.Unregister slot
-                transport.Close()
-                transport.Descriptor.Detach()
-                transport.ReleaseAll()
-                context.Release()
-                head.Reset()
-                onClosed c
+            with _ ->
+                () // a log sink that throws: the connection still ends as it must
+
+            do! cleanUp c
         }
+
+    /// Whether this object may serve another socket: false when a send of its last one did
+    /// not end within 10 s of the close (then it is left to the GC rather than reused).
+    member _.Reusable = reusable
 
     interface IPeerWatcher with
         member _.PeerClosed(reset: bool) =
@@ -402,13 +454,10 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                 && not settings.OffloadHandlers
             then
                 reportedCallStart <- callStart
-                // Read while the handler runs on another thread, without touching the
-                // context's caches; the path only (a query may hold secrets).
-                let request =
-                    try
-                        context.MethodName + " " + Encoding.Latin1.GetString(context.RawPathBytes)
-                    with _ ->
-                        "unknown request"
+                // Read while the handler runs on another thread, from the context's own copy
+                // of the request line (never the input buffer, which may be another's by
+                // now); the path only (a query may hold secrets).
+                let request = context.RequestForLog
 
                 // The call may have returned while we looked: then the text may be another's.
                 if handlerCallStart = callStart then
@@ -459,7 +508,7 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                 | ConnectionState.ReadingHead ->
                     if tryState ConnectionState.TimedOut state then
                         Metrics.badRequest 408
-                        transport.AnswerAndLinger 408
+                        transport.AnswerLast 408
                 | ConnectionState.ReadingBody -> if tryState ConnectionState.TimedOut state then bodyTimedOut ()
                 | ConnectionState.Idle
                 | ConnectionState.Lingering -> if tryState ConnectionState.TimedOut state then transport.Close()

@@ -37,6 +37,10 @@ type HttpContext
     let mutable upgraded: UpgradedStream = null
     // Exempt from RequestTimeout (a long-lived stream).
     let mutable unbounded = false
+    // The request line for the heartbeat's reports (see RequestForLog).
+    let logLine: byte[] = Array.zeroCreate 256
+    let mutable logLineLength = 0
+    let mutable logLineCut = false
 
     let bytesAt (start: int) (length: int) =
         ReadOnlySpan<byte>(transport.InputArray, transport.InputOffset + transport.InStart + start, length)
@@ -119,10 +123,8 @@ type HttpContext
     let keepAliveNow (allowed: bool) =
         allowed && head.KeepAlive && not response.CloseRequested && not reader.FramingBroken && not closeDelimited
 
+    /// Called with the right to send taken (transport.Enter Writer.Handler: the response is the handler's).
     let startStreaming () =
-        if not (transport.ClaimForHandler()) then
-            invalidOp "the request ran past RequestTimeout and was answered 503: this response can no longer be sent"
-
         started <- true
         reader.SuppressContinue()
 
@@ -329,21 +331,36 @@ type HttpContext
         if not (isNull upgraded) then
             invalidOp "the connection switched protocols (101): flush the upgraded stream, not the response"
 
-        if transport.Sending then
-            invalidOp "FlushAsync was called while the previous flush was still sending: await each FlushAsync before the next"
-
-        if not (isNull this.Encoder) then this.Encoder.Encode(this, body, false)
-
-        if not started then
-            startStreaming ()
-
-            // A streamed response may live long (an event stream): its request head need not
-            // keep a 4 KiB segment meanwhile.
-            if reader.IsDone then transport.ShrinkInput()
+        // The right to send first (it claims the response): the output is touched only then.
+        if transport.Enter Writer.Handler then
+            this.FlushEntered()
         else
-            moveBodyToOutput ()
+            ValueTask(this.FlushAfterWaitAsync())
 
-        transport.FlushAsync()
+    member private this.FlushAfterWaitAsync() : Task =
+        task {
+            do! transport.WaitToEnterAsync Writer.Handler
+            do! this.FlushEntered()
+        }
+
+    /// Moves the response so far to the output and sends it; the right to send is held.
+    member private this.FlushEntered() : ValueTask =
+        try
+            if not (isNull this.Encoder) then this.Encoder.Encode(this, body, false)
+
+            if not started then
+                startStreaming ()
+
+                // A streamed response may live long (an event stream): its request head need not
+                // keep a 4 KiB segment meanwhile.
+                if reader.IsDone then transport.ShrinkInput()
+            else
+                moveBodyToOutput ()
+        with _ ->
+            transport.Leave()
+            reraise ()
+
+        transport.LeaveAfter(transport.SendOutput())
 
     member _.HasStarted = started
     member _.CloseConnection() = response.CloseRequested <- true
@@ -414,7 +431,34 @@ type HttpContext
     member val internal Log: ServerLog = null with get, set
 
     /// Resets the response and the body reader for the request just parsed.
+    /// The request line's method and path, copied when the request begins into an array of
+    /// the context's own (no allocation): the heartbeat's reports (a blocking handler, a
+    /// request timeout) read them from another thread, where the input buffer may already be
+    /// back in the pool or another request's.
+    member internal _.RequestForLog: string =
+        let length = Volatile.Read(&logLineLength)
+
+        if length <= 0 then "unknown request"
+        else latin1.GetString(logLine, 0, length) + (if logLineCut then "..." else "")
+
+    /// The path alone (see RequestForLog).
+    member internal this.PathForLog: string =
+        let line = this.RequestForLog
+        let space = line.IndexOf ' '
+        if space >= 0 then line.Substring(space + 1) else line
+
+    member private _.SnapshotRequestLine() =
+        let methodLength = min head.MethodLength 16
+        let pathLength = min head.PathLength (logLine.Length - methodLength - 1)
+        Volatile.Write(&logLineLength, 0)
+        (bytesAt head.MethodStart methodLength).CopyTo(Span<byte>(logLine, 0, methodLength))
+        logLine[methodLength] <- 32uy
+        (bytesAt head.PathStart pathLength).CopyTo(Span<byte>(logLine, methodLength + 1, pathLength))
+        logLineCut <- pathLength < head.PathLength
+        Volatile.Write(&logLineLength, methodLength + 1 + pathLength)
+
     member internal this.Begin() =
+        this.SnapshotRequestLine()
         this.Encoder <- null
         response.Clear()
         response.CloseRequested <- false
@@ -429,7 +473,7 @@ type HttpContext
         this.RouteTemplate <- null
 
         // A source that fired (or will: an abort is queued) is not reused.
-        abort.Reset()
+        abort.Reset transport.RequestNumber
         unbounded <- false
 
         if not (isNull items) && items.Count > 0 then
@@ -495,7 +539,7 @@ type HttpContext
             invalidOp "a request with a body cannot switch protocols"
 
         if not (transport.ClaimForHandler()) then
-            invalidOp "the request ran past RequestTimeout and was answered 503: it can no longer switch protocols"
+            raise (OperationCanceledException "the request ran past RequestTimeout and was answered 503: it can no longer switch protocols")
 
         // From Processing only: a timeout or a close the heartbeat decided stands.
         if Interlocked.CompareExchange(&transport.State, ConnectionState.Upgraded, ConnectionState.Processing) <> ConnectionState.Processing then
@@ -504,22 +548,28 @@ type HttpContext
         started <- true
         reader.SuppressContinue()
         transport.RequestDeadline <- 0L
-        response.WriteUpgrade(transport, protocol)
-        releaseBody ()
-        // The upgraded connection reads its own buffers from now on (UpgradedStream): the
-        // request head and any bytes after it move out of the 4 KiB segment.
-        transport.ShrinkInput()
-        let stream = new UpgradedStream(transport)
-        upgraded <- stream
-        let sending = transport.FlushAsync()
+        // The 101 goes out through the one send path, like any response.
+        let entered = transport.Enter Writer.Handler
 
-        if sending.IsCompletedSuccessfully then
-            Task.FromResult(stream :> Stream)
-        else
-            task {
-                do! sending
-                return stream :> Stream
-            }
+        task {
+            if not entered then
+                do! transport.WaitToEnterAsync Writer.Handler
+
+            try
+                response.WriteUpgrade(transport, protocol)
+                releaseBody ()
+                // The upgraded connection reads its own buffers from now on (UpgradedStream):
+                // the request head and any bytes after it move out of the 4 KiB segment.
+                transport.ShrinkInput()
+            with e ->
+                transport.Leave()
+                Runtime.ExceptionServices.ExceptionDispatchInfo.Throw e
+
+            let stream = new UpgradedStream(transport)
+            upgraded <- stream
+            do! transport.LeaveAfter(transport.SendOutput())
+            return stream :> Stream
+        }
 
     member internal _.IsUpgraded = not (isNull upgraded)
 
@@ -553,16 +603,37 @@ type HttpContext
         if body.Length > 0L then
             invalidOp "SendFileAsync sends the whole body: nothing may be written before it"
 
-        this.Encoder <- null
-        response.ExplicitLength <- count
-        started <- true
-        reader.SuppressContinue()
-        writeHead count (keepAliveNow true)
+        abort.ThrowIfCut()
+
+        // The right to send first (it claims the response), held until the last file byte went.
+        if transport.Enter Writer.Handler then
+            this.SendFileEntered(file, offset, count)
+        else
+            ValueTask(
+                task {
+                    do! transport.WaitToEnterAsync Writer.Handler
+                    do! this.SendFileEntered(file, offset, count)
+                }
+            )
+
+    member private this.SendFileEntered(file: SafeFileHandle, offset: int64, count: int64) : ValueTask =
+        try
+            this.Encoder <- null
+            response.ExplicitLength <- count
+            started <- true
+            reader.SuppressContinue()
+            writeHead count (keepAliveNow true)
+        with _ ->
+            transport.Leave()
+            reraise ()
 
         if sendsBody () then
             streamed <- count
-            FileSend.send transport file offset count
+            let sending = try FileSend.send transport file offset count with e -> ValueTask.FromException e
+            transport.LeaveAfter sending
         else
+            // HEAD: the head waits in the output for the loop's send (pipelined answers share it).
+            transport.Leave()
             ValueTask.CompletedTask
 
     /// What encodes the body on its way out (compression), or null; reset for each request.

@@ -176,6 +176,8 @@ type HttpContext =
     /// The server's log (for the toolkit's own reports).
     member internal Log: ServerLog with get, set
     member internal Begin: unit -> unit
+    member internal RequestForLog: string
+    member internal PathForLog: string
     member internal ClearResponse: unit -> unit
     member internal LengthMismatch: string
     member internal ResetResponse: errorStatus: int -> unit

@@ -45,9 +45,8 @@ type internal Descriptor() =
     // The client's FIN (1) or reset (2) was signalled by the loop, for RequestAborted.
     [<VolatileField>]
     let mutable peerClosed = 0
-    // Counts the sockets attached: a wait started for one socket never acts on the next.
-    [<VolatileField>]
-    let mutable generation = 0
+    // The loop this descriptor registered with (-1: none).
+    let mutable loopIndex = -1
 
     let closedError () = SocketException(int SocketError.OperationAborted)
 
@@ -59,7 +58,7 @@ type internal Descriptor() =
 
     /// A socket the runtime accepted.
     member d.Attach(accepted: Socket) =
-        d.Reset()
+        d.Reset(int (accepted.SafeHandle.DangerousGetHandle()))
         socket <- accepted
         owned <- null
         current <- SocketDescriptor(accepted.SafeHandle)
@@ -67,14 +66,16 @@ type internal Descriptor() =
     /// A descriptor accepted with accept4; `onLoops`: its waits are Swoop's event loops'
     /// (else the runtime's, through a Socket).
     member d.Attach(descriptor: OwnedDescriptor, onLoops: bool) =
-        d.Reset()
+        d.Reset(int descriptor.Fd)
         socket <- null
         owned <- descriptor
         current <- descriptor
         evented <- onLoops && Epoll.available
 
-    member private d.Reset() =
-        generation <- generation + 1
+    member private d.Reset(fd: int) =
+        // First: whoever sees the new socket sees its token (see SocketOf).
+        Volatile.Write(&d.Token, RegistrationToken.next fd)
+        loopIndex <- -1
         d.FileNoDelay <- false
         closed <- false
         shutSend <- false
@@ -90,8 +91,6 @@ type internal Descriptor() =
     member private d.StateOf(isSend: bool) : byref<obj> =
         if isSend then &d.WriteState else &d.ReadState
 
-    /// Which socket this is (see Attempt).
-    member _.Generation = generation
 
     /// Waits are Swoop's event loops' (never the runtime's: no Socket is ever made).
     member _.Evented = evented
@@ -150,6 +149,17 @@ type internal Descriptor() =
 
                     made)
 
+    /// The runtime's Socket of the socket `token` names; raises if the descriptor serves
+    /// another socket by now (a Socket read here is this token's: Attach changes the token
+    /// before the socket).
+    member d.SocketOf(token: int64) : Socket =
+        let s = d.Socket
+
+        if Volatile.Read(&d.Token) <> token then
+            raise (closedError ())
+
+        s
+
     /// The handle direct calls use, with a reference taken (the caller releases it): held
     /// for a call, the descriptor cannot be closed, and so reused by another connection,
     /// meanwhile. Given up to a Socket just now: that one's.
@@ -167,11 +177,16 @@ type internal Descriptor() =
             next.AddRef()
             next
 
-    /// One receive or send that does not wait, `flags` besides: the count, or -1 with errno.
-    member d.Transfer(buffer: Span<byte>, isSend: bool, flags: int) : int =
+    /// One receive or send that does not wait, `flags` besides, on the socket `token` names:
+    /// the count, or -1 with errno; raises if the descriptor serves another socket by now.
+    member d.Transfer(buffer: Span<byte>, isSend: bool, flags: int, token: int64) : int =
         let handle = d.Acquire()
 
         try
+            // Checked with the handle held: its descriptor stays open (its number not reused).
+            if Volatile.Read(&d.Token) <> token then
+                raise (closedError ())
+
             Direct.transferFlags (handle.Fd) buffer isSend flags
         finally
             handle.Release()
@@ -181,7 +196,7 @@ type internal Descriptor() =
     member d.SendNow(bytes: byte[], halfCloseNext: bool) =
         try
             if Direct.available then
-                d.Transfer(Span bytes, true, (if halfCloseNext then Direct.more else 0)) |> ignore
+                d.Transfer(Span bytes, true, (if halfCloseNext then Direct.more else 0), Volatile.Read(&d.Token)) |> ignore
             else
                 let s = socket
 
@@ -229,7 +244,7 @@ type internal Descriptor() =
             let s = socket
 
             if not (isNull s) then s.Available > 0
-            elif Direct.available then d.Io(Span<byte>(SlabPool.Discard, 0, 1), false, Direct.peek, generation) > 0
+            elif Direct.available then d.Io(Span<byte>(SlabPool.Discard, 0, 1), false, Direct.peek, d.Token) > 0
             else false
         with _ ->
             false
@@ -258,7 +273,9 @@ type internal Descriptor() =
                 // Before the number can come back for another connection.
                 if registeredFd >= 0 then
                     EventLoops.unregister registeredFd d
+                    EventLoops.registrationEnded loopIndex
                     registeredFd <- -1
+                    loopIndex <- -1
 
                 try
                     if not (isNull socket) then socket.Dispose()
@@ -275,27 +292,27 @@ type internal Descriptor() =
 
     /// One receive or send that does not wait, retried when interrupted: the count, or -1 when
     /// it would wait; other errors raise.
-    member private d.Io(buffer: Span<byte>, isSend: bool, flags: int, expected: int) : int =
+    member private d.Io(buffer: Span<byte>, isSend: bool, flags: int, expected: int64) : int =
         let handle = d.Acquire()
 
         try
             // Checked with the handle held: a socket attached since cannot be this handle's,
             // and this handle's descriptor stays open (its number not reused) meanwhile.
-            if generation <> expected then
+            if Volatile.Read(&d.Token) <> expected then
                 raise (closedError ())
 
             Direct.attempt (handle.Fd) buffer isSend flags
         finally
             handle.Release()
 
-    /// One attempt on an evented descriptor, for the socket of generation `expected`: the
+    /// One attempt on an evented descriptor, for the socket whose token is `expected`: the
     /// count, or -1 when it would wait (then call Wait). A receive into no buffer only asks
     /// whether bytes are there (0 when they are, or at the end). Errors raise, as the runtime
     /// reports them.
-    member d.Attempt(buffer: Span<byte>, isSend: bool, expected: int) : int =
+    member d.Attempt(buffer: Span<byte>, isSend: bool, expected: int64) : int =
         // A wait a handler left behind, woken after this Descriptor took the next socket, must
         // not take that socket's readiness (its owner would then wait with no edge to come).
-        if generation <> expected then
+        if d.Token <> expected then
             raise (closedError ())
 
         let state = &d.StateOf isSend
@@ -304,7 +321,7 @@ type internal Descriptor() =
         if obj.ReferenceEquals(prior, Readiness.Closed) then
             raise (closedError ())
 
-        if generation <> expected then
+        if d.Token <> expected then
             // Attached meanwhile: give back what was taken (a spurious Ready is harmless).
             if obj.ReferenceEquals(prior, Readiness.Ready) then
                 Interlocked.CompareExchange(&state, Readiness.Ready, null) |> ignore
@@ -321,24 +338,24 @@ type internal Descriptor() =
             let n = d.Io(Span<byte>(SlabPool.Discard, 0, 1), false, Direct.peek, expected)
             // Bytes (or the end) there: the receive after this must try, whatever the state says
             // (the event that told of them was taken by this attempt). Only for this socket.
-            if generation = expected then
+            if d.Token = expected then
                 mayHaveData <- n >= 0
 
             if n < 0 then -1 else 0
         else
             let n = d.Io(buffer, false, 0, expected)
 
-            if generation = expected then
+            if d.Token = expected then
                 mayHaveData <- n = buffer.Length || n = 0
 
             n
 
     /// Registers `waiter` for the direction's next event: true if it now waits, false if an
     /// event came meanwhile (attempt again). The first wait registers with an event loop.
-    member d.Wait(isSend: bool, waiter: IEventWaiter, expected: int) : bool =
+    member d.Wait(isSend: bool, waiter: IEventWaiter, expected: int64) : bool =
         d.Register expected
 
-        if generation <> expected then
+        if d.Token <> expected then
             raise (closedError ())
 
         let state = &d.StateOf isSend
@@ -347,7 +364,7 @@ type internal Descriptor() =
         if isNull prior then
             // Attached meanwhile (Reset counts before it clears the states): take the waiter
             // back out of the next socket's state, leaving a harmless Ready.
-            if generation <> expected then
+            if d.Token <> expected then
                 Interlocked.CompareExchange(&state, Readiness.Ready, waiter) |> ignore
 
                 raise (closedError ())
@@ -362,10 +379,10 @@ type internal Descriptor() =
             invalidOp "a receive or send waited while another of the same direction still waited on this connection"
 
     /// Registers with an event loop, once per socket (the first wait, or a watch).
-    member private d.Register(expected: int) =
+    member private d.Register(expected: int64) =
         if registeredFd < 0 then
             lock gate (fun () ->
-                if closed || generation <> expected then
+                if closed || d.Token <> expected then
                     raise (closedError ())
 
                 // Again under the gate: a receive and a send may both wait for the first time.
@@ -373,9 +390,8 @@ type internal Descriptor() =
                     let handle = d.Acquire()
 
                     try
-                        let fd = int (handle.Fd)
-                        EventLoops.register fd d
-                        registeredFd <- fd
+                        loopIndex <- EventLoops.register d
+                        registeredFd <- RegistrationToken.fd expected
                     finally
                         handle.Release())
 
@@ -390,7 +406,7 @@ type internal Descriptor() =
             false
         else
             try
-                d.Register generation
+                d.Register d.Token
                 true
             with _ ->
                 false
@@ -404,24 +420,27 @@ type internal Descriptor() =
     /// TCP_NODELAY was set for a file send on this socket (FileSend sets it once).
     member val FileNoDelay = false with get, set
 
-    /// One sendfile(2) attempt on an evented descriptor, for the socket of generation
+    /// One sendfile(2) attempt on an evented descriptor, for the socket whose token is
     /// `expected`: `count` bytes at most of `file` from `offset` (advanced by what went). The
     /// count sent (0: the file ends at `offset`), -1 when the socket is full (then call Wait
     /// to send), or -2 - errno for a failure of the file; the socket's failures raise, as
     /// the runtime reports them.
-    member d.AttemptSendFile(file: SafeHandle, offset: byref<int64>, count: int64, expected: int) : int64 =
-        if generation <> expected then
+    member d.AttemptSendFile(file: SafeHandle, offset: byref<int64>, count: int64, expected: int64) : int64 =
+        if d.Token <> expected then
             raise (closedError ())
 
         let prior = Readiness.clear &d.WriteState
 
-        if obj.ReferenceEquals(prior, Readiness.Closed) || generation <> expected then
+        if obj.ReferenceEquals(prior, Readiness.Closed) || d.Token <> expected then
             raise (closedError ())
 
         let handle = d.Acquire()
         let mutable fileAdded = false
 
         try
+            if Volatile.Read(&d.Token) <> expected then
+                raise (closedError ())
+
             file.DangerousAddRef(&fileAdded)
             let n = Direct.sendFile (handle.Fd) (file.DangerousGetHandle()) &offset count
 

@@ -13,8 +13,8 @@ open System.Runtime.InteropServices
 open System.Threading
 
 module internal Epoll =
-    /// struct epoll_event for either layout: the events, then the descriptor's number at 4
-    /// and at 8 (on x86-64 the data starts at 4, packed; elsewhere at 8; see dataOffset).
+    /// struct epoll_event for either layout: the events, then the 64-bit data (on x86-64 it
+    /// starts at 4, packed; elsewhere at 8; see dataOffset), which holds a registration's token.
     [<Struct; StructLayout(LayoutKind.Sequential)>]
     type Event =
         val mutable Events: uint32
@@ -64,9 +64,23 @@ module internal Epoll =
     let private x64 = RuntimeInformation.ProcessArchitecture = Architecture.X64
 
     /// struct epoll_event: packed on x86-64 (12 bytes, the data at 4), aligned elsewhere
-    /// (16 bytes, the data at 8). The data holds the descriptor's number.
+    /// (16 bytes, the data at 8). The data holds the registration's token (see Evented.Token).
     let eventSize = if x64 then 12 else 16
     let dataOffset = if x64 then 4 else 8
+
+    /// The event for a registration: `token` in the data, in either layout.
+    let event (events: uint32) (token: int64) =
+        let mutable e = Event()
+        e.Events <- events
+
+        if x64 then
+            e.At4 <- int token
+            e.At8 <- int (token >>> 32)
+        else
+            e.At8 <- int token
+            e.At12 <- int (token >>> 32)
+
+        e
 
     /// Linux on x86-64 or Arm64 (the two layouts above), where libc has epoll.
     let available =
@@ -92,7 +106,31 @@ type internal IEventWaiter =
 /// What a loop hands its events to.
 [<AbstractClass; AllowNullLiteral>]
 type internal Evented() =
+    /// The current registration: a sequence number unique in the process (high 32 bits) and the
+    /// descriptor's number (low 32 bits), given to epoll as the event's data. An event whose
+    /// token is not its target's current one was read for a socket that has closed since (its
+    /// number maybe taken by another connection, or its Descriptor by the next socket): the loop
+    /// drops it, so no event ever reaches a registration it was not meant for.
+    [<DefaultValue>]
+    val mutable Token: int64
+
     abstract Signal: events: uint32 -> unit
+
+/// Registration tokens (see Evented.Token).
+module internal RegistrationToken =
+    let mutable private sequence = 0
+
+    /// A new token for descriptor number `fd`: never one in use, never 0 in its high half.
+    let next (fd: int) : int64 =
+        let mutable s = Interlocked.Increment(&sequence)
+
+        while s = 0 do
+            s <- Interlocked.Increment(&sequence)
+
+        (int64 s <<< 32) ||| int64 (uint32 fd)
+
+    /// The descriptor number a token names.
+    let fd (token: int64) = int (uint32 token)
 
 /// One direction's readiness, as an object changed with Interlocked: null (nothing seen since
 /// the last attempt began), Ready (an event came since: try again before waiting), Closed, or
@@ -152,12 +190,14 @@ type internal EventLoopThread =
 module internal EventLoops =
     let private capacity = 256
     // The descriptor number -> who gets its events. Written under the gate; read by the
-    // loops without it. An event read just before its descriptor closed can reach the next
-    // owner of the number (or of the Descriptor object): a spurious wake-up, after which the
-    // waiter tries again and, finding nothing, waits on.
+    // loops without it. An event read just before its descriptor closed names the old
+    // registration's token: the loop drops it (the number's next owner has another token).
     let mutable private byFd: Evented[] = Array.zeroCreate 1024
     let private gate = obj ()
     let mutable private turn = 0
+    // Registrations per loop (connections that waited there and are still open): where the
+    // accepting loops look to spread connections (see rebalance).
+    let private registered: int[] = Array.zeroCreate (max 1 Environment.ProcessorCount)
 
     /// A failure to the log (event 60), in a way that can never take a loop's thread down.
     let report (failure: exn) =
@@ -165,6 +205,21 @@ module internal EventLoops =
             Log.internalFailure "event loop" failure
         with _ ->
             ()
+
+    /// Hands an event read for registration `token` to its target, if that registration is
+    /// still the target's current one (else it was read for a socket closed since: dropped).
+    let dispatch (token: int64) (events: uint32) =
+        let fd = RegistrationToken.fd token
+        let table = Volatile.Read(&byFd)
+
+        if fd >= 0 && fd < table.Length then
+            let target = Volatile.Read(&table[fd])
+
+            if not (isNull target) && Volatile.Read(&target.Token) = token then
+                try
+                    target.Signal events
+                with e ->
+                    report e
 
     let private run (index: int) (epfd: int) () =
         EventLoopThread.Index <- index + 1
@@ -187,17 +242,7 @@ module internal EventLoops =
             else
                 for i in 0 .. n - 1 do
                     let at = i * Epoll.eventSize
-                    let fd = Marshal.ReadInt32(events, at + Epoll.dataOffset)
-                    let table = Volatile.Read(&byFd)
-
-                    if fd >= 0 && fd < table.Length then
-                        let target = Volatile.Read(&table[fd])
-
-                        if not (isNull target) then
-                            try
-                                target.Signal(uint32 (Marshal.ReadInt32(events, at)))
-                            with e ->
-                                report e
+                    dispatch (Marshal.ReadInt64(events, at + Epoll.dataOffset)) (uint32 (Marshal.ReadInt32(events, at)))
 
     let private loops =
         lazy
@@ -227,11 +272,14 @@ module internal EventLoops =
             if fd >= 0 && fd < byFd.Length && obj.ReferenceEquals(byFd[fd], target) then
                 Volatile.Write(&byFd[fd], null))
 
-    /// Sends `fd`'s events to `target` from now on (edge-triggered: reading, writing, the
-    /// peer's end), on the loop of the calling thread if it is one (a connection stays where
-    /// it runs), else the next in turn; raises if epoll refuses.
-    let register (fd: int) (target: Evented) =
+    /// Sends the events of `target`'s descriptor (its Token names it) to `target` from now on
+    /// (edge-triggered: reading, writing, the peer's end), on the loop of the calling thread if
+    /// it is one (a connection stays where it runs), else the next in turn: the loop's index.
+    /// Raises if epoll refuses.
+    let register (target: Evented) : int =
         let all = loops.Force()
+        let token = target.Token
+        let fd = RegistrationToken.fd token
         setTarget fd target
         let here = EventLoopThread.Index - 1
 
@@ -239,32 +287,64 @@ module internal EventLoops =
             if here >= 0 && here < all.Length then here
             else (Interlocked.Increment(&turn) &&& Int32.MaxValue) % all.Length
 
-        let mutable event = Epoll.Event()
-        event.Events <- Epoll.In ||| Epoll.Pri ||| Epoll.Out ||| Epoll.RdHup ||| Epoll.EdgeTriggered
-        event.At4 <- fd
-        event.At8 <- fd
+        let mutable event = Epoll.event (Epoll.In ||| Epoll.Pri ||| Epoll.Out ||| Epoll.RdHup ||| Epoll.EdgeTriggered) token
 
         if Epoll.epoll_ctl (all[index], 1, fd, &event) <> 0 then // EPOLL_CTL_ADD
             let errno = Marshal.GetLastPInvokeError()
             unregister fd target
             raise (SocketException(int SocketError.SocketError, "epoll_ctl failed, errno " + string errno))
 
+        Interlocked.Increment(&registered[index]) |> ignore
+        index
+
+    /// A registration on loop `index` ended (its descriptor closes).
+    let registrationEnded (index: int) =
+        if index >= 0 && index < registered.Length then
+            Interlocked.Decrement(&registered[index]) |> ignore
+
     /// A listener every loop waits on (level-triggered, exclusive): the kernel wakes one loop
     /// that sits in epoll_wait for each new connection, so new connections go to loops free
     /// to take them, and the loop that accepts one serves it. Raises if epoll refuses.
     let registerShared (fd: int) (target: Evented) =
         let all = loops.Force()
+        target.Token <- int64 (uint32 fd)
         setTarget fd target
 
         for epfd in all do
-            let mutable event = Epoll.Event()
-            event.Events <- Epoll.In ||| Epoll.Exclusive
-            event.At4 <- fd
-            event.At8 <- fd
+            let mutable event = Epoll.event (Epoll.In ||| Epoll.Exclusive) target.Token
 
             if Epoll.epoll_ctl (epfd, 1, fd, &event) <> 0 then
                 let errno = Marshal.GetLastPInvokeError()
                 raise (SocketException(int SocketError.SocketError, "epoll_ctl failed for the listener, errno " + string errno))
+
+    /// Called by a loop that just accepted on the shared listener `target`: when this loop
+    /// holds more open connections than another, it moves itself to the back of the
+    /// listener's wait queue (out of the epoll set and in again), so that the next connection
+    /// wakes another idle loop. With EPOLLEXCLUSIVE the kernel wakes the first idle waiter in
+    /// queue order: without this, connections opened one at a time (a proxy's upstream pool)
+    /// all land on the same idle loop. Costs two epoll_ctl calls only while unbalanced.
+    let rebalance (target: Evented) =
+        let here = EventLoopThread.Index - 1
+        let all = loops.Force()
+
+        if all.Length > 1 && here >= 0 && here < all.Length then
+            let mine = Volatile.Read(&registered[here])
+            let mutable fewer = false
+
+            for i in 0 .. all.Length - 1 do
+                if i <> here && Volatile.Read(&registered[i]) < mine then
+                    fewer <- true
+
+            if fewer then
+                let fd = RegistrationToken.fd target.Token
+                let mutable event = Epoll.event (Epoll.In ||| Epoll.Exclusive) target.Token
+
+                if Epoll.epoll_ctl (all[here], 2, fd, &event) = 0 then // EPOLL_CTL_DEL
+                    if Epoll.epoll_ctl (all[here], 1, fd, &event) <> 0 then // EPOLL_CTL_ADD
+                        report (SocketException(int SocketError.SocketError, "epoll_ctl could not put the listener back on loop " + string here + ", errno " + string (Marshal.GetLastPInvokeError())))
+
+    /// Open registrations per loop (tests, metrics).
+    let registrations () = Array.copy registered
 
     /// The shared listener leaves every loop (before it is closed, or to pause accepting).
     let unregisterShared (fd: int) (target: Evented) =

@@ -79,9 +79,9 @@ module internal FileSend =
         ClientDisconnectedException("the file could not be sent: the client closed the connection or stopped reading", e)
 
     /// One sendfile attempt from `offset`: the count, -1 when the socket is full, or -2 - errno.
-    let private attempt (d: Descriptor) (file: SafeFileHandle) (offset: int64) (count: int64) (generation: int) =
+    let private attempt (d: Descriptor) (file: SafeFileHandle) (offset: int64) (count: int64) (token: int64) =
         let mutable at = offset
-        d.AttemptSendFile(file, &at, min count step, generation)
+        d.AttemptSendFile(file, &at, min count step, token)
 
     /// Sends what waits in the output (the head), held back with MSG_MORE so that it leaves
     /// with the first file bytes (when some follow); what cannot go at once is flushed the
@@ -100,12 +100,12 @@ module internal FileSend =
 
             while go && not output.IsEmpty do
                 let chunk = output.Next Transport.SendStep
-                let n = d.Transfer(MemoryMarshal.AsMemory(chunk).Span, true, Direct.more)
+                let n = d.Transfer(MemoryMarshal.AsMemory(chunk).Span, true, Direct.more, transport.Token)
                 if n > 0 then output.Consume n else go <- false
         with e ->
             raise (disconnected e)
 
-        transport.FlushAsync()
+        transport.SendOutput()
 
     /// The buffered way: read a step into the output, send it, again.
     let private copyAsync (transport: Transport) (file: SafeFileHandle) (offset: int64) (count: int64) (already: int64) : Task =
@@ -122,17 +122,16 @@ module internal FileSend =
 
                 transport.Output.Advance n
                 state.Sent <- state.Sent + int64 n
-                do! transport.FlushAsync()
+                do! transport.SendOutput()
         }
 
     /// sendfile on an event loop, waiting there whenever the socket is full.
     let private sendFileAsync (transport: Transport) (file: SafeFileHandle) (offset: int64) (count: int64) (already: int64) : Task =
         task {
             let d = transport.Descriptor
-            let generation = d.Generation
+            let token = transport.Token
             let wait = FileSendWait(Sent = already, Burst = already)
-            transport.SentBytes <- 0L
-            transport.SendWaitMs <- 0L
+            transport.StartProgress()
 
             try
                 try
@@ -141,20 +140,20 @@ module internal FileSend =
                             wait.Burst <- 0L
                             do! Task.Yield()
 
-                        transport.SendDeadline <- Heartbeat.NowMs + transport.SendTimeoutMs
-                        let n = attempt d file (offset + wait.Sent) (count - wait.Sent) generation
+                        transport.WaitingOnClient()
+                        let n = attempt d file (offset + wait.Sent) (count - wait.Sent) token
 
                         if n > 0L then
                             wait.Sent <- wait.Sent + n
                             wait.Burst <- wait.Burst + n
-                            transport.SentBytes <- transport.SentBytes + n
+                            transport.Progress n
                         elif n = 0L then
                             raise (fileEnded wait.Sent count)
                         elif n = -1L then
                             wait.Burst <- 0L
                             let ready = wait.Arm()
 
-                            if d.Wait(true, wait, generation) then
+                            if d.Wait(true, wait, token) then
                                 let! _ = ready
                                 ()
                         else
@@ -163,7 +162,7 @@ module internal FileSend =
                 | :? SocketException
                 | :? ObjectDisposedException as e -> raise (disconnected e)
             finally
-                transport.SendDeadline <- 0L
+                transport.DoneWaitingOnClient()
         }
 
     /// Sends what waits in the output (the response head), then `count` bytes of `file` from
@@ -196,13 +195,14 @@ module internal FileSend =
             let mutable failure: exn = null
 
             try
-                let generation = d.Generation
+                let token = transport.Token
 
                 while outcome = 0 do
-                    let n = attempt d file (offset + sent) (count - sent) generation
+                    let n = attempt d file (offset + sent) (count - sent) token
 
                     if n > 0L then
                         sent <- sent + n
+                        transport.Progress n
                         if sent >= count then outcome <- 1
                         elif sent >= burst then outcome <- 2 // the rest from the thread pool
                     elif n = 0L then

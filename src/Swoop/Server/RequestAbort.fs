@@ -8,18 +8,37 @@ namespace Swoop
 open System
 open System.Threading
 
+/// A token source and the request it is lent to (-1: taken by an abort; it fires and is never
+/// lent again). One compare-and-swap on `For` decides whether an abort of request N fires it:
+/// a source re-lent to the next request meanwhile is not N's any more.
+[<Sealed; AllowNullLiteral>]
+type internal LentSource(source: CancellationTokenSource, lentTo: int64) =
+    [<DefaultValue>]
+    val mutable For: int64
+
+    member val Source = source
+
+    member this.Init() =
+        this.For <- lentTo
+        this
+
 [<Sealed>]
 type internal RequestAbort(transport: Transport) =
-    let mutable source: CancellationTokenSource = null
-    // The number of the request aborted (0: none); whether its socket is gone with it.
-    let mutable abortedRequest = 0L
-    let mutable hard = false
+    [<VolatileField>]
+    let mutable lent: LentSource = null
+    // The request aborted, in one value: number * 2 + 1 when its socket went with it (0: none).
+    let mutable aborted = 0L
+
+    let fire (source: CancellationTokenSource) =
+        // On the thread pool: its callbacks are the app's code, not the caller's (a loop's or the heartbeat's).
+        ThreadPool.UnsafeQueueUserWorkItem((fun (s: CancellationTokenSource) -> try s.Cancel() with _ -> ()), source, false)
+        |> ignore
 
     /// Whether the current request was aborted.
-    member _.IsAborted = Volatile.Read(&abortedRequest) = transport.RequestNumber
+    member _.IsAborted = (Volatile.Read(&aborted) >>> 1) = transport.RequestNumber
 
     /// Whether it was aborted with its socket: nothing more of its response may go out.
-    member this.IsCut = hard && this.IsAborted
+    member this.IsCut = this.IsAborted && Volatile.Read(&aborted) &&& 1L = 1L
 
     /// Raises for a request aborted with its socket (before a read or a flush).
     member this.ThrowIfCut() =
@@ -28,8 +47,8 @@ type internal RequestAbort(transport: Transport) =
 
     /// Makes the source if there is none; true when it was made just now.
     member _.EnsureSource() =
-        if isNull source then
-            Interlocked.Exchange(&source, new CancellationTokenSource()) |> ignore
+        if isNull lent then
+            lent <- LentSource(new CancellationTokenSource(), transport.RequestNumber).Init()
             true
         else
             false
@@ -37,27 +56,38 @@ type internal RequestAbort(transport: Transport) =
     /// The current request's token (after EnsureSource); fired at once if the request was
     /// aborted before the source existed.
     member this.Token: CancellationToken =
-        if this.IsAborted && not source.IsCancellationRequested then
-            source.Cancel()
+        let current = lent
 
-        source.Token
+        if this.IsAborted && Interlocked.CompareExchange(&current.For, -1L, transport.RequestNumber) = transport.RequestNumber then
+            current.Source.Cancel()
 
-    /// Aborts request `number` if it is still the current one; the token fires on the thread
-    /// pool (its callbacks are the app's code, not the caller's: a loop's or the heartbeat's).
+        current.Source.Token
+
+    /// Aborts request `number` if it is still the current one.
     member _.Abort(number: int64, isHard: bool) =
         if number = transport.RequestNumber then
-            if isHard then hard <- true
-            Interlocked.Exchange(&abortedRequest, number) |> ignore
-            let current = Volatile.Read(&source)
+            let value = number * 2L + (if isHard then 1L else 0L)
+            let mutable go = true
 
-            if not (isNull current) then
-                ThreadPool.UnsafeQueueUserWorkItem((fun (s: CancellationTokenSource) -> try s.Cancel() with _ -> ()), current, false)
-                |> ignore
+            // A hard abort stays hard (a later soft one for the same request does not undo it).
+            while go do
+                let seen = Volatile.Read(&aborted)
 
-    /// Before the next request: a source that fired (or will: an abort is queued) is not reused.
-    member _.Reset() =
-        if not (isNull source) && (abortedRequest <> 0L || not (source.TryReset())) then
-            source <- null
+                if seen >>> 1 = number && (seen &&& 1L = 1L || not isHard) then go <- false
+                elif Interlocked.CompareExchange(&aborted, value, seen) = seen then go <- false
 
-        abortedRequest <- 0L
-        hard <- false
+            let current = lent
+
+            if not (isNull current) && Interlocked.CompareExchange(&current.For, -1L, number) = number then
+                fire current.Source
+
+    /// Before request `next`: the source is lent to it unless an abort took it.
+    member _.Reset(next: int64) =
+        Volatile.Write(&aborted, 0L)
+        let current = lent
+
+        if not (isNull current) then
+            let was = Volatile.Read(&current.For)
+
+            if was < 0L || Interlocked.CompareExchange(&current.For, next, was) <> was || not (current.Source.TryReset()) then
+                lent <- null

@@ -26,7 +26,7 @@ type RunningServer internal (listeners: Socket[], settings: ConnectionSettings, 
             settings.Log.AcceptFailed e
 
     let onClosed (c: Connection) =
-        idle.Add c
+        if c.Reusable then idle.Add c
 
         if Interlocked.Decrement(&open') = 0 && settings.Stopping then
             allClosed.TrySetResult() |> ignore
@@ -36,41 +36,54 @@ type RunningServer internal (listeners: Socket[], settings: ConnectionSettings, 
 
     /// Serves a new connection (the runtime's `socket`, or a descriptor `accepted` with
     /// accept4), or refuses it when the server is at its limit.
+    /// The socket is admit's from the first line: whatever fails before a connection took it
+    /// closes it here (never a descriptor left open), and every accept path calls only this.
     let admit (socket: Socket) (accepted: OwnedDescriptor) (here: bool) =
-        if maxConnections > 0 && Volatile.Read(&open') >= maxConnections then
-            // Over the limit: closed at once (a reset, no lingering), and counted.
-            let total = Interlocked.Increment(&rejected)
+        // Counted first, then compared: loops admitting side by side cannot pass the limit together.
+        let count = Interlocked.Increment(&open')
+        let mutable taken = false
 
-            if settings.Log.IsEnabled LogLevel.Warning && settings.MayLog() then
-                settings.Log.ConnectionRejected(maxConnections, total)
+        try
+            if maxConnections > 0 && count > maxConnections then
+                Interlocked.Decrement(&open') |> ignore
 
-            if Metrics.rejectedConnections.Enabled then
-                Metrics.rejectedConnections.Add 1L
-
-            try
-                if isNull socket then
-                    Direct.lingerZero accepted.Fd
-                    accepted.Dispose()
-                else
-                    socket.LingerState <- LingerOption(true, 0)
-                    socket.Dispose()
-            with _ ->
-                ()
-        else
-            Interlocked.Increment(&open') |> ignore
-            Interlocked.Increment(&acceptedCount) |> ignore
-
-            let connection =
+                // Over the limit: closed at once (a reset, no lingering), and counted.
                 try
+                    if isNull socket then
+                        Direct.lingerZero accepted.Fd
+                        accepted.Dispose()
+                    else
+                        socket.LingerState <- LingerOption(true, 0)
+                        socket.Dispose()
+                with _ ->
+                    ()
+
+                taken <- true
+                let total = Interlocked.Increment(&rejected)
+
+                if Metrics.rejectedConnections.Enabled then
+                    Metrics.rejectedConnections.Add 1L
+
+                if settings.Log.IsEnabled LogLevel.Warning && settings.MayLog() then
+                    settings.Log.ConnectionRejected(maxConnections, total)
+            else
+                Interlocked.Increment(&acceptedCount) |> ignore
+
+                let connection =
                     match idle.TryTake() with
                     | true, c -> c
                     | _ -> Connection(settings, onClosed)
-                with _ ->
-                    Interlocked.Decrement(&open') |> ignore
-                    (if isNull socket then accepted.Dispose() else socket.Dispose())
-                    reraise ()
 
-            connection.Start(socket, accepted, here)
+                taken <- true
+                connection.Start(socket, accepted, here)
+        finally
+            if not taken then
+                Interlocked.Decrement(&open') |> ignore
+
+                try
+                    if isNull socket then accepted.Dispose() else socket.Dispose()
+                with _ ->
+                    ()
 
     let unixPaths =
         listeners |> Array.choose (fun l -> match l.LocalEndPoint with :? UnixDomainSocketEndPoint as u -> Some(string u) | _ -> None)

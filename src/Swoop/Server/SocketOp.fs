@@ -26,7 +26,7 @@ type internal SocketOp() =
     let mutable waitingOn: Descriptor = Unchecked.defaultof<_>
     let mutable waitBuffer = Memory<byte>.Empty
     let mutable waitSend = false
-    let mutable waitGeneration = 0
+    let mutable waitToken = 0L
     // 1 once the current wait is completed: the loop and a close may both try (a handler
     // left the op behind), and a second completion would throw on whichever thread made it.
     let mutable waitDone = 0
@@ -58,7 +58,9 @@ type internal SocketOp() =
             waitBuffer <- Memory<byte>.Empty
 
     /// Starts a receive or a send, one at a time: a second one would drop the first one's waiter.
-    member private this.Start(descriptor: Descriptor, buffer: Memory<byte>, send: bool) : ValueTask<int> =
+    /// `token`: the socket's registration (see Evented.Token), passed by value from whoever
+    /// owns the operation: a descriptor that serves another socket by now fails it.
+    member private this.Start(descriptor: Descriptor, token: int64, buffer: Memory<byte>, send: bool) : ValueTask<int> =
         if pending then
             invalidOp (
                 (if send then "a send" else "a receive")
@@ -66,12 +68,12 @@ type internal SocketOp() =
             )
 
         if descriptor.Evented then
-            this.StartEvented(descriptor, buffer, send)
+            this.StartEvented(descriptor, token, buffer, send)
         // A wait for data (no buffer) is always the runtime's: the waiting is its event loop's.
         elif not direct || buffer.Length = 0 then
-            this.StartAsync(descriptor.Socket, buffer, send)
+            this.StartAsync(descriptor.SocketOf token, buffer, send)
         else
-            let n = descriptor.Transfer(buffer.Span, send, 0)
+            let n = descriptor.Transfer(buffer.Span, send, 0, token)
 
             if n >= 0 then
                 ValueTask<int>(n)
@@ -80,12 +82,12 @@ type internal SocketOp() =
                 | ValueSome error -> ValueTask.FromException<int>(failure error)
                 | ValueNone ->
                     direct <- false
-                    this.StartAsync(descriptor.Socket, buffer, send)
+                    this.StartAsync(descriptor.SocketOf token, buffer, send)
 
     /// On an event loop: an attempt, and a wait only if it would wait.
-    member private this.StartEvented(descriptor: Descriptor, buffer: Memory<byte>, send: bool) : ValueTask<int> =
+    member private this.StartEvented(descriptor: Descriptor, token: int64, buffer: Memory<byte>, send: bool) : ValueTask<int> =
         try
-            let generation = descriptor.Generation
+            let generation = token
             let mutable result = descriptor.Attempt(buffer.Span, send, generation)
 
             if result >= 0 then
@@ -97,7 +99,7 @@ type internal SocketOp() =
                 waitingOn <- descriptor
                 waitBuffer <- buffer
                 waitSend <- send
-                waitGeneration <- generation
+                waitToken <- generation
                 waitDone <- 0
                 let mutable waiting = false
 
@@ -136,12 +138,12 @@ type internal SocketOp() =
         this.Started started
 
     /// Receives into `buffer` (empty: waits until bytes are there, reading none).
-    member this.Receive(descriptor: Descriptor, buffer: Memory<byte>) : ValueTask<int> =
-        this.Start(descriptor, buffer, false)
+    member this.Receive(descriptor: Descriptor, token: int64, buffer: Memory<byte>) : ValueTask<int> =
+        this.Start(descriptor, token, buffer, false)
 
     /// Sends what it can of `buffer`; the count says how much went.
-    member this.Send(descriptor: Descriptor, buffer: ReadOnlyMemory<byte>) : ValueTask<int> =
-        this.Start(descriptor, MemoryMarshal.AsMemory buffer, true)
+    member this.Send(descriptor: Descriptor, token: int64, buffer: ReadOnlyMemory<byte>) : ValueTask<int> =
+        this.Start(descriptor, token, MemoryMarshal.AsMemory buffer, true)
 
     override this.OnCompleted(e: SocketAsyncEventArgs) =
         if e.SocketError = SocketError.Success then
@@ -159,16 +161,16 @@ type internal SocketOp() =
 
             try
                 if waitBuffer.IsEmpty && not waitSend then
-                    if descriptor.Generation = waitGeneration then descriptor.MarkReadable()
+                    if descriptor.Token = waitToken then descriptor.MarkReadable()
                     result <- 0
                 else
                     let mutable go = true
 
                     while go do
-                        result <- descriptor.Attempt(waitBuffer.Span, waitSend, waitGeneration)
+                        result <- descriptor.Attempt(waitBuffer.Span, waitSend, waitToken)
 
                         // An event that brought nothing (a stale one): wait on.
-                        if result >= 0 || descriptor.Wait(waitSend, this, waitGeneration) then
+                        if result >= 0 || descriptor.Wait(waitSend, this, waitToken) then
                             go <- false
             with e ->
                 failure <- e

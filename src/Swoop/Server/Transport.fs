@@ -1,11 +1,26 @@
-/// A connection's socket and its buffers. The input buffer holds received bytes from the
-/// start of the current request; the output chain collects responses until they are sent.
-/// Both are leased from the buffer pool only while the connection is busy.
+/// A connection's socket and its buffers, and the one place that decides who may write to
+/// it. The input buffer holds received bytes from the start of the current request; the
+/// output chain collects responses until they are sent. Both are leased from the buffer pool
+/// only while the connection is busy. Every byte the server sends leaves through a flight
+/// taken here (see "who may write" below), and every socket operation names the socket it is
+/// for by its registration token, so that nothing reaches the next client of this object.
 namespace Swoop
 
 open System
 open System.Net.Sockets
 open System.Threading.Tasks
+
+/// Who sends on a connection (see Transport.Enter).
+type internal Writer =
+    /// The connection loop: answers of requests whose handlers ended, parse errors.
+    | Connection = 1
+    /// The running handler: its response (it claims it), a file, the upgraded stream.
+    | Handler = 2
+    /// The server on the handler's behalf before its response: 100 Continue, answers
+    /// queued before a body read waits.
+    | Interim = 3
+    /// The server's own last answer (a timeout's 408 or 503).
+    | Server = 4
 
 [<Sealed; AllowNullLiteral>]
 type internal Transport(pool: BufferPool) =
@@ -28,9 +43,20 @@ type internal Transport(pool: BufferPool) =
     let mutable sender = new SocketOp()
 
     let descriptor = Descriptor()
+    // The socket being served (its registration token, see Evented.Token).
+    let mutable token = 0L
+    // Who may write (see "who may write" below).
+    let mutable flight = 0
+    let mutable final = 0
+    let mutable serverAnswer: byte[] = null
+    let mutable serverDone = TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously)
+    let mutable flightWaiter: TaskCompletionSource = null
 
     /// The connection's socket.
     member _.Descriptor = descriptor
+
+    /// The registration token of the socket being served: operations pass it by value.
+    member _.Token = token
 
     /// Takes a new socket: the runtime's Socket, or (accepted with accept4) the descriptor.
     /// Nagle's algorithm is left on until the connection sends a second time (a second
@@ -39,6 +65,11 @@ type internal Transport(pool: BufferPool) =
     /// `onLoops`: a descriptor waits on Swoop's event loops (continuations run inline).
     member t.Attach(socket: Socket, accepted: OwnedDescriptor, onLoops: bool) =
         if isNull socket then descriptor.Attach(accepted, onLoops) else descriptor.Attach socket
+        token <- descriptor.Token
+        flight <- 0
+        final <- 0
+        serverAnswer <- null
+        flightWaiter <- null
 
         // An operation of the last socket never awaited to its end (a handler that left a
         // flush behind) may still complete: that op is left to it.
@@ -188,17 +219,15 @@ type internal Transport(pool: BufferPool) =
 
     /// Receives into the free space after InEnd; the caller adds the count to InEnd.
     member t.ReceiveAsync() : ValueTask<int> =
-        receiver.Receive(descriptor, Memory<byte>(input.Array, input.Offset + t.InEnd, input.Length - t.InEnd))
+        receiver.Receive(descriptor, token, Memory<byte>(input.Array, input.Offset + t.InEnd, input.Length - t.InEnd))
 
-    /// Receives straight into `buffer` (an upgraded connection's reads).
-    member _.ReceiveInto(buffer: Memory<byte>) : ValueTask<int> = receiver.Receive(descriptor, buffer)
-
-    /// Sends what it can of `buffer` straight from it (an upgraded connection's writes).
-    member _.SendFrom(buffer: ReadOnlyMemory<byte>) : ValueTask<int> = sender.Send(descriptor, buffer)
+    /// Receives straight into `buffer` for the socket `expected` names (an upgraded
+    /// connection's reads, which may outlive its handler).
+    member _.ReceiveInto(expected: int64, buffer: Memory<byte>) : ValueTask<int> = receiver.Receive(descriptor, expected, buffer)
 
     /// Completes when bytes are there to read, without holding a buffer while waiting.
     member t.WaitForDataAsync() : ValueTask<int> =
-        receiver.Receive(descriptor, Memory<byte>.Empty)
+        receiver.Receive(descriptor, token, Memory<byte>.Empty)
 
     /// Room to write at least `size` bytes at the end of the output; then call Advance.
     member _.OutputSpan(size: int) : Span<byte> = output.GetSpan size
@@ -214,49 +243,215 @@ type internal Transport(pool: BufferPool) =
     /// The most bytes one send hands to the socket.
     static member SendStep = 65536
 
-    /// A send is in flight (its deadline is set until it completes).
-    member t.Sending = Threading.Volatile.Read(&t.SendDeadline) > 0L
+    // ---- who may write: the one place that decides it ----
+    //
+    // Three facts, each changed with one compare-and-swap, decide every byte that leaves:
+    // - Claim: who owns the current request's response (nobody yet, the handler, or the
+    //   server, which answers it itself after a timeout). Decided once per request.
+    // - flight: who is sending now (a Writer); one at a time. A Handler or Interim writer that
+    //   finds the connection loop sending earlier answers waits for it; any other overlap is
+    //   refused with an exception that names it.
+    // - final: the server gave the connection its last answer (a timeout's 408 or 503): no
+    //   other writer may send after it.
+    // Output bytes are appended only by the flight's holder, or by the response's owner on
+    // its own path while no flight runs (the loop's Complete, after its handler ended).
 
-    /// Sends everything in the output, giving each segment back once it is sent.
-    member t.FlushAsync() : ValueTask =
+    /// Who is sending now (a Writer), 0 when nobody is.
+    member _.InFlight = Threading.Volatile.Read(&flight)
+
+    /// Whether the server answered this connection itself (a timeout): nothing else goes out.
+    member _.Finalized = Threading.Volatile.Read(&final) <> 0
+
+    /// Takes the right to send for `writer`: true when taken now (send, then Leave); false
+    /// when the connection loop is sending earlier answers (then WaitToEnterAsync); raises
+    /// when the writer may not send at all, naming why.
+    member t.Enter(writer: Writer) : bool =
+        if Threading.Volatile.Read(&final) <> 0 then
+            raise (OperationCanceledException Transport.AfterLast)
+
+        if writer = Writer.Handler && not (t.ClaimForHandler()) then
+            raise (OperationCanceledException "the request ran past RequestTimeout and was answered 503: this response can no longer be sent")
+
+        let holder = Threading.Interlocked.CompareExchange(&flight, int writer, 0)
+
+        if holder = 0 then
+            // A last answer decided meanwhile waits for this flight: nothing may go before it.
+            if Threading.Volatile.Read(&final) <> 0 then
+                t.Leave()
+                raise (OperationCanceledException Transport.AfterLast)
+
+            true
+        elif holder = int Writer.Connection && writer <> Writer.Connection then
+            false
+        else
+            raise (Transport.Overlap(writer, enum<Writer> holder))
+
+    static member private AfterLast: string =
+        "the server already gave this connection its last answer (a timeout): nothing more can be sent on it"
+
+    static member private Overlap(writer: Writer, holder: Writer) : exn =
+        match holder with
+        | Writer.Server -> OperationCanceledException "the server is sending its own last answer on this connection (a timeout)"
+        | Writer.Handler when writer = Writer.Handler ->
+            InvalidOperationException "a FlushAsync, SendFileAsync or upgraded-stream write was started while the previous flush was still sending: await each before the next"
+        | Writer.Handler ->
+            InvalidOperationException "the handler's FlushAsync, SendFileAsync or upgraded-stream write was still sending when the server had to send (it returned, or read its body, without awaiting it)"
+        | Writer.Interim ->
+            InvalidOperationException "a send was started while a body read was still sending (100 Continue, or earlier answers): await the read first"
+        | _ -> InvalidOperationException("a " + string writer + " send overlapped a " + string holder + " send on one connection")
+
+    /// Takes the right to send for an upgraded connection's write to the socket `expected`
+    /// names (its response is the handler's already); raises if that socket is gone or a
+    /// write is still sending.
+    member t.EnterUpgraded(expected: int64) =
+        if token <> expected then
+            raise (ObjectDisposedException "the upgraded connection is closed")
+
+        let holder = Threading.Interlocked.CompareExchange(&flight, int Writer.Handler, 0)
+
+        if holder <> 0 then
+            raise (Transport.Overlap(Writer.Handler, enum<Writer> holder))
+
+        if token <> expected then
+            t.Leave()
+            raise (ObjectDisposedException "the upgraded connection is closed")
+
+    /// Completes when the running flight ends (at once if none runs).
+    member private _.FlightEnded() : Task =
+        let woken = TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously)
+        let prior = Threading.Interlocked.Exchange(&flightWaiter, woken)
+        if not (isNull prior) then prior.TrySetResult() |> ignore
+
+        // Published before looking: a Leave after this look completes it; one before, we see.
+        if Threading.Volatile.Read(&flight) = 0 then
+            woken.TrySetResult() |> ignore
+
+        woken.Task
+
+    /// Waits for the connection loop's flight to end, then takes the right to send (as Enter).
+    member t.WaitToEnterAsync(writer: Writer) : Task =
+        task {
+            do! t.FlightEnded()
+
+            while not (t.Enter writer) do
+                do! t.FlightEnded()
+        }
+
+    /// Gives up the right to send; a last answer the server queued meanwhile goes now.
+    member t.Leave() =
+        Threading.Interlocked.Exchange(&flight, 0) |> ignore
+        let waiter = Threading.Interlocked.Exchange(&flightWaiter, null)
+        if not (isNull waiter) then waiter.TrySetResult() |> ignore
+        if not (isNull (Threading.Volatile.Read(&serverAnswer))) then t.RunServerAnswer()
+
+    /// Leaves once `sending` ends (however it ends).
+    member t.LeaveAfter(sending: ValueTask) : ValueTask =
+        if sending.IsCompleted then
+            t.Leave()
+            sending
+        else
+            ValueTask(t.LeaveAfterAsync sending)
+
+    member private t.LeaveAfterAsync(sending: ValueTask) : Task =
+        task {
+            try
+                do! sending
+            finally
+                t.Leave()
+        }
+
+    /// Sends everything in the output for `writer` (see Enter), then leaves.
+    member t.FlushAsync(writer: Writer) : ValueTask =
+        if t.Enter writer then
+            t.LeaveAfter(t.SendOutput())
+        else
+            ValueTask(t.FlushAfterWaitAsync writer)
+
+    member private t.FlushAfterWaitAsync(writer: Writer) : Task =
+        task {
+            do! t.WaitToEnterAsync writer
+            do! t.LeaveAfter(t.SendOutput())
+        }
+
+    /// Appends `bytes` ("100 Continue") after what is queued and sends it all, as an Interim
+    /// writer: never after the server's last answer.
+    member t.SendInterimAsync(bytes: byte[]) : ValueTask =
+        if t.Enter Writer.Interim then
+            output.Append(ReadOnlySpan<byte> bytes)
+            t.LeaveAfter(t.SendOutput())
+        else
+            ValueTask(
+                task {
+                    do! t.WaitToEnterAsync Writer.Interim
+                    output.Append(ReadOnlySpan<byte> bytes)
+                    do! t.LeaveAfter(t.SendOutput())
+                }
+            )
+
+    /// Sends everything in the output, giving each segment back once it is sent; only by the
+    /// flight's holder (see Enter). Never throws: a failure is the ValueTask's.
+    member t.SendOutput() : ValueTask =
         if output.IsEmpty then
             ValueTask.CompletedTask
         else
-            t.SentBytes <- 0L
-            t.SendWaitMs <- 0L
+            try
+                t.SendOutputNow()
+            with e ->
+                ValueTask.FromException e
 
-            if not noDelay && (flushedBefore || output.Length > int64 Transport.SendStep) then
-                noDelay <- true
+    // ---- progress: one bookkeeping for every send (responses, files, upgraded streams) ----
 
-                try
-                    descriptor.SetNoDelay()
-                with _ ->
-                    () // the peer may be gone; the send will say so
+    /// A send begins: the data-rate clock starts afresh (see the heartbeat's MinResponseDataRate).
+    member t.StartProgress() =
+        t.SentBytes <- 0L
+        t.SendWaitMs <- 0L
 
-            flushedBefore <- true
-            let mutable pending = ValueTask<int>()
-            let mutable waiting = false
+    /// `count` bytes went to the socket.
+    member t.Progress(count: int64) =
+        t.TotalSent <- t.TotalSent + count
+        t.SentBytes <- t.SentBytes + count
 
-            // Sends that complete at once (the usual case) need no state machine; at most
-            // SendStep bytes a send, so a slow reader's progress shows (data rates, timeouts).
-            while not waiting && not output.IsEmpty do
-                let vt = sender.Send(descriptor, output.Next Transport.SendStep)
+    /// A send waits for the client to read: it has SendTimeoutMs to progress.
+    member t.WaitingOnClient() =
+        t.SendDeadline <- Heartbeat.NowMs + t.SendTimeoutMs
 
-                if vt.IsCompletedSuccessfully then
-                    // Read a ValueTask once only: its source (the sender) is reused.
-                    let sent = vt.Result
+    /// No send waits any more.
+    member t.DoneWaitingOnClient() = t.SendDeadline <- 0L
 
-                    if sent <= 0 then
-                        Transport.Disconnected null
+    member private t.SendOutputNow() : ValueTask =
+        t.StartProgress()
 
-                    output.Consume sent
-                    t.TotalSent <- t.TotalSent + int64 sent
-                    t.SentBytes <- t.SentBytes + int64 sent
-                else
-                    pending <- vt
-                    waiting <- true
+        if not noDelay && (flushedBefore || output.Length > int64 Transport.SendStep) then
+            noDelay <- true
 
-            if waiting then ValueTask(t.FlushPendingAsync pending) else ValueTask.CompletedTask
+            try
+                descriptor.SetNoDelay()
+            with _ ->
+                () // the peer may be gone; the send will say so
+
+        flushedBefore <- true
+        let mutable pending = ValueTask<int>()
+        let mutable waiting = false
+
+        // Sends that complete at once (the usual case) need no state machine; at most
+        // SendStep bytes a send, so a slow reader's progress shows (data rates, timeouts).
+        while not waiting && not output.IsEmpty do
+            let vt = sender.Send(descriptor, token, output.Next Transport.SendStep)
+
+            if vt.IsCompletedSuccessfully then
+                // Read a ValueTask once only: its source (the sender) is reused.
+                let sent = vt.Result
+
+                if sent <= 0 then
+                    Transport.Disconnected null
+
+                output.Consume sent
+                t.Progress(int64 sent)
+            else
+                pending <- vt
+                waiting <- true
+
+        if waiting then ValueTask(t.FlushPendingAsync pending) else ValueTask.CompletedTask
 
     /// Waits for a send in flight, then sends the rest; each send has SendTimeoutMs to progress.
     member private t.FlushPendingAsync(first: ValueTask<int>) : Task =
@@ -264,58 +459,37 @@ type internal Transport(pool: BufferPool) =
             inFlight <- first
             sendMore <- true
 
-            while sendMore do
-                t.SendDeadline <- Heartbeat.NowMs + t.SendTimeoutMs
-                lastSent <- 0
+            try
+                while sendMore do
+                    t.WaitingOnClient()
+                    lastSent <- 0
 
-                try
-                    let! n = inFlight
-                    lastSent <- n
-                with
-                | :? SocketException
-                | :? ObjectDisposedException as e -> Transport.Disconnected e
+                    try
+                        let! n = inFlight
+                        lastSent <- n
+                    with
+                    | :? SocketException
+                    | :? ObjectDisposedException as e -> Transport.Disconnected e
 
-                if lastSent <= 0 then
-                    Transport.Disconnected null
+                    if lastSent <= 0 then
+                        Transport.Disconnected null
 
-                output.Consume lastSent
-                t.TotalSent <- t.TotalSent + int64 lastSent
-                t.SentBytes <- t.SentBytes + int64 lastSent
-                sendMore <- not output.IsEmpty
+                    output.Consume lastSent
+                    t.Progress(int64 lastSent)
+                    sendMore <- not output.IsEmpty
 
-                if sendMore then
-                    inFlight <- sender.Send(descriptor, output.Next Transport.SendStep)
-
-            t.SendDeadline <- 0L
+                    if sendMore then
+                        inFlight <- sender.Send(descriptor, token, output.Next Transport.SendStep)
+            finally
+                t.DoneWaitingOnClient()
         }
+
+    /// Sends what it can of `buffer` straight from it, for an upgraded connection whose
+    /// socket `expected` names (the caller holds a Handler flight).
+    member _.SendFrom(expected: int64, buffer: ReadOnlyMemory<byte>) : ValueTask<int> = sender.Send(descriptor, expected, buffer)
 
     /// Closes the socket (if any); never throws.
     member _.Close() = descriptor.Close()
-
-    /// Sends an error answer if it can go at once: never blocking, since it comes from the
-    /// heartbeat or beside a handler still running.
-    member private _.AnswerNow(status: int, halfCloseNext: bool) =
-        descriptor.SendNow(Response.errorAnswer status, halfCloseNext)
-
-    /// Answers (if it can go at once), then closes.
-    member t.AnswerAndClose(status: int) =
-        try
-            t.AnswerNow(status, false)
-        with _ ->
-            ()
-
-        t.Close()
-
-    /// From the heartbeat, for a head or body that timed out: sends the answer if it can go at
-    /// once, then half-closes and leaves the connection loop to linger (reading and
-    /// discarding), so that bytes the client is still sending do not reset the connection
-    /// before it reads the answer.
-    member t.AnswerAndLinger(status: int) =
-        try
-            t.AnswerNow(status, true)
-            t.HalfClose()
-        with _ ->
-            t.Close()
 
     /// No more sending; what the client still sends is read for up to 2 s (the heartbeat
     /// closes a lingering connection past its deadline).
@@ -335,7 +509,7 @@ type internal Transport(pool: BufferPool) =
                 lingering <- true
 
                 while lingering do
-                    let! n = receiver.Receive(descriptor, Memory<byte>(SlabPool.Discard))
+                    let! n = receiver.Receive(descriptor, token, Memory<byte>(SlabPool.Discard))
                     discarded <- discarded + n
 
                     if n = 0 || discarded > 1_048_576 then
@@ -346,8 +520,8 @@ type internal Transport(pool: BufferPool) =
 
     /// The current request's number on this connection and who owns its response, in one
     /// value changed with Interlocked: number * 4 + owner (0: nobody yet; 1: the handler, which
-    /// started streaming or finished; 2: the request timeout, which answers 503). One value,
-    /// so that a late look at one request can never claim the next one's response.
+    /// started streaming or finished; 2: the server, which answers it itself). One value, so
+    /// that a late look at one request can never claim the next one's response.
     [<DefaultValue>]
     val mutable Claim: int64
 
@@ -363,8 +537,7 @@ type internal Transport(pool: BufferPool) =
         t.RequestDeadline <- 0L
         Threading.Volatile.Write(&t.Claim, (t.RequestNumber + 1L) <<< 2)
 
-    /// The handler takes the response (its first flush, or its end): false if the request
-    /// timeout took it first.
+    /// The handler takes the response (its first send, or its end): false if the server took it first.
     member t.ClaimForHandler() : bool =
         let c = Threading.Volatile.Read(&t.Claim)
 
@@ -375,35 +548,86 @@ type internal Transport(pool: BufferPool) =
         | 1L -> true
         | _ -> false
 
-    /// The request timeout takes the response of request `claim` (as read, owner 0): false
-    /// if the handler took it, or the request is another one by now.
-    member t.ClaimForTimeout(claim: int64) : bool =
-        claim &&& 3L = 0L && Threading.Interlocked.CompareExchange(&t.Claim, claim + 2L, claim) = claim
+    /// Whether the server answered the current request itself.
+    member t.AnsweredByServer = Threading.Volatile.Read(&t.Claim) &&& 3L = 2L
 
-    /// Whether the request timeout answered the current request.
-    member t.AnsweredByTimeout = Threading.Volatile.Read(&t.Claim) &&& 3L = 2L
-
-    /// Appends what the server sends on the handler's behalf while it runs ("100 Continue"):
-    /// never after the request timeout took the response (its 503 is then queued or sent).
-    member t.AppendForHandler(bytes: byte[]) =
+    /// From the heartbeat: the server takes request `claim`'s response (as read, owner 0) and
+    /// answers it `status` after the answers queued before it, then half-closes. False if the
+    /// handler owns the response, or the request is another one by now.
+    member t.AnswerRequest(claim: int64, status: int) : bool =
         lock t (fun () ->
-            if t.AnsweredByTimeout then
-                raise (OperationCanceledException "the request ran past RequestTimeout and was answered 503")
+            if claim &&& 3L = 0L && Threading.Interlocked.CompareExchange(&t.Claim, claim + 2L, claim) = claim then
+                t.AnswerLast status
+                true
+            else
+                false)
 
-            output.Append(ReadOnlySpan<byte> bytes))
+    /// As AnswerRequest, for the current request (a body that timed out).
+    member t.AnswerCurrentRequest(status: int) : bool =
+        t.AnswerRequest(Threading.Volatile.Read(&t.Claim), status)
 
-    /// The request timeout's answer, from the heartbeat, while the handler still runs: the
-    /// error after every answer queued before it (pipelined requests answered earlier), sent
-    /// in order, then a half-close; the heartbeat closes the socket 2 s later.
-    member t.AnswerAfterQueuedAsync(status: int) : Task =
-        lock t (fun () -> output.Append(ReadOnlySpan<byte>(Response.errorAnswer status)))
+    /// From the loop, once its handler ended: null if the handler owns the response (claimed
+    /// now), else the server's answer, to await before lingering.
+    member t.FinishHandler() : Task =
+        lock t (fun () -> if t.ClaimForHandler() then null else serverDone.Task)
 
+    /// The server's last answer on this connection (also a head timeout's 408, where no
+    /// handler runs): after whatever flight is running, then a half-close; nothing after it.
+    member t.AnswerLast(status: int) =
+        lock t (fun () ->
+            if Threading.Volatile.Read(&final) = 0 then
+                serverDone <- TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously)
+                Threading.Volatile.Write(&serverAnswer, Response.errorAnswer status)
+                Threading.Interlocked.Exchange(&final, 1) |> ignore)
+
+        t.RunServerAnswer()
+
+    /// Sends the queued last answer if no flight runs (else that flight's Leave does).
+    member private t.RunServerAnswer() =
+        let mutable go = true
+
+        while go && not (isNull (Threading.Volatile.Read(&serverAnswer))) do
+            if Threading.Interlocked.CompareExchange(&flight, int Writer.Server, 0) = 0 then
+                let answer = Threading.Interlocked.Exchange(&serverAnswer, null)
+
+                if isNull answer then
+                    Threading.Interlocked.Exchange(&flight, 0) |> ignore
+                else
+                    go <- false
+                    t.SendServerAnswerAsync answer |> ignore
+            else
+                go <- false
+
+    member private t.SendServerAnswerAsync(answer: byte[]) : Task =
         task {
             try
-                do! t.FlushAsync()
-                t.HalfClose()
-            with _ ->
-                t.Close()
+                try
+                    output.Append(ReadOnlySpan<byte> answer)
+                    do! t.SendOutput()
+                    t.HalfClose()
+                with _ ->
+                    t.Close()
+            finally
+                // The flight stays the server's: nothing may follow the last answer.
+                serverDone.TrySetResult() |> ignore
+        }
+
+    /// After Close: completes once no flight runs (a send waiting on the socket fails at the
+    /// close), so that nothing of this socket's can touch the buffers or the next socket.
+    member t.QuietAsync() : Task =
+        let holder = Threading.Volatile.Read(&flight)
+
+        if holder = 0 then Task.CompletedTask
+        elif holder = int Writer.Server then serverDone.Task
+        else t.QuietSlowAsync()
+
+    member private t.QuietSlowAsync() : Task =
+        task {
+            while Threading.Volatile.Read(&flight) <> 0 && Threading.Volatile.Read(&flight) <> int Writer.Server do
+                do! t.FlightEnded()
+
+            if Threading.Volatile.Read(&flight) = int Writer.Server then
+                do! serverDone.Task
         }
 
     /// Whether bytes beyond the current request's head and body cursor are already here

@@ -1,7 +1,7 @@
 /// The connection after a 101 Switching Protocols answer: a duplex Stream over its socket for
 /// another protocol (WebSockets). Reads first take the bytes already received after the
-/// request head, then receive straight into the caller's buffer; writes go straight to the
-/// socket. Both use the transport's own receive and send, so they wait on Swoop's event loops.
+/// request head, then receive straight into the caller's buffer; writes go out through the
+/// transport's one send path, as responses do. Both wait on Swoop's event loops.
 /// No HTTP is parsed on the connection any more; it closes when the handler ends.
 namespace Swoop
 
@@ -13,47 +13,18 @@ open System.Threading.Tasks
 [<Sealed; AllowNullLiteral>]
 type internal UpgradedStream(transport: Transport) =
     inherit Stream()
-    // The socket this stream was made for: after the handler ended, the connection (pooled)
-    // may serve another one, which this stream must never touch.
-    let generation = transport.Descriptor.Generation
+    // The socket this stream was made for, by value: after the handler ended, the connection
+    // (pooled) may serve another one, which this stream must never touch; every receive and
+    // send names it, and the descriptor refuses a token that is not its current one.
+    let token = transport.Token
     [<VolatileField>]
     let mutable alive = true
-    // The slow path's state, in fields (a mutable local across an await is a heap cell).
-    let mutable rest = ReadOnlyMemory<byte>.Empty
-    let mutable inFlight = ValueTask<int>()
 
     let gone () =
         raise (ObjectDisposedException "the upgraded connection is closed")
 
     let check () =
-        if not alive || transport.Descriptor.Generation <> generation then gone ()
-
-    /// Sends what is left, waiting on the socket; the heartbeat cuts a client that stops
-    /// reading, as for a response (SendTimeoutMs, MinResponseDataRate).
-    member private _.SendRestAsync(first: ValueTask<int>) : Task =
-        task {
-            inFlight <- first
-            transport.SentBytes <- 0L
-            transport.SendWaitMs <- 0L
-
-            try
-                while not rest.IsEmpty do
-                    transport.SendDeadline <- Heartbeat.NowMs + transport.SendTimeoutMs
-                    let! sent = inFlight
-
-                    if sent <= 0 then
-                        Transport.Disconnected null
-
-                    transport.SentBytes <- transport.SentBytes + int64 sent
-                    rest <- rest.Slice sent
-
-                    if not rest.IsEmpty then
-                        check ()
-                        inFlight <- transport.SendFrom rest
-            finally
-                transport.SendDeadline <- 0L
-                rest <- ReadOnlyMemory<byte>.Empty
-        }
+        if not alive || transport.Token <> token then gone ()
 
     /// Lets go of the socket: the connection is done with it (called by the connection).
     member _.Detach() = alive <- false
@@ -97,45 +68,26 @@ type internal UpgradedStream(transport: Transport) =
                 transport.InPos <- transport.InPos + n
                 ValueTask<int>(n)
             else
-                transport.ReceiveInto buffer
+                transport.ReceiveInto(token, buffer)
         with e ->
             ValueTask.FromException<int> e
 
-    override this.WriteAsync(buffer: ReadOnlyMemory<byte>, _: CancellationToken) : ValueTask =
+    /// Through the transport's one send path: a flight of this socket's (one write at a
+    /// time), the bytes queued in the output and sent as a response's are (the send deadline
+    /// and the minimum data rate apply).
+    override _.WriteAsync(buffer: ReadOnlyMemory<byte>, _: CancellationToken) : ValueTask =
         try
             check ()
-            let mutable left = buffer
-            let mutable waiting = ValueTask<int>()
-            let mutable isWaiting = false
-
-            // Sends that complete at once (the usual case) need no state machine.
-            while not isWaiting && not left.IsEmpty do
-                let vt = transport.SendFrom left
-
-                if vt.IsCompletedSuccessfully then
-                    // Read a ValueTask once only: its source (the sender) is reused.
-                    let sent = vt.Result
-
-                    if sent <= 0 then
-                        Transport.Disconnected null
-
-                    left <- left.Slice sent
-                else
-                    waiting <- vt
-                    isWaiting <- true
-
-            if isWaiting then
-                rest <- left
-                ValueTask(this.SendRestAsync waiting)
-            else
-                ValueTask.CompletedTask
+            transport.EnterUpgraded token
+            transport.Output.Append buffer.Span
+            transport.LeaveAfter(transport.SendOutput())
         with e ->
             ValueTask.FromException e
 
     /// Closes the socket (the protocol gave up on it: an abort, a dispose), once and only
     /// while it is still this stream's.
     override _.Dispose(disposing: bool) =
-        if disposing && alive && transport.Descriptor.Generation = generation then
+        if disposing && alive && transport.Token = token then
             alive <- false
             transport.Close()
 
