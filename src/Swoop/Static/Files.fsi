@@ -17,3 +17,6 @@ module Files =
     /// The same handler without its route: serves the rest of the path (after a `subRoute`,
     /// or the whole path). Example: `subRoute "/assets" (GET >=> Files.handler options "dist")`.
     val handler: options: StaticFileOptions -> root: string -> HttpHandler
+
+    /// The handler over prepared files (tests look at their cache); `rootMounted` as `serve` at "/".
+    val internal ofFiles: files: StaticFiles -> rootMounted: bool -> HttpHandler
