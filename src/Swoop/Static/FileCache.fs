@@ -79,8 +79,10 @@ type internal FileEntry
     // Siblings that were on disk but not taken (unreadable, or leaving the root): only a
     // sibling that arrives later makes the entry stale, or a refused one would rebuild it
     // at every look.
-    let refusedBrotli = kind = EntryKind.File && isNull brotli && File.Exists(path + ".br")
-    let refusedGzip = kind = EntryKind.File && isNull gzip && File.Exists(path + ".gz")
+    let brotliPath = if kind = EntryKind.File then path + ".br" else null
+    let gzipPath = if kind = EntryKind.File then path + ".gz" else null
+    let refusedBrotli = kind = EntryKind.File && isNull brotli && File.Exists brotliPath
+    let refusedGzip = kind = EntryKind.File && isNull gzip && File.Exists gzipPath
 
     /// "Name: value\r\n" lines (a null value: no line), checked as SetHeader checks them.
     let encode (lines: (string * string) list) =
@@ -141,12 +143,12 @@ type internal FileEntry
         let stale (r: Representation) = not (isNull r) && r.IsStale()
 
         if kind = EntryKind.Folder then
-            not (Directory.Exists path)
+            not (FileStat.ofPath path).IsFolder
         else
             stale identity || stale brotli || stale gzip
             || (precompressed
-                && ((isNull brotli && not refusedBrotli && File.Exists(path + ".br"))
-                    || (isNull gzip && not refusedGzip && File.Exists(path + ".gz"))))
+                && ((isNull brotli && not refusedBrotli && (FileStat.ofPath brotliPath).IsFile)
+                    || (isNull gzip && not refusedGzip && (FileStat.ofPath gzipPath).IsFile)))
 
     member _.Dispose() =
         let dispose (r: Representation) = if not (isNull r) then r.Dispose()
@@ -160,7 +162,7 @@ type internal FileEntry
 /// unused for `inactiveMs`; adding to a full cache first lets the least recently used eighth
 /// go. A request that finds an entry only stamps it (one field write): no lock, no allocation.
 [<Sealed>]
-type internal FileCache(maxEntries: int, maxOpenFiles: int, inactiveMs: int64, memoryLimit: int64, revalidateMs: int64, precompressed: bool) =
+type internal FileCache(maxEntries: int, maxOpenFiles: int, inactiveMs: int64, memoryLimit: int64, revalidateMs: int64, precompressed: bool, closeDelayMs: int) =
     let entries = ConcurrentDictionary<string, FileEntry>(StringComparer.Ordinal)
     let lookup = entries.GetAlternateLookup<ReadOnlySpan<char>>()
     let mutable memoryUsed = 0L
@@ -173,7 +175,7 @@ type internal FileCache(maxEntries: int, maxOpenFiles: int, inactiveMs: int64, m
     let mutable timer: Timer = null
 
     /// A request that found the entry a moment ago may not hold its handle yet (a send holds
-    /// it once started): closed a little later, not now; its handles count until then.
+    /// it once started): closed `closeDelayMs` later, not now; its handles count until then.
     let retire (entry: FileEntry) =
         Interlocked.Add(&memoryUsed, -entry.MemoryBytes) |> ignore
         let handles = entry.HandleCount
@@ -182,7 +184,7 @@ type internal FileCache(maxEntries: int, maxOpenFiles: int, inactiveMs: int64, m
             Interlocked.Add(&cachedHandles, -handles) |> ignore
 
             Task
-                .Delay(millisecondsDelay = FileCache.CloseDelayMs)
+                .Delay(millisecondsDelay = closeDelayMs)
                 .ContinueWith(fun (_: Task) ->
                     entry.Dispose()
                     Interlocked.Add(&openHandles, -handles) |> ignore)
@@ -190,9 +192,6 @@ type internal FileCache(maxEntries: int, maxOpenFiles: int, inactiveMs: int64, m
 
     let remove (key: string) (entry: FileEntry) =
         if entries.TryRemove(Collections.Generic.KeyValuePair(key, entry)) then retire entry
-
-    /// How long a let-go entry's handles stay open, for requests that found it just before.
-    static member val CloseDelayMs = 10_000 with get, set
 
     /// A fresh entry for the path, or null (unknown, or due for its staleness check, which
     /// is done here: a stale entry is dropped).

@@ -12,7 +12,7 @@ open Swoop
 
 /// One handler's files: its root, tables and cache, prepared when the handler is made.
 [<Sealed>]
-type internal StaticFiles(options: StaticFileOptions, root: string) =
+type internal StaticFiles(options: StaticFileOptions, root: string, closeDelayMs: int) =
     let fullRoot = Path.TrimEndingDirectorySeparator(Path.GetFullPath root)
 
     do
@@ -37,7 +37,8 @@ type internal StaticFiles(options: StaticFileOptions, root: string) =
             int64 options.CacheInactive.TotalMilliseconds,
             options.MemoryLimit,
             int64 options.Revalidate.TotalMilliseconds,
-            options.Precompressed
+            options.Precompressed,
+            closeDelayMs
         )
 
     let overrides =
@@ -166,6 +167,9 @@ type internal StaticFiles(options: StaticFileOptions, root: string) =
 
     member _.Cache = cache
     member _.Options = options
+
+    /// Files of `options` under `root`; a file let go by the cache is closed 10 s later.
+    new(options: StaticFileOptions, root: string) = StaticFiles(options, root, 10_000)
 
     /// Finds what a checked rest of the path names: an entry, or null with 0 (nothing
     /// there: the next handler may try) or 404 (there, but refused).
