@@ -75,7 +75,7 @@ type Antiforgery
         let mutable n = 0
 
         for i in 0 .. ctx.HeaderCount - 1 do
-            if String.Equals(ctx.HeaderName i, name, StringComparison.OrdinalIgnoreCase) then n <- n + 1
+            if RequestHeaders.nameIs (ctx.HeaderNameBytes i) name then n <- n + 1
 
         n
 

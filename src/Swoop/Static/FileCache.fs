@@ -292,8 +292,16 @@ type internal FileCache(maxEntries: int, maxOpenFiles: int, inactiveMs: int64, m
         if maxEntries <= 0 || handles > maxOpenFiles then
             false
         else
-            if entries.Count >= maxEntries || Volatile.Read(&openHandles) + handles > maxOpenFiles then
-                this.Sweep((if entries.Count >= maxEntries then 1 else 0), (if Volatile.Read(&openHandles) + handles > maxOpenFiles then handles else 0))
+            let full = entries.Count >= maxEntries
+            // Letting kept entries go helps only while they hold more than the sweep leaves;
+            // otherwise the bound is taken by handles closing soon, and this one is not kept.
+            let handlesFull =
+                handles > 0
+                && Volatile.Read(&openHandles) + handles > maxOpenFiles
+                && Volatile.Read(&cachedHandles) > maxOpenFiles - maxOpenFiles / 8 - handles
+
+            if full || handlesFull then
+                this.Sweep((if full then 1 else 0), (if handlesFull then handles else 0))
 
             if entries.Count >= maxEntries then
                 false
