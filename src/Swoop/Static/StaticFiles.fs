@@ -190,7 +190,7 @@ type internal StaticFiles(options: StaticFileOptions, root: string, closeDelayMs
     member _.Opens = Volatile.Read(&opens)
 
     /// Whether GET would find a file or folder at a checked rest of the path, without
-    /// opening, reading or keeping it (for a 405's Allow): one stat and one realpath.
+    /// opening, reading or keeping it (for a 405's Allow): a stat or two and a realpath.
     member _.Exists(rest: string) : bool =
         try
             match target rest with
