@@ -55,11 +55,12 @@ let seeOther (location: string) : HttpHandler =
 
 let create (settings: Settings) : HttpHandler =
     let cookies = { CookieOptions.defaults with Secure = settings.SecureCookies }
-    let csrf = Antiforgery(settings.Keys, cookieOptions = { cookies with SameSite = SameSite.Strict })
+    let visitor (ctx: HttpContext) = ctx.SignedCookie(settings.Keys, sessionCookie)
+    // Tokens bound to the visitor: a token and cookie fetched by someone else fail beside the
+    // visitor's cookie. Behind HTTPS (Secure), the cookie is __Host-csrf.
+    let csrf = Antiforgery(settings.Keys, cookieOptions = { cookies with SameSite = SameSite.Strict }, session = visitor)
     let store = Store()
     let room = Chat.Room()
-
-    let visitor (ctx: HttpContext) = ctx.SignedCookie(settings.Keys, sessionCookie)
     let pageContext ctx = { Views.Visitor = visitor ctx; Views.CsrfField = csrf.FieldName, csrf.GetToken ctx }
 
     let guestbookPage (form: NewEntry) errors : HttpHandler =

@@ -1,19 +1,39 @@
 namespace Swoop.Site
 
 open System
+open System.Buffers.Text
 open System.Security.Cryptography
+open System.Text
 open Swoop
 open Swoop.Web
 
 [<Sealed; Class>]
-type Antiforgery(ring: KeyRing, ?cookieName: string, ?fieldName: string, ?headerName: string, ?cookieOptions: CookieOptions, ?lifetime: TimeSpan) =
-    let cookieName = defaultArg cookieName "csrf"
+type Antiforgery
+    (
+        ring: KeyRing,
+        ?cookieName: string,
+        ?fieldName: string,
+        ?headerName: string,
+        ?cookieOptions: CookieOptions,
+        ?lifetime: TimeSpan,
+        ?session: HttpContext -> string option
+    ) =
+    let cookieOptions =
+        defaultArg cookieOptions { CookieOptions.defaults with SameSite = SameSite.Strict; HttpOnly = true }
+
+    // __Host-: only this host, over HTTPS, may set it; a sibling subdomain or a network
+    // attacker on plain http cannot plant one (browsers enforce it). Needs Secure, Path=/ and
+    // no Domain.
+    let cookieName =
+        match cookieName with
+        | Some name -> name
+        | None when cookieOptions.Secure && cookieOptions.Path = Some "/" && cookieOptions.Domain.IsNone -> "__Host-csrf"
+        | None -> "csrf"
+
     let fieldName = defaultArg fieldName "__RequestVerificationToken"
     let headerName = defaultArg headerName "X-CSRF-Token"
     let lifetime = defaultArg lifetime (TimeSpan.FromHours 12.0)
-
-    let cookieOptions =
-        defaultArg cookieOptions { CookieOptions.defaults with SameSite = SameSite.Strict; HttpOnly = true }
+    let sessionOf = defaultArg session (fun _ -> None)
 
     // The token's purpose differs from the cookie's: a cookie value is never a valid token.
     let tokenPurpose = cookieName + ".token"
@@ -35,28 +55,71 @@ type Antiforgery(ring: KeyRing, ?cookieName: string, ?fieldName: string, ?header
             ctx.Items[secretKey] <- secret
             secret
 
+    /// What a token is bound to: the cookie's secret and the session, hashed (a token shows
+    /// neither); the ring's signature over it makes it the OWASP signed double-submit token.
+    let binding (secret: string) (session: string) =
+        let secretBytes = Encoding.UTF8.GetBytes secret
+        let sessionBytes = Encoding.UTF8.GetBytes session
+        let data = Array.zeroCreate<byte> (secretBytes.Length + 1 + sessionBytes.Length)
+        Buffer.BlockCopy(secretBytes, 0, data, 0, secretBytes.Length)
+        Buffer.BlockCopy(sessionBytes, 0, data, secretBytes.Length + 1, sessionBytes.Length)
+        SHA256.HashData data
+
+    let sessionText (ctx: HttpContext) =
+        match sessionOf ctx with
+        | Some s when not (isNull s) -> s
+        | _ -> ""
+
+    /// How many request headers are named `name`.
+    let headerCount (ctx: HttpContext) (name: string) =
+        let mutable n = 0
+
+        for i in 0 .. ctx.HeaderCount - 1 do
+            if RequestHeaders.nameIs (ctx.HeaderNameBytes i) name then n <- n + 1
+
+        n
+
     /// Answers the refusal; false.
     let refuse (status: int) (detail: string) (ctx: HttpContext) =
         Problem.write ctx status null detail []
         false
 
-    let check (ctx: HttpContext) (token: string option) =
-        match ctx.Cookie cookieName, token with
-        | None, _ -> refuse 400 "the anti-forgery cookie is missing" ctx
-        | _, None -> refuse 400 ("the anti-forgery token is missing (form field " + fieldName + " or header " + headerName + ")") ctx
-        | Some _, Some token ->
-            match ctx.SignedCookie(ring, cookieName), ring.Unprotect(tokenPurpose, token) with
-            | Some secret, Some tokenSecret when
-                CryptographicOperations.FixedTimeEquals(Text.Encoding.ASCII.GetBytes secret, Text.Encoding.ASCII.GetBytes tokenSecret)
-                ->
-                true
-            | _ -> refuse 403 "the anti-forgery token is not valid for this client" ctx
+    /// Whether `token` (signed, unexpired) is bound to `secret` and this request's session.
+    let matches (ctx: HttpContext) (secret: string) (token: string) =
+        match ring.Unprotect(tokenPurpose, token) with
+        | Some payload ->
+            let dot = payload.IndexOf '.'
 
+            dot > 0
+            && (try
+                    let signed = Base64Url.DecodeFromChars(payload.AsSpan(dot + 1))
+                    CryptographicOperations.FixedTimeEquals(signed, binding secret (sessionText ctx))
+                with :? FormatException ->
+                    false)
+        | None -> false
+
+    let check (ctx: HttpContext) (token: string option) =
+        if headerCount ctx "Origin" > 1 then
+            refuse 400 "a request may carry one Origin header" ctx
+        else
+            match ctx.Cookies.GetAll cookieName, token with
+            | [], _ -> refuse 400 "the anti-forgery cookie is missing" ctx
+            | _ :: _ :: _, _ -> refuse 400 "the request carries two anti-forgery cookies (one may be planted)" ctx
+            | _, None -> refuse 400 ("the anti-forgery token is missing (form field " + fieldName + " or header " + headerName + ")") ctx
+            | [ _ ], Some token ->
+                match ctx.SignedCookie(ring, cookieName) with
+                | Some secret when matches ctx secret token -> true
+                | _ -> refuse 403 "the anti-forgery token is not valid for this client" ctx
+
+    member _.CookieName = cookieName
     member _.FieldName = fieldName
     member _.HeaderName = headerName
 
     member _.GetToken(ctx: HttpContext) =
-        ring.Protect(tokenPurpose, secretOf ctx, DateTimeOffset.UtcNow.Add lifetime)
+        // Random per token: two tokens are never the same, even within a second.
+        let nonce = Base64Url.EncodeToString(RandomNumberGenerator.GetBytes 16)
+        let bound = Base64Url.EncodeToString(binding (secretOf ctx) (sessionText ctx))
+        ring.Protect(tokenPurpose, nonce + "." + bound, DateTimeOffset.UtcNow.Add lifetime)
 
     member this.HiddenField(ctx: HttpContext) =
         // Names and base64url tokens need no HTML escaping.

@@ -4,13 +4,16 @@ open Swoop
 open Swoop.Web
 
 /// Anti-forgery (CSRF) tokens for forms and scripts: a signed, random secret in an HttpOnly,
-/// SameSite=Strict cookie, and a token signed for that secret to put in the form (a hidden
-/// field) or in a header. Another site can make a browser send the cookie, but cannot read the
-/// page to learn the token. Tokens live as long as the cookie (12 hours by default).
+/// SameSite=Strict cookie, and tokens to put in the form (a hidden field) or in a header, each
+/// with its own random part, signed by the ring over a hash of the secret and the session (the
+/// OWASP signed double-submit token). Another site can make a browser send the cookie, but
+/// cannot read the page to learn a token; a cookie and token fetched by someone else and
+/// planted in the browser fail beside the victim's session. Tokens live as long as the cookie
+/// (12 hours by default).
 ///
 /// Example:
 /// ```fsharp
-/// let csrf = Antiforgery(ring)
+/// let csrf = Antiforgery(ring, session = fun ctx -> ctx.SignedCookie(ring, "session"))
 /// let form = handleContext (fun ctx ->
 ///     htmlString ("<form method=post>" + csrf.HiddenField ctx + "<button>Send</button></form>") earlyReturn ctx)
 /// let app = choose [ GET >=> route "/form" >=> form
@@ -18,25 +21,41 @@ open Swoop.Web
 /// ```
 [<Sealed; Class>]
 type Antiforgery =
-    /// Tokens signed by `ring`; cookie "csrf", field "__RequestVerificationToken", header
-    /// "X-CSRF-Token", cookie options `CookieOptions.defaults` with SameSite=Strict (set Secure
-    /// behind HTTPS through `cookieOptions`).
-    new: ring: KeyRing * ?cookieName: string * ?fieldName: string * ?headerName: string * ?cookieOptions: CookieOptions * ?lifetime: System.TimeSpan -> Antiforgery
+    /// Tokens signed by `ring`; field "__RequestVerificationToken", header "X-CSRF-Token",
+    /// cookie options `CookieOptions.defaults` with SameSite=Strict (set Secure behind HTTPS
+    /// through `cookieOptions`); cookie "__Host-csrf" when Secure (with Path=/ and no Domain),
+    /// else "csrf". `session`: who the client is (a session or user id, None when anonymous),
+    /// e.g. `fun ctx -> ctx.SignedCookie(ring, "session")`; tokens are bound to it. Without
+    /// it every client is anonymous, and a planted cookie and token pass.
+    new:
+        ring: KeyRing *
+        ?cookieName: string *
+        ?fieldName: string *
+        ?headerName: string *
+        ?cookieOptions: CookieOptions *
+        ?lifetime: System.TimeSpan *
+        ?session: (HttpContext -> string option) ->
+            Antiforgery
 
+    /// The cookie's name ("__Host-csrf" or "csrf" unless named).
+    member CookieName: string
     /// The form field's name.
     member FieldName: string
     /// The header's name (for fetch, htmx).
     member HeaderName: string
 
-    /// A token for this client; sets the secret cookie first if the request had none (so call
-    /// it before the response starts).
+    /// A token for this client and its session, new at each call (a random part in each);
+    /// sets the secret cookie first if the request had none (so call it before the response
+    /// starts).
     member GetToken: ctx: HttpContext -> string
 
     /// `<input type="hidden" name="__RequestVerificationToken" value="...">`.
     member HiddenField: ctx: HttpContext -> string
 
     /// Goes on for GET, HEAD, OPTIONS and TRACE, and for other methods whose token (header
-    /// first, else the urlencoded or multipart form's field) matches the cookie. Otherwise
-    /// answers problem+json: 400 when the cookie or the token is missing, 403 when either is
-    /// forged, expired or for another client.
+    /// first, else the urlencoded or multipart form's field) matches the cookie and the
+    /// session. Otherwise answers problem+json: 400 when the cookie or the token is missing,
+    /// or the request carries two anti-forgery cookies or two Origin headers; 403 when the
+    /// cookie or token is forged or expired, or the token is another client's or another
+    /// session's.
     member Validate: HttpHandler

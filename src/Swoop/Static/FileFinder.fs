@@ -2,42 +2,45 @@
 /// files' compressed copies, made once.
 namespace Swoop.Web
 
+open System
 open System.IO
 open System.Threading.Tasks
+open Microsoft.Win32.SafeHandles
 
 /// Finding a file's representations on disk.
 module internal FileFinder =
-    /// The representation of `path` (null if it is not a file): in memory when it is at most
-    /// `memoryFileLimit` bytes and the cache lets it, else with a handle open for sendfile.
-    let load (cache: FileCache) (path: string) (encoding: string) (memoryFileLimit: int) : Task<Representation> =
-        task {
-            let info = FileInfo path
+    /// The representation of a file from its open handle (checked by the caller) and what
+    /// the handle is: read into memory, and the handle closed, when it is at most
+    /// `memoryFileLimit` bytes and the cache lets it; else the handle kept for sendfile.
+    let load (cache: FileCache) (path: string) (handle: SafeFileHandle) (status: FileStatus) (encoding: string) (memoryFileLimit: int) : Representation =
+        if status.Length <= int64 memoryFileLimit && cache.Reserve status.Length then
+            let bytes = Array.zeroCreate<byte> (int status.Length)
+            let mutable read = 0
 
-            if not info.Exists then
-                return null
+            try
+                try
+                    let mutable go = read < bytes.Length
+
+                    while go do
+                        let n = RandomAccess.Read(handle, Span<byte>(bytes, read, bytes.Length - read), int64 read)
+                        read <- read + n
+                        go <- n > 0 && read < bytes.Length
+                with _ ->
+                    // Unreadable: its share of the memory bound goes back, or each such
+                    // request would keep it.
+                    cache.Unreserve status.Length
+                    reraise ()
+            finally
+                handle.Dispose()
+
+            // Shorter than it was a moment ago (truncated meanwhile): hold what was read.
+            if read < bytes.Length then
+                cache.Unreserve(int64 (bytes.Length - read))
+                Representation(path, status, encoding, Array.sub bytes 0 read, null)
             else
-                let ticks = info.LastWriteTimeUtc.Ticks
-
-                if info.Length <= int64 memoryFileLimit && cache.Reserve info.Length then
-                    let! bytes =
-                        task {
-                            try
-                                return! File.ReadAllBytesAsync path
-                            with e ->
-                                // Unreadable (permissions, gone meanwhile): its share of the
-                                // memory bound goes back, or each such request would keep it.
-                                cache.Unreserve info.Length
-                                return raise e
-                        }
-                    // Changed between the look and the read: hold what was read.
-                    if int64 bytes.Length <> info.Length then cache.Unreserve(info.Length - int64 bytes.Length)
-                    return Representation(path, int64 bytes.Length, ticks, encoding, bytes, null)
-                else
-                    let handle = File.OpenHandle(path, FileMode.Open, FileAccess.Read, FileShare.ReadWrite ||| FileShare.Delete)
-                    // The length the handle sees, for the Content-Length it will send.
-                    let length = RandomAccess.GetLength handle
-                    return Representation(path, length, ticks, encoding, null, handle)
-        }
+                Representation(path, status, encoding, bytes, null)
+        else
+            Representation(path, status, encoding, null, handle)
 
     let private compress (encoding: string) (bytes: byte[]) =
         use out = new MemoryStream()
@@ -60,7 +63,7 @@ module internal FileFinder =
 
             let keep (made: byte[]) (encoding: string) =
                 if made.Length <= bytes.Length - bytes.Length / 8 && cache.Reserve(int64 made.Length) then
-                    Representation(null, int64 made.Length, identity.LastWriteTicks, encoding, made, null)
+                    Representation(null, identity.Status, encoding, made, null)
                 else
                     null
 

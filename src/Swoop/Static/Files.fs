@@ -14,8 +14,8 @@ module Files =
     /// router which paths are files), and a method other than GET or HEAD on a path that
     /// names a file or folder records GET as allowed and skips, so that the host answers 405
     /// with Allow, as under a prefix; any other path falls through (404 at the end).
-    let private make (options: StaticFileOptions) (root: string) (rootMounted: bool) : HttpHandler =
-        let files = StaticFiles(options, root)
+    let internal ofFiles (files: StaticFiles) (rootMounted: bool) : HttpHandler =
+        let options = files.Options
         let cache = files.Cache
 
         // On the thread pool: opening a file may wait (a slow disk, a network file system),
@@ -56,12 +56,11 @@ module Files =
                 let key = String rest
 
                 task {
-                    // Not kept: no answer uses it.
-                    let! struct (entry, _) = findOnPool key
+                    // Only whether GET would find something: nothing opened, read,
+                    // compressed or kept (on the pool: a stat may wait).
+                    let! exists = Task.Run(fun () -> files.Exists key)
 
-                    if not (isNull entry) then
-                        cache.Unreserve entry.MemoryBytes
-                        entry.Dispose()
+                    if exists then
                         state.Allowed <- state.Allowed ||| Methods.bit HttpMethod.Get
 
                     return false
@@ -93,6 +92,9 @@ module Files =
                         | PathVerdict.Bad -> refuse ctx 400
                         | PathVerdict.Hidden -> refuse ctx 404
                         | _ -> miss ctx (String rest)
+
+    let private make (options: StaticFileOptions) (root: string) (rootMounted: bool) =
+        ofFiles (StaticFiles(options, root)) rootMounted
 
     let handler (options: StaticFileOptions) (root: string) : HttpHandler = make options root false
 

@@ -24,11 +24,14 @@ module internal SafePath =
     [<DllImport("libc")>]
     extern void private free(nativeint pointer)
 
-    /// Checks a decoded rest of the path ("/css/site.css"; "/docs/" asks for a folder's index).
-    /// Refused: no leading '/', an empty segment before the last ("//"), "." and "..",
-    /// '%' (an escape the router kept: %2F or %25), '\', ':', NUL and other control characters;
-    /// a segment starting with '.' is Hidden unless `dotfiles`.
-    let check (rest: ReadOnlySpan<char>) (dotfiles: bool) : PathVerdict =
+    /// Whether a segment may be a Windows 8.3 short name ("ENV~1", "GITIGN~1"): '~' then a
+    /// digit. Windows gives a dotfile such a name without its dot (".env" is also "ENV~1").
+    let private shortName (segment: ReadOnlySpan<char>) =
+        let tilde = segment.IndexOf '~'
+        tilde >= 0 && tilde + 1 < segment.Length && Char.IsAsciiDigit segment[tilde + 1]
+
+    /// `check` as on Windows (`windows`) or elsewhere.
+    let checkOn (windows: bool) (rest: ReadOnlySpan<char>) (dotfiles: bool) : PathVerdict =
         if rest.IsEmpty || rest[0] <> '/' then
             PathVerdict.Bad
         else
@@ -50,12 +53,21 @@ module internal SafePath =
                         if c < ' ' || c = '\u007f' || c = '%' || c = '\\' || c = ':' then
                             verdict <- PathVerdict.Bad
 
-                    if verdict = PathVerdict.Fine && segment[0] = '.' && not dotfiles then
+                    if verdict = PathVerdict.Fine && not dotfiles && (segment[0] = '.' || (windows && shortName segment)) then
                         verdict <- PathVerdict.Hidden
 
                 start <- finish + 1
 
             verdict
+
+    let private onWindows = OperatingSystem.IsWindows()
+
+    /// Checks a decoded rest of the path ("/css/site.css"; "/docs/" asks for a folder's index).
+    /// Refused: no leading '/', an empty segment before the last ("//"), "." and "..",
+    /// '%' (an escape the router kept: %2F or %25), '\', ':', NUL and other control characters;
+    /// a segment starting with '.' is Hidden unless `dotfiles`, and on Windows so is one that
+    /// may be a short name ('~' then a digit), which can name a dotfile.
+    let check (rest: ReadOnlySpan<char>) (dotfiles: bool) : PathVerdict = checkOn onWindows rest dotfiles
 
     /// The path with every symbolic link resolved (realpath(3)), or null when it does not
     /// exist or cannot be resolved.
@@ -73,6 +85,24 @@ module internal SafePath =
                     Marshal.PtrToStringUTF8 resolved
                 finally
                     free resolved
+
+    /// Whether a resolved path is the real root or under it.
+    let under (realRoot: string) (resolved: string) : bool =
+        resolved = realRoot
+        || (resolved.Length > realRoot.Length
+            && resolved.StartsWith(realRoot, StringComparison.Ordinal)
+            && (resolved[realRoot.Length] = '/' || realRoot.EndsWith "/"))
+
+    /// Whether a resolved path (links resolved: realpath, or the path of an open handle)
+    /// holds a segment starting with '.' below `realRoot`, or, outside it, is itself named so.
+    let hiddenWithin (realRoot: string) (resolved: string) : bool =
+        let separator = Path.DirectorySeparatorChar
+
+        let tail =
+            if under realRoot resolved then resolved.AsSpan(if realRoot.EndsWith separator then realRoot.Length - 1 else realRoot.Length)
+            else resolved.AsSpan(max 0 (resolved.LastIndexOf separator))
+
+        tail.Contains((string separator + ".").AsSpan(), StringComparison.Ordinal)
 
     /// Whether `path` (a full path under `root`, whose real path is `realRoot`) is, once its
     /// links are resolved, the root or under it. On Windows, any link (reparse point) on the
@@ -92,8 +122,4 @@ module internal SafePath =
         else
             match real path with
             | null -> false
-            | resolved ->
-                resolved = realRoot
-                || (resolved.Length > realRoot.Length
-                    && resolved.StartsWith(realRoot, StringComparison.Ordinal)
-                    && (resolved[realRoot.Length] = '/' || realRoot.EndsWith "/"))
+            | resolved -> under realRoot resolved

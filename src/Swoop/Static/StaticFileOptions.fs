@@ -14,6 +14,8 @@ type StaticFileOptions =
       MemoryFileLimit: int
       MemoryLimit: int64
       MaxCachedFiles: int
+      MaxOpenFiles: int
+      CacheInactive: TimeSpan
       Revalidate: TimeSpan }
 
 [<RequireQualifiedAccess>]
@@ -30,4 +32,6 @@ module StaticFileOptions =
           MemoryFileLimit = 16 * 1024
           MemoryLimit = 64L * 1024L * 1024L
           MaxCachedFiles = 4096
+          MaxOpenFiles = 256
+          CacheInactive = TimeSpan.FromSeconds 60.0
           Revalidate = TimeSpan.FromSeconds 1.0 }

@@ -28,8 +28,15 @@ type StaticFileOptions =
         MemoryFileLimit: int
         /// Bytes of file content kept in memory in all, per handler.
         MemoryLimit: int64
-        /// Files (and folders) whose metadata is kept, per handler.
+        /// Files (and folders) whose metadata is kept, per handler; when full, the least
+        /// recently used eighth is let go.
         MaxCachedFiles: int
+        /// Open files (descriptors) the cache may hold for sendfile, per handler, those let go
+        /// and not yet closed (10 s later) included; past it, large files are opened per request.
+        MaxOpenFiles: int
+        /// How long an entry unused by any request is kept (nginx's `inactive=`); its
+        /// descriptor is then closed.
+        CacheInactive: TimeSpan
         /// How long a file's metadata is trusted before the next request checks it (one stat).
         Revalidate: TimeSpan
     }
@@ -38,6 +45,6 @@ type StaticFileOptions =
 module StaticFileOptions =
     /// index.html, no Cache-Control, the built-in types then application/octet-stream, no
     /// dotfiles, no links leaving the root, precompressed siblings on, small files compressed
-    /// once, files up to 16 KiB in memory within 64 MiB, 4096 files' metadata, checked again
-    /// after 1 s.
+    /// once, files up to 16 KiB in memory within 64 MiB, 4096 files' metadata and at most
+    /// 256 descriptors kept, let go after 60 s unused, checked again after 1 s.
     val defaults: StaticFileOptions

@@ -1,6 +1,7 @@
 /// Anti-forgery tokens over a real server: a form round trip, the header, and each refusal.
 module Swoop.Tests.AntiforgeryTests
 
+open System
 open Xunit
 open Swoop
 open Swoop.Web
@@ -60,3 +61,90 @@ let ``a missing cookie or token is 400, a token of another client 403, as proble
     let cookieValue = cookie.Substring(cookie.IndexOf '=' + 1)
     let replayed = request server "POST" "/form" [ "Cookie: " + cookie; form ] ("__RequestVerificationToken=" + cookieValue)
     Assert.Equal(403, replayed.Status)
+
+/// A site with logins: its tokens are bound to the signed "session" cookie.
+let bound = Antiforgery(ring, session = fun ctx -> ctx.SignedCookie(ring, "session"))
+
+let sessionApp =
+    choose [
+        GET >=> route "/token" >=> handleContext (fun ctx -> ctx.WriteString(bound.GetToken ctx); handled)
+        POST >=> route "/form" >=> bound.Validate >=> text "saved"
+    ]
+
+let sessionCookie user = "session=" + ring.Protect("session", user, DateTimeOffset.UtcNow.AddHours 1.0)
+
+/// A cookie (name=value) and a token fetched with these request headers.
+let fetchPair (server: RunningServer) (headers: string list) =
+    let answer = request server "GET" "/token" headers ""
+    let setCookie = answer.Headers["set-cookie"]
+    setCookie.Substring(0, setCookie.IndexOf ';'), answer.Body
+
+[<Fact>]
+let ``a cookie and token fetched by an attacker are refused beside the victim's session`` () =
+    use server = serveApp sessionApp
+    // The attacker's anonymous pair, planted in the victim's browser beside the session.
+    let plantedCookie, plantedToken = fetchPair server []
+    let planted = request server "POST" "/form" [ "Cookie: " + sessionCookie "victim" + "; " + plantedCookie; form ] ("__RequestVerificationToken=" + plantedToken)
+    Assert.Equal(403, planted.Status)
+    // Another user's pair, fetched with the attacker's own session: refused too.
+    let attackerCookie, attackerToken = fetchPair server [ "Cookie: " + sessionCookie "attacker" ]
+    let crossed = request server "POST" "/form" [ "Cookie: " + sessionCookie "victim" + "; " + attackerCookie; form ] ("__RequestVerificationToken=" + attackerToken)
+    Assert.Equal(403, crossed.Status)
+    // The victim's own pair passes; after logging out, it no longer does.
+    let cookie, token = fetchPair server [ "Cookie: " + sessionCookie "victim" ]
+    let own = request server "POST" "/form" [ "Cookie: " + sessionCookie "victim" + "; " + cookie; form ] ("__RequestVerificationToken=" + token)
+    Assert.Equal(200, own.Status)
+    let loggedOut = request server "POST" "/form" [ "Cookie: " + cookie; form ] ("__RequestVerificationToken=" + token)
+    Assert.Equal(403, loggedOut.Status)
+
+[<Fact>]
+let ``a request with two anti-forgery cookies is refused, even when one matches`` () =
+    use server = serveApp app
+    let cookie, token = client server
+    let other, _ = client server
+    let twice = request server "POST" "/form" [ "Cookie: " + cookie + "; " + other; form ] ("__RequestVerificationToken=" + token)
+    Assert.Equal(400, twice.Status)
+    Assert.Contains("two anti-forgery cookies", twice.Body)
+    let inTwoLines = request server "POST" "/form" [ "Cookie: " + other; "Cookie: " + cookie; form ] ("__RequestVerificationToken=" + token)
+    Assert.Equal(400, inTwoLines.Status)
+
+[<Fact>]
+let ``a request with two Origin headers is refused`` () =
+    use server = serveApp app
+    let cookie, token = client server
+    let headers = [ "Cookie: " + cookie; "X-CSRF-Token: " + token ]
+    Assert.Equal(200, (request server "POST" "/form" (headers @ [ "Origin: http://a" ]) "").Status)
+    let twice = request server "POST" "/form" (headers @ [ "Origin: http://a"; "Origin: http://evil.example" ]) ""
+    Assert.Equal(400, twice.Status)
+    Assert.Contains("Origin", twice.Body)
+
+[<Fact>]
+let ``two tokens made within a second differ, and both are valid`` () =
+    use server = serveApp app
+    let cookie, first = client server
+    let second = (request server "GET" "/token" [ "Cookie: " + cookie ] "").Body
+    Assert.NotEqual<string>(first, second)
+    for token in [ first; second ] do
+        Assert.Equal(200, (request server "POST" "/form" [ "Cookie: " + cookie; "X-CSRF-Token: " + token ] "").Status)
+
+[<Fact>]
+let ``with Secure the cookie is __Host-csrf, and a plain csrf cookie is ignored`` () =
+    let secure = Antiforgery(ring, cookieOptions = { CookieOptions.defaults with Secure = true; SameSite = SameSite.Strict })
+    Assert.Equal("__Host-csrf", secure.CookieName)
+    Assert.Equal("csrf", csrf.CookieName)
+    let secureApp =
+        choose [
+            GET >=> route "/token" >=> handleContext (fun ctx -> ctx.WriteString(secure.GetToken ctx); handled)
+            POST >=> route "/form" >=> secure.Validate >=> text "saved"
+        ]
+    use server = serveApp secureApp
+    let answer = get server "/token"
+    let setCookie = answer.Headers["set-cookie"]
+    Assert.StartsWith("__Host-csrf=", setCookie)
+    Assert.Contains("; Path=/;", setCookie)
+    Assert.Contains("; Secure", setCookie)
+    let cookie = setCookie.Substring(0, setCookie.IndexOf ';')
+    Assert.Equal(200, (request server "POST" "/form" [ "Cookie: " + cookie; "X-CSRF-Token: " + answer.Body ] "").Status)
+    // The same pair under the name an http page or a subdomain could plant: no cookie.
+    let plain = "csrf=" + cookie.Substring(cookie.IndexOf '=' + 1)
+    Assert.Equal(400, (request server "POST" "/form" [ "Cookie: " + plain; "X-CSRF-Token: " + answer.Body ] "").Status)

@@ -47,3 +47,21 @@ let ``climbing, smuggled separators and control characters are bad`` (path: stri
 let ``dotfiles and dot-folders are hidden unless allowed`` (path: string) =
     Assert.Equal(PathVerdict.Hidden, verdict path)
     Assert.Equal(PathVerdict.Fine, SafePath.check (path.AsSpan()) true)
+
+[<Fact>]
+let ``on Windows a segment that may be a short name is hidden, as the dotfile it may name`` () =
+    let on windows (path: string) dotfiles = SafePath.checkOn windows (path.AsSpan()) dotfiles
+    Assert.Equal(PathVerdict.Hidden, on true "/ENV~1" false)
+    Assert.Equal(PathVerdict.Hidden, on true "/GITIGN~2/x" false)
+    Assert.Equal(PathVerdict.Fine, on true "/ENV~1" true)
+    Assert.Equal(PathVerdict.Fine, on true "/a~b.txt" false)
+    Assert.Equal(PathVerdict.Fine, on false "/ENV~1" false)
+
+[<Fact>]
+let ``a resolved path is hidden by a dot segment below the root, or by its own name outside it`` () =
+    Assert.True(SafePath.hiddenWithin "/srv/site" "/srv/site/.env")
+    Assert.True(SafePath.hiddenWithin "/srv/site" "/srv/site/a/.git/config")
+    Assert.False(SafePath.hiddenWithin "/srv/site" "/srv/site/a/b.txt")
+    Assert.False(SafePath.hiddenWithin "/home/u/.www" "/home/u/.www/index.html")
+    Assert.True(SafePath.hiddenWithin "/srv/site" "/etc/.env")
+    Assert.False(SafePath.hiddenWithin "/srv/site" "/srv/.shared/logo.svg")

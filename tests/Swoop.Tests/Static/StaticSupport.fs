@@ -99,3 +99,23 @@ let serveSite (options: StaticFileOptions) (site: string) =
                  route "/api" >=> Writers.text "api" ]
 
     serve testOptions (Web.handler WebOptions.defaults app)
+
+/// Prepared files (their cache and counters in reach) served at /static.
+let internal serveFiles (files: StaticFiles) =
+    serve testOptions (Web.handler WebOptions.defaults (choose [ subRoute "/static" (GET >=> Files.ofFiles files false) ]))
+
+/// Prepared files served at the root, as `Files.serve options "/" root` (every method).
+let internal serveRooted (files: StaticFiles) =
+    serve testOptions (Web.handler WebOptions.defaults (Files.ofFiles files true))
+
+/// Descriptors of this process open on something under `folder` (from /proc/self/fd).
+let heldUnder (folder: string) =
+    Directory.GetFiles "/proc/self/fd"
+    |> Array.filter (fun fd ->
+        try
+            match FileInfo(fd).LinkTarget with
+            | null -> false
+            | target -> target.StartsWith(folder + "/", StringComparison.Ordinal)
+        with _ ->
+            false)
+    |> Array.length
