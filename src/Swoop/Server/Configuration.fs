@@ -323,8 +323,11 @@ module Configuration =
         line ""
         line "Every option is --name VALUE (or --name=VALUE) on the command line and SWOOP_NAME=VALUE in the"
         line "environment (--max-connections is SWOOP_MAX_CONNECTIONS); a switch is --name or --no-name."
-        line "The command line wins over the environment, which wins over the defaults. Sizes take KB, MB,"
-        line "GB (1000) or KiB, MiB, GiB (1024); durations ms, s, m or h (a bare number is seconds)."
+        line "The command line wins over the environment, which wins over the defaults; a list on the"
+        line "command line replaces the environment's. Sizes take KB, MB, GB (1000) or KiB, MiB, GiB (1024);"
+        line "durations ms, s, m or h (a bare number is seconds; at most 2147483647ms, about 24.8 days)."
+        line "Kubernetes' service-link variables (SWOOP_API_SERVICE_HOST, SWOOP_API_PORT=tcp://...) are"
+        line "ignored; another unknown SWOOP_ variable is a warning (an unknown option an error)."
         line ""
         line "Server options:"
 
