@@ -335,7 +335,7 @@ module Configuration =
             let flag = flagOf s.Name
             let left = if isSwitch s then flag + ", --no-" + flag.Substring 2 else flag + " " + s.Value
             let shown = s.Show defaults
-            let value = if shown = "" then "none (Host:Port)" else shown
+            let value = if shown <> "" then shown elif s.Name = "Listen" then "none (Host:Port)" else "none"
             line ("  " + left.PadRight(40) + " " + envOf s.Name)
             line ("      " + s.Help + " Default: " + value + ". Kestrel: " + s.Kestrel + ".")
 

@@ -139,7 +139,7 @@ let all: Setting list =
         Set = map (fun v o -> { o with ReusePort = v }) boolean }
       { Name = "TrustedProxies"
         Value = "ADDRESS"
-        Help = "Proxies (IPv4 as four decimal numbers, IPv6, or CIDR networks) whose ForwardedHeader is believed; repeat or separate with commas."
+        Help = "Proxies (IPv4 as four decimal numbers, IPv6, or CIDR networks) whose forwarding header (--forwarded-header) is believed; repeat or separate with commas."
         Kestrel = "none (loopback with ForwardedHeaders)"
         Show = fun o -> String.Join(",", o.TrustedProxies)
         Set =

@@ -283,6 +283,7 @@ let ``--forwarded-header names the header the proxies write, in --help and --pri
     Assert.Contains("--forwarded-header HEADER", text)
     Assert.Contains("SWOOP_FORWARDED_HEADER", text)
     Assert.Contains("Default: x-forwarded-for.", text)
+    Assert.Contains("--forwarded-header) is believed; repeat or separate with commas. Default: none. Kestrel", text)
     let lines = (Configuration.describe (parsed [] [ "--forwarded-header"; "forwarded" ])).Split '\n'
     Assert.Contains(lines, fun l -> Text.RegularExpressions.Regex.IsMatch(l, @"^ForwardedHeader +forwarded +# command line --forwarded-header$"))
 
