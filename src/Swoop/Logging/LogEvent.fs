@@ -139,4 +139,10 @@ module LogEvents =
     let LogEventsSuppressed = 71
 
     [<Literal>]
+    let UnknownEnvironmentVariable = 80
+
+    [<Literal>]
+    let EnvironmentVariableIgnored = 81
+
+    [<Literal>]
     let Request = 100

@@ -114,6 +114,13 @@ module LogEvents =
     /// 71: error events held back by the rate limit of 10 a second (Warning; Suppressed).
     [<Literal>]
     val LogEventsSuppressed: int = 71
+    /// 80: a SWOOP_ variable that is no option was ignored, at start (Warning; Variable, Nearest).
+    [<Literal>]
+    val UnknownEnvironmentVariable: int = 80
+    /// 81: a Kubernetes service-link variable (SWOOP_API_PORT=tcp://...) was ignored, at start
+    /// (Debug; Variable).
+    [<Literal>]
+    val EnvironmentVariableIgnored: int = 81
     /// 100: one access-log line (Information; category Swoop.AccessLog).
     [<Literal>]
     val Request: int = 100

@@ -7,6 +7,7 @@ namespace Swoop
 open System
 open System.Collections.Generic
 open System.Text
+open System.Text.RegularExpressions
 
 [<RequireQualifiedAccess>]
 type ValueSource =
@@ -44,7 +45,9 @@ type Config
         sources: IReadOnlyDictionary<string, ValueSource>,
         appValues: IReadOnlyDictionary<string, string>,
         appOptions: AppOption list,
-        rest: string list
+        rest: string list,
+        unknownVariables: (string * string) list,
+        ignoredVariables: string list
     ) =
     member _.Options = options
     member _.Command = command
@@ -69,7 +72,18 @@ type Config
 
     member _.Rest = rest
 
+    member _.Warnings =
+        unknownVariables
+        |> List.map (fun (name, nearest) ->
+            "unknown environment variable " + name + " ignored"
+            + (if isNull nearest then "" else " (did you mean " + nearest + "?)")
+            + "; --help lists every option")
+
     member internal _.AppOptions = appOptions
+    /// SWOOP_ variables that are no option: (name, the nearest option's variable or null).
+    member internal _.UnknownVariables = unknownVariables
+    /// Kubernetes service-link variables, ignored.
+    member internal _.IgnoredVariables = ignoredVariables
 
 /// How --print-config names a source, and how a problem names the option: as the user gave it.
 module internal Sources =
@@ -98,6 +112,25 @@ type internal ParseState(defaults: ServerOptions) =
     member val Rest: string list = [] with get, set
     /// The argument being read.
     member val Index = 0 with get, set
+    member val Unknown: (string * string) list = [] with get, set
+    member val Ignored: string list = [] with get, set
+
+/// The variables Kubernetes gives every pod for each Service (`enableServiceLinks`, on by
+/// default): for a Service `swoop-api`, SWOOP_API_SERVICE_HOST, SWOOP_API_SERVICE_PORT(_NAME),
+/// SWOOP_API_PORT=tcp://10.96.0.12:80, SWOOP_API_PORT_80_TCP(_PROTO, _PORT, _ADDR).
+module internal ServiceLinks =
+    let private hostOrPort = Regex("^[A-Z0-9_]+_SERVICE_(HOST|PORT(_[A-Z0-9_]+)?)$", RegexOptions.CultureInvariant)
+    let private portProto = Regex("^[A-Z0-9_]+_PORT_[0-9]+_(TCP|UDP|SCTP)(_(PROTO|PORT|ADDR))?$", RegexOptions.CultureInvariant)
+    let private portName = Regex("^[A-Z0-9_]+_PORT$", RegexOptions.CultureInvariant)
+    let private portValue = Regex("^(tcp|udp|sctp)://", RegexOptions.CultureInvariant)
+
+    /// A link's address: tcp://, udp:// or sctp://; never an option's value.
+    let isAddress (value: string) = not (isNull value) && portValue.IsMatch value
+
+    /// Whether `name`=`value` has a service link's shape. `*_PORT` only with a link's address
+    /// for value: SWOOP_PORT=8080 is the port option, SWOOP_PORT=tcp://... a link.
+    let isLink (name: string) (value: string) =
+        hostOrPort.IsMatch name || portProto.IsMatch name || (portName.IsMatch name && isAddress value)
 
 [<RequireQualifiedAccess>]
 module Configuration =
@@ -106,6 +139,19 @@ module Configuration =
     open Sources
 
     let private helpSuffix = "; --help lists every option"
+
+    /// A problem as one line: a value's control characters (a line break in it) as `\xHH`.
+    let private oneLine (text: string) =
+        if text |> Seq.forall (fun c -> c >= ' ' && c <> '\u007F') then
+            text
+        else
+            let out = StringBuilder(text.Length + 8)
+
+            for c in text do
+                if c < ' ' || c = '\u007F' then out.Append("\\x").Append((int c).ToString("X2")) |> ignore
+                else out.Append c |> ignore
+
+            out.ToString()
 
     let parse (appOptions: AppOption list) (environment: Map<string, string>) (argv: string[]) (defaults: ServerOptions) =
         let sources = Dictionary<string, ValueSource>()
@@ -117,11 +163,14 @@ module Configuration =
             sources[s.Name] <- if s.Show defaults = s.Show ServerOptions.defaults then ValueSource.Default else ValueSource.App
 
         let fail (text: string) =
-            if isNull st.Problem then st.Problem <- text
+            if isNull st.Problem then st.Problem <- oneLine text
 
         let apply (s: Setting) (value: string) (source: ValueSource) =
-            // A new source of endpoints replaces the ones before; one source's repeats add up.
-            if s.Name = "Listen" && sources[s.Name] <> source then st.Options <- { st.Options with Listen = [] }
+            // A new source of a list (endpoints, proxies) replaces the one before; one
+            // source's repeats add up.
+            match lists.TryGetValue s.Name with
+            | true, clear when sources[s.Name] <> source -> st.Options <- clear st.Options
+            | _ -> ()
 
             match s.Set value st.Options with
             | Ok next ->
@@ -147,16 +196,25 @@ module Configuration =
         | Some p when not (String.IsNullOrWhiteSpace p) -> apply byName["Port"] p (ValueSource.Environment "PORT")
         | _ -> ()
 
+        // The environment is the platform's too: Kubernetes' service links are not options,
+        // and an unknown name is a warning (a pod that does not start is worse), where an
+        // unknown option on the command line is an error.
         for KeyValue(name, value) in environment do
             if name.StartsWith("SWOOP_", StringComparison.Ordinal) && not (reservedVariables.Contains name) then
+                let known = settingByEnv.ContainsKey name || appByEnv.ContainsKey name
+
                 match settingByEnv.TryGetValue name with
+                // An option's name is read as the option, unless its value is a link's address.
+                | _ when ServiceLinks.isLink name value && (not known || ServiceLinks.isAddress value) ->
+                    st.Ignored <- st.Ignored @ [ name ]
                 | true, s -> apply s value (ValueSource.Environment name)
                 | _ ->
                     match appByEnv.TryGetValue name with
                     | true, a -> setApp a value name
                     | _ ->
                         let known = Seq.append settingByEnv.Keys appByEnv.Keys
-                        fail ("unknown environment variable " + name + suggest name known + helpSuffix)
+                        let nearest = nearest name known
+                        st.Unknown <- st.Unknown @ [ name, (match nearest with Some k -> k | None -> null) ]
 
         let knownFlags () =
             Seq.concat [ Seq.ofArray (Array.ofSeq settingByFlag.Keys); Seq.ofArray (Array.ofSeq appByFlag.Keys); aliases |> Seq.map (fun (a, _, _) -> a); Seq.ofList [ "--help"; "--print-config" ] ]
@@ -242,7 +300,7 @@ module Configuration =
             | None -> ()
 
         if isNull st.Problem then
-            Ok(Config(st.Options, st.Command, sources, appValues, appOptions, st.Rest))
+            Ok(Config(st.Options, st.Command, sources, appValues, appOptions, st.Rest, st.Unknown, st.Ignored))
         else
             Error st.Problem
 
@@ -265,8 +323,11 @@ module Configuration =
         line ""
         line "Every option is --name VALUE (or --name=VALUE) on the command line and SWOOP_NAME=VALUE in the"
         line "environment (--max-connections is SWOOP_MAX_CONNECTIONS); a switch is --name or --no-name."
-        line "The command line wins over the environment, which wins over the defaults. Sizes take KB, MB,"
-        line "GB (1000) or KiB, MiB, GiB (1024); durations ms, s, m or h (a bare number is seconds)."
+        line "The command line wins over the environment, which wins over the defaults; a list on the"
+        line "command line replaces the environment's. Sizes take KB, MB, GB (1000) or KiB, MiB, GiB (1024);"
+        line "durations ms, s, m or h (a bare number is seconds; at most 2147483647ms, about 24.8 days)."
+        line "Kubernetes' service-link variables (SWOOP_API_SERVICE_HOST, SWOOP_API_PORT=tcp://...) are"
+        line "ignored; another unknown SWOOP_ variable is a warning (an unknown option an error)."
         line ""
         line "Server options:"
 
@@ -274,7 +335,7 @@ module Configuration =
             let flag = flagOf s.Name
             let left = if isSwitch s then flag + ", --no-" + flag.Substring 2 else flag + " " + s.Value
             let shown = s.Show defaults
-            let value = if shown = "" then "none (Host:Port)" else shown
+            let value = if shown <> "" then shown elif s.Name = "Listen" then "none (Host:Port)" else "none"
             line ("  " + left.PadRight(40) + " " + envOf s.Name)
             line ("      " + s.Help + " Default: " + value + ". Kestrel: " + s.Kestrel + ".")
 
@@ -312,6 +373,46 @@ module Configuration =
 
         out.ToString()
 
+    /// Logs what parsing noticed in the environment through the options' sink, at start:
+    /// each unknown SWOOP_ variable (Warning), each service link ignored (Debug).
+    let report (config: Config) =
+        if not (config.UnknownVariables.IsEmpty && config.IgnoredVariables.IsEmpty) then
+            let o = config.Options
+            let log = ServerLog.Create(o.LogSink, o.LogLevel, max 1 o.LogQueueSize)
+            let field (name: string) (value: string) = KeyValuePair<string, obj>(name, box (LogText.escape value))
+
+            for name, nearest in config.UnknownVariables do
+                if isNull nearest then
+                    log.Post(
+                        LogLevel.Warning,
+                        LogEvents.UnknownEnvironmentVariable,
+                        "UnknownEnvironmentVariable",
+                        "Unknown environment variable {Variable} ignored; --help lists every option",
+                        [| field "Variable" name |],
+                        null
+                    )
+                else
+                    log.Post(
+                        LogLevel.Warning,
+                        LogEvents.UnknownEnvironmentVariable,
+                        "UnknownEnvironmentVariable",
+                        "Unknown environment variable {Variable} ignored (did you mean {Nearest}?); --help lists every option",
+                        [| field "Variable" name; field "Nearest" nearest |],
+                        null
+                    )
+
+            for name in config.IgnoredVariables do
+                log.Post(
+                    LogLevel.Debug,
+                    LogEvents.EnvironmentVariableIgnored,
+                    "EnvironmentVariableIgnored",
+                    "Environment variable {Variable} ignored: a Kubernetes service link, not an option",
+                    [| field "Variable" name |],
+                    null
+                )
+
+            log.Complete(TimeSpan.FromSeconds 2.0)
+
     let run (appOptions: AppOption list) (defaults: ServerOptions) (argv: string[]) (serve: Config -> int) =
         match load appOptions argv defaults with
         | Error problem ->
@@ -323,11 +424,16 @@ module Configuration =
                 Console.Out.Write(help appOptions defaults)
                 0
             | Command.PrintConfig ->
+                report config
                 Console.Out.Write(describe config)
                 0
-            | Command.Serve -> serve config
+            | Command.Serve ->
+                report config
+                serve config
 
     let fromArgs (argv: string[]) (defaults: ServerOptions) =
         match load [] argv defaults with
-        | Ok config -> config.Options
+        | Ok config ->
+            report config
+            config.Options
         | Error problem -> invalidArg "argv" problem

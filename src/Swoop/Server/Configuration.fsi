@@ -60,7 +60,12 @@ type Config =
     member Value: name: string -> string
     /// The arguments after `--`, untouched.
     member Rest: string list
+    /// One line for each SWOOP_ variable that is no option (ignored, where an unknown
+    /// option on the command line is an error); `run` logs them as warnings.
+    member Warnings: string list
     member internal AppOptions: AppOption list
+    member internal UnknownVariables: (string * string) list
+    member internal IgnoredVariables: string list
 
 /// The server's configuration: one option per ServerOptions field, each settable from the
 /// command line and the environment by one rule. The field `MaxRequestBodySize` is
@@ -68,10 +73,13 @@ type Config =
 /// `SWOOP_MAX_REQUEST_BODY_SIZE=VALUE`; a switch `DeferAccept` is also `--defer-accept` /
 /// `--no-defer-accept`. The command line wins over the environment, which wins over the
 /// defaults; `PORT` (the platforms' convention) sets the port below every SWOOP_ variable.
+/// A list (`--listen`, `--trusted-proxies`) from the command line replaces the environment's.
 /// Sizes take KB/MB/GB (1000) or KiB/MiB/GiB (1024); durations ms, s, m or h (a bare number
-/// is seconds). Unknown, incomplete or malformed options and values out of range are
-/// refused with one line naming them; unknown SWOOP_ variables too (SWOOP_DEBUG is left to
-/// the app's diagnostics).
+/// is seconds, at most about 24.8 days). Unknown, incomplete or malformed options and values
+/// out of range are refused with one line naming them. The environment is the platform's
+/// too: Kubernetes' service-link variables (SWOOP_API_SERVICE_HOST, SWOOP_API_PORT=tcp://...)
+/// are ignored, and an unknown SWOOP_ variable is a warning, not an error (SWOOP_DEBUG is
+/// left to the app's diagnostics).
 [<RequireQualifiedAccess>]
 module Configuration =
     /// Parses `argv` and `environment` (variable name to value) over `defaults`; the line
@@ -94,11 +102,17 @@ module Configuration =
     /// What `--print-config` prints: each option's effective value and its source.
     val describe: config: Config -> string
 
+    /// Logs through the options' sink what parsing noticed in the environment: each unknown
+    /// SWOOP_ variable (Warning), each service link ignored (Debug).
+    val internal report: config: Config -> unit
+
     /// A whole `main`: loads the configuration, prints the problem on stderr and returns 2, or
-    /// prints help or the configuration and returns 0, or returns `serve config`.
+    /// prints help or the configuration and returns 0, or returns `serve config`. Before
+    /// serving or printing the configuration it logs each unknown SWOOP_ variable (Warning)
+    /// and each service link ignored (Debug) through the options' sink.
     /// Example: `Configuration.run [] ServerOptions.defaults argv (fun c -> Server.run c.Options app)`.
     val run: appOptions: AppOption list -> defaults: ServerOptions -> argv: string[] -> serve: (Config -> int) -> int
 
-    /// The options from `argv` and the environment over `defaults`; raises ArgumentException
-    /// with the problem's line. Example: `Configuration.fromArgs [| "--port"; "9000" |] ServerOptions.defaults`.
+    /// The options from `argv` and the environment over `defaults` (logging what `run` logs);
+    /// raises ArgumentException with the problem's line. Example: `Configuration.fromArgs [| "--port"; "9000" |] ServerOptions.defaults`.
     val fromArgs: argv: string[] -> defaults: ServerOptions -> ServerOptions

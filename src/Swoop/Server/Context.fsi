@@ -101,13 +101,14 @@ type HttpContext =
     member RemoteEndPoint: EndPoint
 
     /// The client's address: the peer's, or, when the peer is one of
-    /// `ServerOptions.TrustedProxies`, the address that the proxies report (`Forwarded`, else
-    /// `X-Forwarded-For`), each trusted hop peeled from the right. Never taken from the headers
-    /// of a peer not trusted (anyone can send them).
+    /// `ServerOptions.TrustedProxies`, the address that the proxies report in the one header
+    /// `ServerOptions.ForwardedHeader` names (`X-Forwarded-For` by default, or `Forwarded`),
+    /// each trusted hop peeled from the right. Never taken from the headers of a peer not
+    /// trusted (anyone can send them), nor from the other header.
     member ClientAddress: IPAddress
 
-    /// "http", or what a trusted proxy reports ("https" from `Forwarded: proto=` or
-    /// `X-Forwarded-Proto`): TLS ends in front of Swoop.
+    /// "http", or what a trusted proxy reports ("https" from `X-Forwarded-Proto`, or from
+    /// `Forwarded: proto=` when that is the header): TLS ends in front of Swoop.
     member Scheme: string
 
     /// True once the server began to shut down (SIGTERM, StopAsync): it still serves for the

@@ -139,7 +139,7 @@ let all: Setting list =
         Set = map (fun v o -> { o with ReusePort = v }) boolean }
       { Name = "TrustedProxies"
         Value = "ADDRESS"
-        Help = "Proxies (addresses or CIDR networks) whose Forwarded / X-Forwarded-For / X-Forwarded-Proto are believed; repeat or separate with commas."
+        Help = "Proxies (IPv4 as four decimal numbers, IPv6, or CIDR networks) whose forwarding header (--forwarded-header) is believed; repeat or separate with commas."
         Kestrel = "none (loopback with ForwardedHeaders)"
         Show = fun o -> String.Join(",", o.TrustedProxies)
         Set =
@@ -151,6 +151,12 @@ let all: Setting list =
                   Ok { o with TrustedProxies = o.TrustedProxies @ added }
               with :? ArgumentException as e ->
                   Error(e.Message.Split(" (Parameter")[0]) }
+      { Name = "ForwardedHeader"
+        Value = "HEADER"
+        Help = "The header the trusted proxies write: x-forwarded-for (with X-Forwarded-Proto) or forwarded (RFC 7239); the other is ignored."
+        Kestrel = "x-forwarded-for (ForwardedHeaders)"
+        Show = fun o -> showForwardedHeader o.ForwardedHeader
+        Set = map (fun v o -> { o with ForwardedHeader = v }) forwardedHeader }
       { Name = "InlineCompletions"
         Value = ""
         Help = "Run handlers on the event-loop threads (fastest; handlers must not block). Also --inline / --no-inline."
@@ -195,6 +201,14 @@ let all: Setting list =
         Set = map (fun v o -> { o with LogQueueSize = v }) (inRange integer) } ]
 
 let byName = all |> List.map (fun s -> s.Name, s) |> dict
+
+/// The options that take a list, and how to empty one: a value from a new source (the
+/// environment over the program's defaults, the command line over the environment) replaces
+/// the list before it; one source's repeats add up.
+let lists =
+    dict
+        [ "Listen", (fun (o: ServerOptions) -> { o with Listen = [] })
+          "TrustedProxies", (fun (o: ServerOptions) -> { o with TrustedProxies = [] }) ]
 let isSwitch (s: Setting) = s.Value = ""
 
 /// Command-line words that are not the rule's: (argument, setting, value).

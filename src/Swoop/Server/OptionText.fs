@@ -1,6 +1,7 @@
 /// The option naming rule (MaxConnections: --max-connections, SWOOP_MAX_CONNECTIONS) and how
 /// option values are read and shown: whole numbers, sizes (KB, MiB...), durations (ms, s, m,
-/// h), switches, log levels, access-log formats, endpoints; "did you mean" for a misspelling.
+/// h), switches, log levels, access-log formats, forwarding headers, endpoints; "did you
+/// mean" for a misspelling.
 module internal Swoop.OptionText
 
 open System
@@ -37,28 +38,45 @@ let envOf (name: string) =
     let kebab = if name.Contains '-' || name.ToLowerInvariant() = name then name else String.Join("-", words name)
     "SWOOP_" + kebab.Replace('-', '_').ToUpperInvariant()
 
+/// Digits, after one sign or none: a whole number, however long.
+let private isWhole (t: string) =
+    let digits = if t.StartsWith '-' || t.StartsWith '+' then t.Substring 1 else t
+    digits.Length > 0 && digits |> Seq.forall Char.IsAsciiDigit
+
+/// A whole number that fits in 64 bits (`inRange` narrows it to 32).
 let integer (text: string) =
-    match Int64.TryParse(text.Trim(), NumberStyles.AllowLeadingSign, invariant) with
+    let t = text.Trim()
+
+    match Int64.TryParse(t, NumberStyles.AllowLeadingSign, invariant) with
     | true, v -> Ok v
+    | _ when isWhole t -> Error("'" + text + "' is out of range")
     | _ -> Error("'" + text + "' is not a whole number")
 
 let units =
     [ "kib", 1024L; "mib", 1024L * 1024L; "gib", 1024L * 1024L * 1024L
       "kb", 1000L; "mb", 1000_000L; "gb", 1000_000_000L ]
 
-/// Bytes: 8192, 8KiB, 30MB.
+/// Bytes: 8192, 8KiB, 30MB; a whole number of them that fits in 64 bits, either sign (the
+/// options' checks refuse negative ones by name).
 let size (text: string) =
     let t = text.Trim().ToLowerInvariant()
+    let notSize () = Error("'" + text + "' is not a size (bytes, or a whole number with KB, MB, GB, KiB, MiB, GiB)")
 
     match units |> List.tryFind (fun (u, _) -> t.EndsWith u) with
     | Some(u, factor) ->
-        match Int64.TryParse(t.Substring(0, t.Length - u.Length).Trim(), NumberStyles.AllowLeadingSign, invariant) with
-        | true, v when abs v <= Int64.MaxValue / factor -> Ok(v * factor)
-        | _ -> Error("'" + text + "' is not a size (bytes, or a whole number with KB, MB, GB, KiB, MiB, GiB)")
+        let number = t.Substring(0, t.Length - u.Length).Trim()
+
+        match Int64.TryParse(number, NumberStyles.AllowLeadingSign, invariant) with
+        // Not `abs v`: abs Int64.MinValue overflows.
+        | true, v when v <= Int64.MaxValue / factor && v >= -(Int64.MaxValue / factor) -> Ok(v * factor)
+        | true, _ -> Error("'" + text + "' is out of range")
+        | _ when isWhole number -> Error("'" + text + "' is out of range")
+        | _ -> notSize ()
     | None ->
-        match integer t with
-        | Ok v -> Ok v
-        | Error _ -> Error("'" + text + "' is not a size (bytes, or a whole number with KB, MB, GB, KiB, MiB, GiB)")
+        match Int64.TryParse(t, NumberStyles.AllowLeadingSign, invariant) with
+        | true, v -> Ok v
+        | _ when isWhole t -> Error("'" + text + "' is out of range")
+        | _ -> notSize ()
 
 let showSize (bytes: int64) =
     let exact =
@@ -69,7 +87,8 @@ let showSize (bytes: int64) =
     | Some(u, f) -> string (bytes / f) + u
     | None -> string bytes
 
-/// A duration: 500ms, 30s, 2m, 1h; a bare number is seconds.
+/// A duration: 500ms, 30s, 2m, 1h; a bare number is seconds. At most
+/// ServerOptions.maxDuration either way (about 24.8 days: what the runtime's timers take).
 let duration (text: string) =
     let t = text.Trim().ToLowerInvariant()
 
@@ -81,17 +100,13 @@ let duration (text: string) =
         else t, 1000.0
 
     match Double.TryParse(number.Trim(), NumberStyles.AllowLeadingSign ||| NumberStyles.AllowDecimalPoint, invariant) with
-    | true, v when not (Double.IsNaN v) && abs (v * scale) < 1e12 -> Ok(TimeSpan.FromMilliseconds(Math.Round(v * scale)))
+    | true, v when Double.IsFinite v && abs (Math.Round(v * scale)) <= ServerOptions.maxDuration.TotalMilliseconds ->
+        Ok(TimeSpan.FromMilliseconds(Math.Round(v * scale)))
+    | true, v when Double.IsFinite v ->
+        Error("'" + text + "' is out of range (at most " + string Int32.MaxValue + "ms, about 24.8 days)")
     | _ -> Error("'" + text + "' is not a duration (a number with ms, s, m or h; a bare number is seconds)")
 
-let showDuration (t: TimeSpan) =
-    let ms = int64 t.TotalMilliseconds
-
-    if ms = 0L then "0"
-    elif ms % 3_600_000L = 0L then string (ms / 3_600_000L) + "h"
-    elif ms % 60_000L = 0L && ms >= 600_000L then string (ms / 60_000L) + "m"
-    elif ms % 1000L = 0L then string (ms / 1000L) + "s"
-    else string ms + "ms"
+let showDuration (t: TimeSpan) = ServerOptions.showDuration t
 
 let boolean (text: string) =
     match text.Trim().ToLowerInvariant() with
@@ -135,10 +150,21 @@ let showFormat (f: AccessLogFormat) =
     | AccessLogFormat.Common -> "common"
     | AccessLogFormat.Json -> "json"
 
+let forwardedHeader (text: string) =
+    match text.Trim().ToLowerInvariant() with
+    | "x-forwarded-for" -> Ok ForwardedHeader.XForwardedFor
+    | "forwarded" -> Ok ForwardedHeader.Forwarded
+    | _ -> Error("'" + text + "' is not a forwarding header (x-forwarded-for, forwarded)")
+
+let showForwardedHeader (h: ForwardedHeader) =
+    match h with
+    | ForwardedHeader.XForwardedFor -> "x-forwarded-for"
+    | ForwardedHeader.Forwarded -> "forwarded"
+
 let inRange (read: string -> Result<int64, string>) (text: string) =
     match read text with
     | Ok v when v >= int64 Int32.MinValue && v <= int64 Int32.MaxValue -> Ok(int v)
-    | Ok _ -> Error("'" + text + "' is too large")
+    | Ok _ -> Error("'" + text + "' is out of range (" + string Int32.MinValue + " to " + string Int32.MaxValue + ")")
     | Error e -> Error e
 
 let map (f: 'a -> ServerOptions -> ServerOptions) (read: string -> Result<'a, string>) =
@@ -167,15 +193,17 @@ let distance (a: string) (b: string) =
 
     d[a.Length, b.Length]
 
-let suggest (word: string) (known: string seq) =
-    let best =
-        known
-        |> Seq.map (fun k -> k, distance word k)
-        |> Seq.filter (fun (_, d) -> d <= max 2 (word.Length / 4))
-        |> Seq.sortBy snd
-        |> Seq.tryHead
+/// The known word nearest `word`, if it is near enough to be a misspelling of it.
+let nearest (word: string) (known: string seq) =
+    known
+    |> Seq.map (fun k -> k, distance word k)
+    |> Seq.filter (fun (_, d) -> d <= max 2 (word.Length / 4))
+    |> Seq.sortBy snd
+    |> Seq.tryHead
+    |> Option.map fst
 
-    match best with
-    | Some(k, _) -> " (did you mean " + k + "?)"
+let suggest (word: string) (known: string seq) =
+    match nearest word known with
+    | Some k -> " (did you mean " + k + "?)"
     | None -> ""
 

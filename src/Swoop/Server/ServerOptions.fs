@@ -50,6 +50,11 @@ module Endpoint =
         | Endpoint.Tcp(host, port) when host.Contains ':' -> "[" + host + "]:" + string port
         | Endpoint.Tcp(host, port) -> host + ":" + string port
 
+[<RequireQualifiedAccess>]
+type ForwardedHeader =
+    | XForwardedFor
+    | Forwarded
+
 type ServerOptions =
     { Listen: Endpoint list
       Host: string
@@ -79,7 +84,8 @@ type ServerOptions =
       LogSink: ILogSink option
       DrainDelay: TimeSpan
       ReusePort: bool
-      TrustedProxies: string list }
+      TrustedProxies: string list
+      ForwardedHeader: ForwardedHeader }
 
 [<RequireQualifiedAccess>]
 module ServerOptions =
@@ -112,7 +118,27 @@ module ServerOptions =
           LogSink = None
           DrainDelay = TimeSpan.Zero
           ReusePort = false
-          TrustedProxies = [] }
+          TrustedProxies = []
+          ForwardedHeader = ForwardedHeader.XForwardedFor }
+
+    let maxDuration = TimeSpan.FromMilliseconds(float Int32.MaxValue)
+
+    let internal showDuration (t: TimeSpan) =
+        let ms = int64 t.TotalMilliseconds
+
+        if ms = 0L then "0"
+        elif ms % 3_600_000L = 0L then string (ms / 3_600_000L) + "h"
+        elif ms % 60_000L = 0L && ms >= 600_000L then string (ms / 60_000L) + "m"
+        elif ms % 1000L = 0L then string (ms / 1000L) + "s"
+        else string ms + "ms"
+
+    let internal trustedProxies (options: ServerOptions) =
+        let header =
+            match options.ForwardedHeader with
+            | ForwardedHeader.XForwardedFor -> Forwarded.Header.XForwardedFor
+            | ForwardedHeader.Forwarded -> Forwarded.Header.Forwarded
+
+        Forwarded.TrustedProxies.Parse(options.TrustedProxies, header)
 
     /// The first field out of range and what is wrong with it.
     let internal problem (options: ServerOptions) : (string * string) option =
@@ -122,6 +148,25 @@ module ServerOptions =
 
         let notNegative name ok (value: string) (zero: string) =
             if ok then None else Some(name, "must not be negative" + zero + ": " + value)
+
+        let durations =
+            [ "KeepAliveTimeout", o.KeepAliveTimeout
+              "RequestHeadTimeout", o.RequestHeadTimeout
+              "BodyReadTimeout", o.BodyReadTimeout
+              "ShutdownTimeout", o.ShutdownTimeout
+              "DataRateGracePeriod", o.DataRateGracePeriod
+              "RequestTimeout", o.RequestTimeout
+              "DrainDelay", o.DrainDelay ]
+
+        // The runtime's timers (Task.Delay, CancelAfter) refuse longer ones, when they are
+        // started: at shutdown, for DrainDelay and ShutdownTimeout.
+        let tooLong =
+            durations
+            |> List.tryPick (fun (name, t) ->
+                if t > maxDuration then
+                    Some(name, "must be at most " + string Int32.MaxValue + "ms (about 24.8 days): " + showDuration t)
+                else
+                    None)
 
         let badEndpoint =
             o.Listen
@@ -134,6 +179,7 @@ module ServerOptions =
 
         let checks =
             [ fun () -> badEndpoint
+              fun () -> tooLong
               fun () -> if String.IsNullOrWhiteSpace o.Host then Some("Host", "is empty") else None
               fun () -> if o.Port < 0 || o.Port > 65535 then Some("Port", "is not a TCP port (0-65535): " + string o.Port) else None
               fun () -> positive "Backlog" (o.Backlog > 0) (string o.Backlog)
@@ -155,7 +201,7 @@ module ServerOptions =
               fun () -> notNegative "DrainDelay" (o.DrainDelay >= TimeSpan.Zero) (string o.DrainDelay) ""
               fun () ->
                   try
-                      Forwarded.TrustedProxies.Parse o.TrustedProxies |> ignore
+                      trustedProxies o |> ignore
                       None
                   with :? ArgumentException as e ->
                       Some("TrustedProxies", "has " + e.Message.Split(" (Parameter")[0]) ]

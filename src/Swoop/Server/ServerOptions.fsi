@@ -20,6 +20,16 @@ module Endpoint =
     /// Writes it back the same way. Example: `Endpoint.format (Endpoint.Tcp("::1", 80))` = "[::1]:80".
     val format: endpoint: Endpoint -> string
 
+/// The one forwarding header the trusted proxies write (`ServerOptions.ForwardedHeader`).
+[<RequireQualifiedAccess>]
+type ForwardedHeader =
+    /// `X-Forwarded-For`, with `X-Forwarded-Proto` (nginx's, HAProxy's and most balancers';
+    /// the default, as ASP.NET Core's ForwardedHeaders). `Forwarded` is then ignored.
+    | XForwardedFor
+    /// RFC 7239's `Forwarded` (its `for` and `proto`). `X-Forwarded-For` and
+    /// `X-Forwarded-Proto` are then ignored.
+    | Forwarded
+
 /// How a server listens and what it tolerates. Start from `ServerOptions.defaults`.
 type ServerOptions =
     {
@@ -122,10 +132,15 @@ type ServerOptions =
         /// connections over them) and a new process can start before the old one stops
         /// (rolling restarts). Inside one process the event loops share one listener.
         ReusePort: bool
-        /// Proxies whose forwarding headers are believed (addresses or CIDR networks, e.g.
-        /// "127.0.0.1", "10.0.0.0/8"): from them, `ctx.ClientAddress` and `ctx.Scheme` follow
-        /// `Forwarded` / `X-Forwarded-For` / `X-Forwarded-Proto`. Empty (default): none.
+        /// Proxies whose forwarding header is believed (addresses or CIDR networks, e.g.
+        /// "127.0.0.1", "10.0.0.0/8"; IPv4 as four decimal numbers): from them,
+        /// `ctx.ClientAddress` and `ctx.Scheme` follow the header `ForwardedHeader` names,
+        /// its hops taken from the right while they are trusted. Empty (default): none.
         TrustedProxies: string list
+        /// Which header the trusted proxies write: `XForwardedFor` (default, with
+        /// X-Forwarded-Proto) or `Forwarded`. The other is ignored: a client could send it
+        /// through a proxy that does not overwrite it.
+        ForwardedHeader: ForwardedHeader
     }
 
 [<RequireQualifiedAccess>]
@@ -135,8 +150,13 @@ module ServerOptions =
     /// the socket engine threads, idle connections without a buffer, deferred accepts.
     val defaults: ServerOptions
 
+    /// The longest duration an option takes: Int32.MaxValue milliseconds (about 24.8 days),
+    /// what the runtime's timers accept everywhere.
+    val maxDuration: TimeSpan
+
     /// The first option out of range, as one line naming it (a port outside 0-65535, a limit
-    /// or timeout that is negative or zero where zero means nothing...), or None.
+    /// or timeout that is negative or zero where zero means nothing, a duration past
+    /// `maxDuration`...), or None.
     /// Example: `ServerOptions.check { defaults with MaxConnections = -5 }` =
     /// `Some "MaxConnections must not be negative (0: no limit): -5"`.
     val check: options: ServerOptions -> string option
@@ -149,3 +169,9 @@ module ServerOptions =
 
     /// Where the server listens: `Listen`, or `Host`:`Port` when it is empty.
     val endpoints: options: ServerOptions -> Endpoint list
+
+    /// The trusted proxies and the header they write, as the server reads them.
+    val internal trustedProxies: options: ServerOptions -> Forwarded.TrustedProxies
+
+    /// A duration as the options show it: "500ms", "30s", "10m", "2h".
+    val internal showDuration: t: TimeSpan -> string

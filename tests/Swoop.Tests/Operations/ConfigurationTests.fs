@@ -3,6 +3,8 @@
 module Swoop.Tests.ConfigurationTests
 
 open System
+open FsCheck
+open FsCheck.FSharp
 open Xunit
 open Swoop
 
@@ -82,10 +84,80 @@ let ``every option follows one naming rule on the command line and in the enviro
         Assert.Equal(ValueSource.Environment "SWOOP_MAX_CONNECTIONS", c.Source "MaxConnections")
     | Error e -> failwith e
 
+let private parsed env argv =
+    match parseWith env argv with
+    | Ok c -> c
+    | Error e -> failwith e
+
 [<Fact>]
-let ``an unknown SWOOP_ variable is refused; SWOOP_DEBUG is the app's`` () =
-    Assert.StartsWith("unknown environment variable SWOOP_MAX_CONECTIONS (did you mean SWOOP_MAX_CONNECTIONS?)", problem [ "SWOOP_MAX_CONECTIONS", "5" ] [])
-    Assert.True(Result.isOk (parseWith [ "SWOOP_DEBUG", "1" ] []))
+let ``an unknown SWOOP_ variable is a warning naming the nearest option, not an error; SWOOP_DEBUG is the app's`` () =
+    let c = parsed [ "SWOOP_MAX_CONECTIONS", "5"; "SWOOP_FROBNICATE", "1" ] []
+    Assert.Equal<string list>(
+        [ "unknown environment variable SWOOP_FROBNICATE ignored; --help lists every option"
+          "unknown environment variable SWOOP_MAX_CONECTIONS ignored (did you mean SWOOP_MAX_CONNECTIONS?); --help lists every option" ],
+        c.Warnings
+    )
+    Assert.Equal(ServerOptions.defaults.MaxConnections, c.Options.MaxConnections)
+    Assert.Empty((parsed [ "SWOOP_DEBUG", "1" ] []).Warnings)
+    // On the command line a misspelling stays an error.
+    Assert.StartsWith("unknown option --max-conections (did you mean --max-connections?)", problem [] [ "--max-conections"; "5" ])
+
+/// What Kubernetes puts in a pod for a Service named `swoop-api` (deploy/k8s.yaml's) and one
+/// named `swoop`, with enableServiceLinks on (its default).
+let private serviceLinks =
+    [ "SWOOP_API_SERVICE_HOST", "10.96.0.12"
+      "SWOOP_API_SERVICE_PORT", "80"
+      "SWOOP_API_SERVICE_PORT_HTTP", "80"
+      "SWOOP_API_PORT", "tcp://10.96.0.12:80"
+      "SWOOP_API_PORT_80_TCP", "tcp://10.96.0.12:80"
+      "SWOOP_API_PORT_80_TCP_PROTO", "tcp"
+      "SWOOP_API_PORT_80_TCP_PORT", "80"
+      "SWOOP_API_PORT_80_TCP_ADDR", "10.96.0.12"
+      "SWOOP_SERVICE_HOST", "10.96.0.13"
+      "SWOOP_SERVICE_PORT", "8080"
+      "SWOOP_PORT", "tcp://10.96.0.13:8080"
+      "SWOOP_PORT_8080_TCP", "tcp://10.96.0.13:8080"
+      "SWOOP_PORT_8080_TCP_PROTO", "tcp"
+      "SWOOP_PORT_8080_TCP_PORT", "8080"
+      "SWOOP_PORT_8080_TCP_ADDR", "10.96.0.13"
+      "SWOOP_DNS_PORT_53_UDP", "udp://10.96.0.10:53"
+      "SWOOP_DNS_PORT", "udp://10.96.0.10:53"
+      "SWOOP_SIG_PORT", "sctp://10.96.0.14:9" ]
+
+[<Fact>]
+let ``Kubernetes' service-link variables are ignored, SWOOP_PORT=tcp://... too, without a warning`` () =
+    let c = parsed serviceLinks []
+    Assert.Empty(c.Warnings)
+    Assert.Equal<string list>(serviceLinks |> List.map fst |> List.sort, c.IgnoredVariables |> List.sort)
+    Assert.Equal(ServerOptions.defaults.Port, c.Options.Port)
+    Assert.Equal(ValueSource.Default, c.Source "Port")
+    // Beside them the real options are read as ever.
+    let c = parsed (("SWOOP_MAX_CONNECTIONS", "7") :: ("PORT", "9000") :: serviceLinks) []
+    Assert.Equal(7, c.Options.MaxConnections)
+    Assert.Equal(9000, c.Options.Port)
+    // SWOOP_PORT with a port is the option; an app option ending in _PORT with a link's address is not read.
+    Assert.Equal(8081, (parsed [ "SWOOP_PORT", "8081" ] []).Options.Port)
+    let app = [ AppOption.value "admin-port" "Admin port." "9001" ]
+    match Configuration.parse app (Map.ofList [ "SWOOP_ADMIN_PORT", "tcp://10.96.0.15:80" ]) [||] ServerOptions.defaults with
+    | Ok c -> Assert.Equal("9001", c.Value "admin-port")
+    | Error e -> failwith e
+
+[<Fact>]
+let ``what parsing noticed is logged at start: unknown variables as warnings, service links at Debug`` () =
+    let sink = Swoop.Tests.LogSupport.CapturingSink(LogLevel.Trace)
+    let defaults = { ServerOptions.defaults with LogSink = Some(sink :> ILogSink); LogLevel = LogLevel.Debug }
+
+    match Configuration.parse [] (Map.ofList [ "SWOOP_MAX_CONECTIONS", "5"; "SWOOP_API_PORT", "tcp://10.96.0.12:80" ]) [||] defaults with
+    | Ok c -> Configuration.report c
+    | Error e -> failwith e
+
+    let events = sink.Events
+    let unknown = events |> List.find (fun e -> e.Id = LogEvents.UnknownEnvironmentVariable)
+    Assert.Equal(LogLevel.Warning, unknown.Level)
+    Assert.Equal("Unknown environment variable SWOOP_MAX_CONECTIONS ignored (did you mean SWOOP_MAX_CONNECTIONS?); --help lists every option", unknown.Message)
+    let ignored = events |> List.find (fun e -> e.Id = LogEvents.EnvironmentVariableIgnored)
+    Assert.Equal(LogLevel.Debug, ignored.Level)
+    Assert.Contains("SWOOP_API_PORT", ignored.Message)
 
 [<Fact>]
 let ``the command line wins over the environment, which wins over PORT and the defaults`` () =
@@ -190,3 +262,85 @@ let ``Web.main's switches are known to the same parsing`` () =
     let web = [ AppOption.flag "routes" ""; AppOption.flag "dev" "" ]
     Assert.True(Result.isOk (Configuration.parse web Map.empty [| "--dev"; "--routes" |] ServerOptions.defaults))
     Assert.True(Result.isError (Configuration.parse web Map.empty [| "--devv" |] ServerOptions.defaults))
+
+[<Fact>]
+let ``--trusted-proxies repeats; the command line's replace the environment's, as --listen's do`` () =
+    let c = parsed [ "SWOOP_TRUSTED_PROXIES", "10.0.0.0/8" ] [ "--trusted-proxies"; "127.0.0.1"; "--trusted-proxies=::1,fd00::/8" ]
+    Assert.Equal<string list>([ "127.0.0.1"; "::1"; "fd00::/8" ], c.Options.TrustedProxies)
+    Assert.Equal<string list>([ "10.0.0.0/8"; "192.168.0.0/16" ], (parsed [ "SWOOP_TRUSTED_PROXIES", "10.0.0.0/8, 192.168.0.0/16" ] []).Options.TrustedProxies)
+    // The environment's replace the program's own.
+    match Configuration.parse [] (Map.ofList [ "SWOOP_TRUSTED_PROXIES", "10.0.0.1" ]) [||] { ServerOptions.defaults with TrustedProxies = [ "127.0.0.1" ] } with
+    | Ok c -> Assert.Equal<string list>([ "10.0.0.1" ], c.Options.TrustedProxies)
+    | Error e -> failwith e
+
+[<Fact>]
+let ``--forwarded-header names the header the proxies write, in --help and --print-config`` () =
+    Assert.Equal(ForwardedHeader.XForwardedFor, ServerOptions.defaults.ForwardedHeader)
+    Assert.Equal(ForwardedHeader.Forwarded, (options [ "--forwarded-header"; "Forwarded" ]).ForwardedHeader)
+    Assert.Equal(ForwardedHeader.XForwardedFor, (parsed [ "SWOOP_FORWARDED_HEADER", "x-forwarded-for" ] []).Options.ForwardedHeader)
+    Assert.Equal("--forwarded-header: 'x-real-ip' is not a forwarding header (x-forwarded-for, forwarded)", problem [] [ "--forwarded-header=x-real-ip" ])
+    let text = Configuration.help [] ServerOptions.defaults
+    Assert.Contains("--forwarded-header HEADER", text)
+    Assert.Contains("SWOOP_FORWARDED_HEADER", text)
+    Assert.Contains("Default: x-forwarded-for.", text)
+    Assert.Contains("--forwarded-header) is believed; repeat or separate with commas. Default: none. Kestrel", text)
+    let lines = (Configuration.describe (parsed [] [ "--forwarded-header"; "forwarded" ])).Split '\n'
+    Assert.Contains(lines, fun l -> Text.RegularExpressions.Regex.IsMatch(l, @"^ForwardedHeader +forwarded +# command line --forwarded-header$"))
+
+/// Values that once crashed later or widened trust quietly: each is one line naming the
+/// option and the value.
+[<Theory>]
+[<InlineData("--max-request-body-size=-9223372036854775808kb", "--max-request-body-size: '-9223372036854775808kb' is out of range")>]
+[<InlineData("--max-request-body-size=9223372036854775807KiB", "--max-request-body-size: '9223372036854775807KiB' is out of range")>]
+[<InlineData("--max-request-body-size=99999999999999999999", "--max-request-body-size: '99999999999999999999' is out of range")>]
+[<InlineData("--max-request-body-size=-9223372036854775808", "--max-request-body-size must be more than 0: -9223372036854775808")>]
+[<InlineData("--max-drain-size=-99999999999999999999gb", "--max-drain-size: '-99999999999999999999gb' is out of range")>]
+[<InlineData("--max-request-line-size=3GiB", "--max-request-line-size: '3GiB' is out of range (-2147483648 to 2147483647)")>]
+[<InlineData("--max-connections=99999999999", "--max-connections: '99999999999' is out of range (-2147483648 to 2147483647)")>]
+[<InlineData("--port=-99999999999999999999", "--port: '-99999999999999999999' is out of range")>]
+[<InlineData("--drain-delay=2000h", "--drain-delay: '2000h' is out of range (at most 2147483647ms, about 24.8 days)")>]
+[<InlineData("--shutdown-timeout=2000h", "--shutdown-timeout: '2000h' is out of range (at most 2147483647ms, about 24.8 days)")>]
+[<InlineData("--keep-alive-timeout=597h", "--keep-alive-timeout: '597h' is out of range (at most 2147483647ms, about 24.8 days)")>]
+[<InlineData("--request-timeout=-2147483648", "--request-timeout: '-2147483648' is out of range (at most 2147483647ms, about 24.8 days)")>]
+[<InlineData("--data-rate-grace-period=1e9", "--data-rate-grace-period: '1e9' is not a duration (a number with ms, s, m or h; a bare number is seconds)")>]
+[<InlineData("--trusted-proxies=10.0.0.0/-8", "--trusted-proxies: not a network prefix length (0-32, 0-128 for IPv6): 10.0.0.0/-8")>]
+[<InlineData("--trusted-proxies=192.168.1/24", "--trusted-proxies: not an IP address (IPv4 as four decimal numbers): 192.168.1/24")>]
+[<InlineData("--trusted-proxies=017.0.0.1", "--trusted-proxies: not an IP address (IPv4 as four decimal numbers): 017.0.0.1")>]
+let ``a value out of range is refused with one line naming the option and the value`` (arg: string, expected: string) =
+    Assert.Equal(expected, problem [] [ arg ])
+
+[<Fact>]
+let ``a value with a line break in it is still named on one line`` () =
+    Assert.Equal("--port: '80\\x0A--forged' is not a whole number", problem [] [ "--port=80\n--forged" ])
+    Assert.Equal("SWOOP_PORT: '8\\x0D0' is not a whole number", problem [ "SWOOP_PORT", "8\r0" ] [])
+
+[<Fact>]
+let ``the longest durations the runtime's timers take are accepted, in code too`` () =
+    Assert.Equal(TimeSpan.FromHours 596.0, (options [ "--drain-delay"; "596h" ]).DrainDelay)
+    Assert.Equal(TimeSpan.FromMilliseconds(float Int32.MaxValue), (options [ "--shutdown-timeout"; "2147483647ms" ]).ShutdownTimeout)
+    Assert.Equal(
+        Some "DrainDelay must be at most 2147483647ms (about 24.8 days): 2000h",
+        ServerOptions.check { ServerOptions.defaults with DrainDelay = TimeSpan.FromHours 2000.0 }
+    )
+
+/// Any value for any option: parsing never throws, and what it accepts the options' check accepts.
+[<Fact>]
+let ``no value of any option throws or gets past parsing out of range`` () =
+    let numbers = [ "0"; "1"; "-1"; "9223372036854775807"; "-9223372036854775808"; "2147483648"; "-2147483649"; "99999999999999999999"; "1.5"; "1e3"; "NaN"; "" ]
+    let suffixes = [ ""; "kb"; "KiB"; "mb"; "MiB"; "gb"; "GiB"; "ms"; "s"; "m"; "h"; "/8"; "/-8"; ".0.0.1" ]
+
+    let value =
+        Gen.oneof
+            [ Gen.map2 (+) (Gen.elements numbers) (Gen.elements suffixes)
+              Gen.map2 (fun (n: int64) u -> string n + u) (ArbMap.defaults |> ArbMap.generate<int64>) (Gen.elements suffixes)
+              Gen.map2 (fun (n: float) u -> n.ToString(Globalization.CultureInfo.InvariantCulture) + u) (ArbMap.defaults |> ArbMap.generate<float>) (Gen.elements suffixes)
+              ArbMap.defaults |> ArbMap.generate<string> |> Gen.map (fun s -> if isNull s then "" else s) ]
+
+    let flags = OptionTable.all |> List.map (fun s -> OptionText.flagOf s.Name)
+
+    let property (flag: string, v: string) =
+        match parse [ flag + "=" + v ] with
+        | Ok c -> ServerOptions.check c.Options = None
+        | Error e -> not (e.Contains '\n') && e.StartsWith flag
+
+    Check.One(Config.QuickThrowOnFailure.WithMaxTest(3000), Prop.forAll (Arb.fromGen (Gen.zip (Gen.elements flags) value)) property)

@@ -29,6 +29,19 @@ let ``an event is one line with its time, level, id and name; its stack is inden
     Assert.Equal("", access.ToString())
 
 [<Fact>]
+let ``a lone CR or another control character in an exception cannot rewrite the event's line`` () =
+    let events, access = new StringWriter(), new StringWriter()
+    let sink = ConsoleSink(LogLevel.Information, (fun () -> events :> TextWriter), (fun () -> access :> TextWriter)) :> ILogSink
+    let failure = Exception("boom\r2026-01-01T00:00:00.000Z info swoop[1] Started: forged\u001B[2K\tend")
+    sink.Write(LogEvent(LogLevel.Error, 40, "HandlerFailed", "Swoop.Server", "Handler failed", [||], failure))
+    let text = events.ToString()
+    Assert.DoesNotContain("\r", text.Replace(Environment.NewLine, "\n"))
+    let lines = text.Split(Environment.NewLine, StringSplitOptions.RemoveEmptyEntries)
+    Assert.EndsWith("HandlerFailed: Handler failed: System.Exception: boom", lines[0])
+    Assert.Equal("      2026-01-01T00:00:00.000Z info swoop[1] Started: forged\\x1B[2K\tend", lines[1])
+    Assert.All(lines[1..], fun l -> Assert.StartsWith("      ", l))
+
+[<Fact>]
 let ``an access-log line goes to the access writer as it is`` () =
     let events, access = new StringWriter(), new StringWriter()
     let sink = ConsoleSink(LogLevel.Information, (fun () -> events :> TextWriter), (fun () -> access :> TextWriter)) :> ILogSink

@@ -61,3 +61,22 @@ let ``--help and --print-config print and exit 0 without listening`` () =
     Assert.Equal(0, code)
     Assert.Matches(@"(?m)^MaxConnections +7 +# environment SWOOP_MAX_CONNECTIONS$", out)
     Assert.Matches(@"(?m)^Port +0 +# command line --port$", out)
+
+[<Fact>]
+let ``a size that overflows and a duration past the runtime's timers exit 2 with one line`` () =
+    refused [] [ "--max-request-body-size=-9223372036854775808kb" ] "--max-request-body-size: '-9223372036854775808kb' is out of range"
+    refused [ "SWOOP_DRAIN_DELAY", "2000h" ] [] "SWOOP_DRAIN_DELAY: '2000h' is out of range (at most 2147483647ms, about 24.8 days)"
+    refused [] [ "--trusted-proxies"; "10.0.0.0/-8" ] "--trusted-proxies: not a network prefix length (0-32, 0-128 for IPv6): 10.0.0.0/-8"
+
+[<Fact>]
+let ``Kubernetes' service links start the program; an unknown SWOOP_ variable is a warning on stderr`` () =
+    let links =
+        [ "SWOOP_API_SERVICE_HOST", "10.96.0.12"; "SWOOP_API_SERVICE_PORT", "80"; "SWOOP_API_PORT", "tcp://10.96.0.12:80"
+          "SWOOP_API_PORT_80_TCP", "tcp://10.96.0.12:80"; "SWOOP_API_PORT_80_TCP_PROTO", "tcp"
+          "SWOOP_API_PORT_80_TCP_PORT", "80"; "SWOOP_API_PORT_80_TCP_ADDR", "10.96.0.12"
+          "SWOOP_SERVICE_HOST", "10.96.0.13"; "SWOOP_PORT", "tcp://10.96.0.13:80" ]
+
+    let code, out, err = run (("SWOOP_MAX_CONECTIONS", "5") :: links) [ "--print-config" ]
+    Assert.Equal(0, code)
+    Assert.Matches(@"(?m)^Port +8080 +# default$", out)
+    Assert.Matches(@"^\S+ warn swoop\[80\] UnknownEnvironmentVariable: Unknown environment variable SWOOP_MAX_CONECTIONS ignored \(did you mean SWOOP_MAX_CONNECTIONS\?\); --help lists every option\r?\n$", err)
