@@ -144,8 +144,8 @@ def all_subjects():
         Subject("swoop", "Swoop", "Swoop", "dotnet",
                 "samples/Hello from this repository as `dotnet publish` makes it: a native AOT executable (the project's "
                 "PublishAot=true), with the project's own runtime settings; "
-                "Swoop's defaults: deferred accepts (TCP_DEFER_ACCEPT 1 s; see `swoop-no-defer`) taken by Swoop's own "
-                "accept thread, connections waiting on Swoop's own epoll event loops, handlers inline on their threads, "
+                "Swoop's defaults: deferred accepts (TCP_DEFER_ACCEPT 1 s; see `swoop-no-defer`) taken by the "
+                "event loops that serve them, connections waiting on Swoop's own epoll event loops, handlers inline on their threads, "
                 "idle connections without a buffer",
                 project=swoop_project(), env=DEBUG_ENV),
         Subject("swoop-jit", "Swoop JIT", "Swoop, JIT", "dotnet",

@@ -40,3 +40,32 @@ let ``a handler that holds one loop delays no other client's new connection`` ()
         Assert.True(slowest < 150L, sprintf "the slowest new connection took %d ms" slowest)
         let answers, _ = readAll slow 3000
         Assert.Equal(10, (statuses (text answers)).Length)
+
+[<Fact>]
+let ``connections opened one at a time, as a proxy's upstream pool opens them, are served by every loop`` () =
+    if Environment.ProcessorCount >= 2 && Epoll.available then
+        let handler = sync (fun ctx -> ctx.WriteString Thread.CurrentThread.Name)
+        use server = serve testOptions handler
+        let clients = ResizeArray()
+
+        try
+            let loops =
+                [ for _ in 1..16 do
+                      let s = connect server
+                      clients.Add s
+                      s.Send(ascii "GET / HTTP/1.1\r\nHost: a\r\n\r\n") |> ignore
+                      let answer, _ = readAll s 300
+                      let body = text answer
+                      // Kept open, as an upstream pool keeps its connections; the next opens 20 ms later.
+                      Thread.Sleep 20
+                      body.Substring(body.LastIndexOf "\r\n\r\n" + 4) ]
+
+            let distinct = loops |> List.distinct
+            Assert.True(distinct |> List.forall (fun name -> name.StartsWith "swoop events"), String.Join(", ", loops))
+            Assert.True(distinct.Length >= 2, "every connection was served by " + String.Join(", ", distinct))
+            // Spread, not merely touched: no loop took more than three quarters.
+            let most = loops |> List.countBy id |> List.map snd |> List.max
+            Assert.True(most <= 12, sprintf "%d of 16 on one loop: %s" most (String.Join(", ", loops)))
+        finally
+            for s in clients do
+                s.Dispose()

@@ -69,3 +69,29 @@ let ``requests, connections, bad requests and bytes reach an OpenTelemetry expor
 
     Assert.Contains(named "swoop.bytes_received", fun (_, _, value) -> int64 value > 0L)
     Assert.Contains(named "swoop.bytes_sent", fun (_, _, value) -> int64 value > 0L)
+
+[<Fact>]
+let ``a metrics listener that throws at a connection's end cannot keep its socket open`` () =
+    use listener = new System.Diagnostics.Metrics.MeterListener()
+    listener.InstrumentPublished <- fun instrument l -> if instrument.Meter.Name = "Swoop" then l.EnableMeasurementEvents instrument
+
+    listener.SetMeasurementEventCallback<float>(fun instrument _ _ _ ->
+        if instrument.Name = "kestrel.connection.duration" then failwith "a listener's own bug")
+
+    listener.SetMeasurementEventCallback<int64>(fun instrument value _ _ ->
+        if instrument.Name = "kestrel.active_connections" && value < 0L then failwith "a listener's own bug")
+
+    listener.Start()
+    use server = serve testOptions (sync (fun ctx -> ctx.WriteString "ok"))
+
+    for _ in 1..3 do
+        let answer, closed = exchange server (ascii "GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n") 3000
+        Assert.EndsWith("ok", answer)
+        Assert.True(closed, "the server never closed the connection")
+
+    // And the server's count of open connections comes back to nothing.
+    let sw = Diagnostics.Stopwatch.StartNew()
+    while server.ConnectionCount > 0 && sw.ElapsedMilliseconds < 3000L do
+        Threading.Thread.Sleep 20
+
+    Assert.Equal(0, server.ConnectionCount)

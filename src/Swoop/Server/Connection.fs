@@ -49,6 +49,8 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
     let mutable reportedCallStart = 0L
     // When the heartbeat last looked at this connection (for the data rates).
     let mutable lastTickMs = 0L
+    // The bytes received when the heartbeat last looked (the trimmer's sign of traffic).
+    let mutable receivedAtTick = 0L
     // When the current request's handler was called (Stopwatch), for the access log only.
     let mutable accessStart = 0L
 
@@ -162,7 +164,6 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
         task {
             home <- ExecutionContext.Capture()
             transport.Descriptor.Watcher <- c
-            meter.BeginConnection()
             transport.Attach(socket, accepted, settings.Inline)
             head.Reset()
             transport.Deadline <- Heartbeat.NowMs + settings.KeepAliveMs
@@ -178,6 +179,9 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
 
             try
                 try
+                    // Inside: a metrics listener that throws ends the connection, closed as any.
+                    meter.BeginConnection()
+
                     while go do
                         if transport.InStart = transport.InEnd then
                             // Nothing buffered: send what is pending, give the buffer back, wait.
@@ -444,6 +448,12 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                     // The claim read was the last request's: the deadline is the next one's.
                     Interlocked.CompareExchange(&transport.RequestDeadline, requestDeadline, 0L) |> ignore
 
+            let received = transport.TotalReceived
+
+            if received <> receivedAtTick then
+                receivedAtTick <- received
+                settings.SawTraffic <- true
+
             let sendDeadline = Volatile.Read(&transport.SendDeadline)
             let callStart = handlerCallStart
 
@@ -517,7 +527,8 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
     /// Starts serving the runtime's `socket` or a descriptor `accepted` with accept4: when
     /// `here` on the event loop that accepted it, or on the runtime's engine thread, right
     /// there (no thread-pool hop, whose waking workers spin on the cores the engine needs);
-    /// otherwise (an accept thread of Swoop's own: it never runs a handler) on the thread pool.
+    /// otherwise (handlers offloaded, or the runtime's accept past its inline budget) on the
+    /// thread pool.
     member c.Start(socket: Socket, accepted: OwnedDescriptor, here: bool) =
         let inline' = here && settings.Inline && not settings.OffloadHandlers
 

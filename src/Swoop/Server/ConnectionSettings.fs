@@ -57,6 +57,11 @@ type internal ConnectionSettings
     /// The shutdown deadline passed: close everything now.
     [<DefaultValue>]
     val mutable ForceClose: bool
+    /// A connection received bytes since the trimmer last looked (set by the heartbeat's
+    /// look at each connection, cleared by the trimmer): steady keep-alive traffic accepts
+    /// no new connection, yet is no time for a blocking full collection.
+    [<DefaultValue>]
+    val mutable SawTraffic: bool
     /// How many handler calls the blocking watch has seen holding an engine thread.
     [<DefaultValue>]
     val mutable BlockedCalls: int

@@ -1,5 +1,5 @@
 /// A connection's socket as a descriptor: system calls straight to libc where they need not
-/// wait. On Linux the accept thread takes connections with accept4 itself; such a connection
+/// wait. On Linux the event loops take connections with accept4 themselves; such a connection
 /// waits on Swoop's own event loops and never costs a Socket, a SafeSocketHandle, nor the
 /// runtime's per-socket state. Otherwise (the runtime accepted it, or completions are not
 /// inline) the runtime's Socket waits, made from the descriptor the first time it must.

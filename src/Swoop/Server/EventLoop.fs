@@ -1,5 +1,5 @@
 /// Swoop's own event loops (Linux): an epoll instance and a thread each, for the connections
-/// the accept thread took as bare descriptors. A connection registers once, edge-triggered,
+/// the loops accepted as bare descriptors. A connection registers once, edge-triggered,
 /// the first time it must wait; its waits then cost no system call of their own (the loop's
 /// epoll_wait serves every connection at once), and a receive after a wake-up is the only
 /// receive: a short read said the socket was drained, so nothing is tried before waiting.

@@ -133,9 +133,12 @@ type RunningServer internal (listeners: Socket[], settings: ConnectionSettings, 
                     // blocking collection amid new connections (a flood, slow clients being
                     // cut and coming back) would stall every request in flight.
                     uncollected <- uncollected + slabBytes + int64 dropped * 5000L
+                    // Quiet: no connection came, and none received a byte (steady keep-alive
+                    // traffic after a burst accepts nothing new, yet must not be stalled).
                     let seen = Volatile.Read(&acceptedCount)
-                    let quiet = seen = acceptedAtTrim
+                    let quiet = seen = acceptedAtTrim && not settings.SawTraffic
                     acceptedAtTrim <- seen
+                    settings.SawTraffic <- false
 
                     // Also when no connection is open at all (nobody to stall) and the process
                     // let go of or allocated 1 MiB or more since: what the GC kept committed
@@ -279,11 +282,11 @@ module Server =
         settings.MinResponseDataRate <- options.MinResponseDataRate
         settings.DataRateGraceMs <- int64 options.DataRateGracePeriod.TotalMilliseconds
         settings.RequestTimeoutMs <- int64 options.RequestTimeout.TotalMilliseconds
-        settings.TrustedProxies <- Forwarded.TrustedProxies.Parse options.TrustedProxies
+        settings.TrustedProxies <- ServerOptions.trustedProxies options
         settings.Log <- ServerLog.Create(options.LogSink, options.LogLevel, options.LogQueueSize)
         settings.AccessLogFormat <- options.AccessLog
         settings.AccessLogOn <- options.AccessLog <> AccessLogFormat.Off
-        // Linux with deferred accepts: the accept thread (see RunningServer). Without deferral
+        // Linux with deferred accepts: the event loops accept (see Acceptor). Without deferral
         // a new connection's request is seldom there yet, and its wait would need the runtime's
         // Socket anyway: the runtime's accept is cheaper then.
         let nativeAccept = options.DeferAccept && Direct.available

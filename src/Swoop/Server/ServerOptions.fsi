@@ -67,8 +67,8 @@ type ServerOptions =
         /// Swoop's event loops, that saves one system call per request).
         ReleaseBufferWhenIdle: bool
         /// True (default): socket completions, and so handlers, run on event-loop threads, as
-        /// in nginx: no thread switch per request. On Linux, for connections the accept thread
-        /// took (DeferAccept), those are Swoop's own event loops' threads; otherwise the .NET
+        /// in nginx: no thread switch per request. On Linux, for connections the event loops
+        /// accepted (DeferAccept), those are Swoop's own event loops' threads; otherwise the .NET
         /// socket engine's (DOTNET_SYSTEM_NET_SOCKETS_INLINE_COMPLETIONS=1, Linux and macOS). A handler must then not block (no
         /// synchronous I/O, no sync-over-async, no long CPU work before its first await): a
         /// call holding an engine thread for 0.5 s or more is reported on stderr, and after a

@@ -2,7 +2,7 @@
 /// ValueTask<int>. Socket.ReceiveAsync(Memory) and SendAsync create their awaitable event
 /// args (and its callbacks) once per socket: about 1 KB for every new connection. On Linux a
 /// call first goes straight to libc without waiting. One that would wait waits on Swoop's
-/// event loop for a descriptor the accept thread took; otherwise it takes the runtime's event
+/// event loop for a descriptor the loops accepted; otherwise it takes the runtime's event
 /// loop (and from then on, every call of that direction on that socket).
 namespace Swoop
 

@@ -262,15 +262,16 @@ type internal FileCache(maxEntries: int, maxOpenFiles: int, inactiveMs: int64, m
             if isNull timer then
                 let period = max 1000L (inactiveMs / 4L)
                 let weak = WeakReference<FileCache>(this)
-                let cell = ref Unchecked.defaultof<Timer>
 
-                let tick (_: obj) =
+                // This constructor hands the timer itself to the callback as its state.
+                let tick (state: obj) =
                     match weak.TryGetTarget() with
                     | true, cache -> cache.Sweep(0, 0)
-                    | _ -> if not (isNull cell.Value) then cell.Value.Dispose()
+                    | _ -> (state :?> Timer).Dispose()
 
-                cell.Value <- new Timer(tick, null, period, period)
-                timer <- cell.Value)
+                let made = new Timer(TimerCallback tick)
+                made.Change(period, period) |> ignore
+                timer <- made)
 
     /// Whether `size` more bytes may be held in memory; reserves them if so.
     member _.Reserve(size: int64) =
