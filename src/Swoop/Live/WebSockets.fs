@@ -87,8 +87,9 @@ module internal MessageBudget =
 /// The base library's WebSocket with Swoop's limits on what a client sends: a message over
 /// MaxMessageSize closes the connection with 1009, and one still incomplete MessageTimeout
 /// after its first frame with 1008 (policy violation). `session.Socket` is this, so that a
-/// receive loop of its own is held to the same limits; `ReceiveAsync` keeps the same timer.
-/// Either way the guard sends its close frame and then aborts the connection: a client that
+/// receive loop of its own is held to the same limits; the session's `ReceiveAsync` receives
+/// from the inner WebSocket with its own size check (a close handshake for 1009) and this
+/// timer (Begin, End). The guard's close is its close frame, then the abort: a client that
 /// breaks a limit gets no close handshake, and whatever its message held goes back at once.
 [<Sealed; AllowNullLiteral>]
 type internal GuardedWebSocket(inner: WebSocket, maxMessageSize: int, messageTimeout: TimeSpan) =
@@ -104,8 +105,12 @@ type internal GuardedWebSocket(inner: WebSocket, maxMessageSize: int, messageTim
         if messageTimeout = Timeout.InfiniteTimeSpan then 0L
         else min 4294967294L (max 1L (int64 messageTimeout.TotalMilliseconds))
 
-    // Made when the first message is in progress, kept (re-armed) for the next ones.
+    // Made when the first message is in progress, and kept. Messages do not re-arm it each:
+    // once armed it fires, and then either ends the message in progress (out of time), or
+    // re-arms for what that message has left, or (none in progress) rests until the next.
     let mutable timer: Timer = null
+    // 1 while the timer is due to fire.
+    let mutable armed = 0
     // 0: no message in progress; 1: one is, since startedMs; 2: it ran out of time.
     let mutable phase = 0
     let mutable startedMs = 0L
@@ -143,32 +148,50 @@ type internal GuardedWebSocket(inner: WebSocket, maxMessageSize: int, messageTim
             with _ ->
                 inner.Abort()
 
-    /// A message is in progress (its first frame came, not its end): its time starts.
+    /// Arms the timer for `dueMs`, unless it is armed already.
+    member private this.Arm(dueMs: int64) =
+        if Interlocked.CompareExchange(&armed, 1, 0) = 0 then
+            if isNull timer then
+                // The request's execution context is not the timer's to keep.
+                if ExecutionContext.IsFlowSuppressed() then
+                    timer <- new Timer(expire, this, dueMs, -1L)
+                else
+                    use _ = ExecutionContext.SuppressFlow()
+                    timer <- new Timer(expire, this, dueMs, -1L)
+            else
+                // Disposed meanwhile (the session ended): nothing left to time.
+                try
+                    timer.Change(dueMs, -1L) |> ignore
+                with :? ObjectDisposedException ->
+                    ()
+
+    /// A message is in progress (its first frame came, not its end): its time starts. No
+    /// timer call while the timer is armed (the usual case on a busy connection).
     member this.Begin() =
         if timeoutMs > 0L then
-            startedMs <- Environment.TickCount64
+            Volatile.Write(&startedMs, Environment.TickCount64)
             Volatile.Write(&phase, 1)
 
-            if isNull timer then
-                timer <- new Timer(expire, this, timeoutMs, -1L)
-            else
-                timer.Change(timeoutMs, -1L) |> ignore
+            if Volatile.Read &armed = 0 then
+                this.Arm timeoutMs
 
     /// The message ended (or the connection): true when it had run out of time already.
     member _.End() =
-        if timeoutMs > 0L && Volatile.Read &phase <> 0 then
-            timer.Change(-1L, -1L) |> ignore
-            Interlocked.Exchange(&phase, 0) = 2
-        else
-            false
+        timeoutMs > 0L && Volatile.Read &phase <> 0 && Interlocked.Exchange(&phase, 0) = 2
 
-    /// The timer fired: the message in progress, if it is still the one it was armed for, is
-    /// too slow (a timer re-armed for a later message may fire once for the earlier one).
+    /// The timer fired: the message in progress is out of time, or is given what it has left.
     member private this.Expire() =
-        if Volatile.Read &phase = 1
-           && Environment.TickCount64 - Volatile.Read &startedMs >= timeoutMs - 50L
-           && Interlocked.CompareExchange(&phase, 2, 1) = 1 then
-            this.Kill(WebSocketCloseStatus.PolicyViolation, "message too slow")
+        Volatile.Write(&armed, 0)
+
+        if Volatile.Read &phase = 1 then
+            let left = timeoutMs - (Environment.TickCount64 - Volatile.Read &startedMs)
+
+            // The clock ticks in 10-16 ms steps: a few ms short is due.
+            if left <= 20L then
+                if Interlocked.CompareExchange(&phase, 2, 1) = 1 then
+                    this.Kill(WebSocketCloseStatus.PolicyViolation, "message too slow")
+            else
+                this.Arm left
 
     /// Why a receive failed: the guard's close, said as such, or what the base library raised.
     member private _.Explain(e: exn) : exn =
