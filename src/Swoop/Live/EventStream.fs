@@ -30,7 +30,7 @@ type EventStream internal (ctx: HttpContext, maxQueuedBytes: int) =
     // Events waiting for the socket: references to shared, encoded events (made on first need).
     let mutable queue: Queue<ServerSentEvent> = null
     // Bytes (with the overhead) of the events in the queue, and of the one being written: what
-    // the client has not taken yet. Never more than maxQueuedBytes once something waits.
+    // the client has not taken yet: at most maxQueuedBytes, or two events when larger.
     let mutable queuedBytes = 0
     let mutable flightBytes = 0
     let mutable peakBytes = 0
@@ -59,11 +59,10 @@ type EventStream internal (ctx: HttpContext, maxQueuedBytes: int) =
 
     let cost (event: ServerSentEvent) = event.Bytes.Length + overhead
 
-    /// Under the lock: whether an event of `bytes` may wait too. One always may when nothing
-    /// waits (an event larger than the bound still goes out, alone).
+    /// Under the lock: whether an event of `bytes` may wait too. One always may when none is
+    /// queued (an event larger than the bound still goes out, behind the one being written).
     let admits (bytes: int) =
-        let waiting = queuedBytes + flightBytes
-        waiting = 0 || int64 waiting + int64 bytes <= int64 maxQueuedBytes
+        queuedBytes = 0 || int64 queuedBytes + int64 flightBytes + int64 bytes <= int64 maxQueuedBytes
 
     /// Under the lock: keeps the most that ever waited (what the tests check against the bound).
     let noteWaiting () =

@@ -11,7 +11,8 @@ type EventStreamOptions =
         /// The most bytes one stream may hold for its client: events queued (unawaited sends,
         /// broadcasts) and the one being written, each counted as its encoded size plus 64.
         /// An event that would go past it cuts the stream (its send fails, the connection
-        /// closes; the client reconnects with Last-Event-ID). Default 256 KiB.
+        /// closes; the client reconnects with Last-Event-ID); one is always taken when none is
+        /// queued, whatever its size. Default 256 KiB.
         MaxQueuedBytes: int
     }
 

@@ -305,5 +305,23 @@ let ``sends not awaited, to a client that never reads, are bounded by MaxQueuedB
     Assert.True(waitUntil 5000 (fun () -> stream.QueuedBytes = 0), sprintf "%d bytes still held" stream.QueuedBytes)
 
 [<Fact>]
+let ``events larger than MaxQueuedBytes still go out, one at a time, to a client that reads`` () =
+    let session (stream: EventStream) : Task =
+        task {
+            for i in 1..5 do
+                do! stream.SendAsync(ServerSentEvent.Create(String(char (96 + i), 10_000), id = string i))
+        }
+
+    use server = serveApp (route "/events" >=> eventStreamWith { MaxQueuedBytes = 4096 } session)
+    use client = open' server "/events" ""
+    // The whole response (the session's end sends the last chunk), then its body unchunked.
+    let got = readUntil client "\r\n0\r\n\r\n" 10000
+    let body = CompressionTests.dechunk (Encoding.ASCII.GetBytes(got.Substring(got.IndexOf "\r\n\r\n" + 4)))
+    let events = Encoding.ASCII.GetString body
+
+    for i in 1..5 do
+        Assert.Contains(sprintf "id: %d\ndata: %s\n\n" i (String(char (96 + i), 10_000)), events)
+
+[<Fact>]
 let ``MaxQueuedBytes under 1 is refused when the handler is made`` () =
     Assert.Throws<ArgumentException>(fun () -> eventStreamWith { MaxQueuedBytes = 0 } (fun _ -> Task.CompletedTask) |> ignore) |> ignore
