@@ -76,7 +76,7 @@ type internal StreamEncoder(coding: Coding, level: CompressionLevel) =
 /// What `Compression.compress` sets for each request: decides once per response, at its
 /// first flush or its end, then hands over to a StreamEncoder (or to nothing).
 [<Sealed>]
-type internal CompressionPolicy(minimumSize: int, level: CompressionLevel, brotli: bool, gzip: bool, types: string[]) =
+type internal CompressionPolicy(minimumSize: int, level: CompressionLevel, brotli: bool, gzip: bool, types: string[], https: bool) =
     inherit BodyEncoder()
 
     /// Whether a media type (parameters ignored) is in `types`: "text/*" covers a top-level
@@ -106,7 +106,8 @@ type internal CompressionPolicy(minimumSize: int, level: CompressionLevel, brotl
         | vary -> ctx.SetHeader("Vary", vary + ", Accept-Encoding")
 
     /// A response that may be compressed at all: it has a body of a compressible type, is
-    /// not encoded or ranged already, and the handler fixed no length and forbade no transform.
+    /// not encoded or ranged already, the handler fixed no length and forbade no transform,
+    /// and the request is not https (unless `https`).
     member _.Eligible(ctx: HttpContext) =
         let status = ctx.StatusCode
         status >= 200 && status <> 204 && status <> 206 && status <> 304
@@ -119,6 +120,9 @@ type internal CompressionPolicy(minimumSize: int, level: CompressionLevel, brotl
         && (match ctx.ResponseHeader "Cache-Control" with
             | null -> true
             | c -> not (c.Contains("no-transform", StringComparison.OrdinalIgnoreCase)))
+        // Over https only when asked (BREACH): the scheme last, as it may read the
+        // forwarding headers.
+        && (https || not (String.Equals(ctx.Scheme, "https", StringComparison.OrdinalIgnoreCase)))
 
     override this.Encode(ctx: HttpContext, body: BufferChain, final: bool) =
         ctx.Encoder <- null

@@ -8,7 +8,8 @@ type CompressionOptions =
       Level: CompressionLevel
       Brotli: bool
       Gzip: bool
-      MimeTypes: string list }
+      MimeTypes: string list
+      Https: bool }
 
 [<RequireQualifiedAccess>]
 module CompressionOptions =
@@ -27,7 +28,8 @@ module CompressionOptions =
               "font/ttf"
               "font/otf"
               "*+json"
-              "*+xml" ] }
+              "*+xml" ]
+          Https = false }
 
 [<RequireQualifiedAccess>]
 module Compression =
@@ -35,7 +37,7 @@ module Compression =
         if options.MinimumSize < 0 then invalidArg "options" "MinimumSize must not be negative"
 
         let policy =
-            CompressionPolicy(options.MinimumSize, options.Level, options.Brotli, options.Gzip, Array.ofList options.MimeTypes)
+            CompressionPolicy(options.MinimumSize, options.Level, options.Brotli, options.Gzip, Array.ofList options.MimeTypes, options.Https)
 
         // A plain handler before the routes: the router still sees every route inside.
         let enable: HttpHandler =

@@ -17,12 +17,17 @@ type CompressionOptions =
         /// Media types worth compressing: exact ("application/json"), a top-level type
         /// ("text/*") or a suffix ("*+json"); parameters are ignored.
         MimeTypes: string list
+        /// Compress responses to https requests too (`ctx.Scheme`: behind a trusted proxy
+        /// today). Default false: a compressed response that reflects client input beside a
+        /// secret (a CSRF token, a session value) leaks the secret through its size (BREACH),
+        /// as ASP.NET Core's EnableForHttps defaults to false. Static files are not affected.
+        Https: bool
     }
 
 [<RequireQualifiedAccess>]
 module CompressionOptions =
     /// 1 KiB minimum, fastest level, brotli and gzip, text/*, JSON, JavaScript, XML, SVG,
-    /// WebAssembly, TrueType/OpenType fonts and the +json / +xml types.
+    /// WebAssembly, TrueType/OpenType fonts and the +json / +xml types; not over https.
     val defaults: CompressionOptions
 
 /// gzip and brotli for dynamic responses, chosen from Accept-Encoding with its q-values.
@@ -36,6 +41,7 @@ module Compression =
     /// already has a Content-Encoding or Content-Range, one with a Content-Length set by the
     /// handler or `Cache-Control: no-transform`, and static files (`Files` serves their
     /// precompressed siblings instead). Nested `compress` compresses once. A strong ETag
-    /// becomes weak on a compressed response.
+    /// becomes weak on a compressed response. Responses to https requests are left as they
+    /// are unless `Https` (BREACH).
     /// Example: `Compression.compress CompressionOptions.defaults (choose [ route "/" >=> text "hi" ])`.
     val compress: options: CompressionOptions -> handler: HttpHandler -> HttpHandler

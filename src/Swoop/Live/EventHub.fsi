@@ -3,8 +3,9 @@ namespace Swoop.Live
 open System.Threading.Tasks
 
 /// Many clients, one event: `Publish` encodes nothing per client (the event's bytes are
-/// shared) and never waits for a slow client (each has its own queue of at most 256 events;
-/// past that it is cut). One timer sends heartbeat comments to every client.
+/// shared) and never waits for a slow client (each has its own queue, bounded by the stream's
+/// MaxQueuedBytes, 256 KiB by default; past that it is cut). One timer sends heartbeat comments
+/// to every client.
 ///
 /// Example:
 /// ```fsharp

@@ -7,8 +7,18 @@ open System.Threading.Tasks
 open Swoop
 open Swoop.Web
 
+type EventStreamOptions = { MaxQueuedBytes: int }
+
+[<RequireQualifiedAccess>]
+module EventStreamOptions =
+    let defaults = { MaxQueuedBytes = 256 * 1024 }
+
 [<Sealed; AllowNullLiteral>]
-type EventStream internal (ctx: HttpContext, maxQueued: int) =
+type EventStream internal (ctx: HttpContext, maxQueuedBytes: int) =
+    // What an event waiting for the socket costs: its bytes, and about this much for its
+    // place in the queue (the reference, the event object of a send made for this stream).
+    static let overhead = 64
+
     // Ids go out as UTF-8 and a browser sends the last one back as UTF-8 (HTML, 9.2.3): read
     // as such, not as the Latin-1 of other header values, so that "né-7" comes back "né-7".
     let lastEventId =
@@ -19,6 +29,11 @@ type EventStream internal (ctx: HttpContext, maxQueued: int) =
     let gate = obj ()
     // Events waiting for the socket: references to shared, encoded events (made on first need).
     let mutable queue: Queue<ServerSentEvent> = null
+    // Bytes (with the overhead) of the events in the queue, and of the one being written: what
+    // the client has not taken yet: at most maxQueuedBytes, or two events when larger.
+    let mutable queuedBytes = 0
+    let mutable flightBytes = 0
+    let mutable peakBytes = 0
     let mutable pumping = false
     let mutable current: Task = Task.CompletedTask
     let mutable closed = false
@@ -33,6 +48,29 @@ type EventStream internal (ctx: HttpContext, maxQueued: int) =
     let closedError () =
         Task.FromException(OperationCanceledException "the event stream is closed: its client went away")
 
+    let cutError () =
+        Task.FromException(
+            OperationCanceledException(
+                "the event stream was cut: its client left more than MaxQueuedBytes ("
+                + string maxQueuedBytes
+                + ") unread"
+            )
+        )
+
+    let cost (event: ServerSentEvent) = event.Bytes.Length + overhead
+
+    /// Under the lock: whether an event of `bytes` may wait too. One always may when none is
+    /// queued (an event larger than the bound still goes out, behind the one being written).
+    let admits (bytes: int) =
+        queuedBytes = 0 || int64 queuedBytes + int64 flightBytes + int64 bytes <= int64 maxQueuedBytes
+
+    /// Under the lock: keeps the most that ever waited (what the tests check against the bound).
+    let noteWaiting () =
+        let waiting = queuedBytes + flightBytes
+
+        if waiting > peakBytes then
+            peakBytes <- waiting
+
     member private s.Close(tooSlow: bool) =
         lock gate (fun () ->
             if not closed then
@@ -41,7 +79,9 @@ type EventStream internal (ctx: HttpContext, maxQueued: int) =
 
                 if not (isNull queue) then
                     queue.Clear()
-                    queue <- null)
+                    queue <- null
+
+                queuedBytes <- 0)
 
         ended.TrySetResult() |> ignore
 
@@ -55,11 +95,17 @@ type EventStream internal (ctx: HttpContext, maxQueued: int) =
                 // (the session's end, a cut, the client gone) nothing more touches the
                 // response, which the connection may then give to its next request.
                 lock gate (fun () ->
+                    // The last write (the pump's, or the broadcast's before it) was taken.
+                    flightBytes <- 0
+
                     if closed || isNull queue || queue.Count = 0 then
                         pumping <- false
                         go <- false
                     else
                         let next = queue.Dequeue()
+                        let bytes = cost next
+                        queuedBytes <- queuedBytes - bytes
+                        flightBytes <- bytes
 
                         pumpSending <-
                             try
@@ -72,8 +118,8 @@ type EventStream internal (ctx: HttpContext, maxQueued: int) =
                     try
                         do! pumpSending
                     with _ ->
+                        // Closed: the next turn lets go of the write's count and ends.
                         s.Close false
-                        go <- false
 
                 pumpSending <- ValueTask()
         }
@@ -84,31 +130,46 @@ type EventStream internal (ctx: HttpContext, maxQueued: int) =
     member _.Closed: Task = ended.Task
     member _.IsClosed = closed || aborted.IsCancellationRequested
     member internal _.WasCut = cut
+    member internal _.QueuedBytes = lock gate (fun () -> queuedBytes + flightBytes)
+    member internal _.PeakQueuedBytes = lock gate (fun () -> peakBytes)
 
     member s.SendAsync(event: ServerSentEvent) : Task =
         if isNull event then nullArg "event"
+        let bytes = cost event
 
-        lock gate (fun () ->
-            if closed then
-                closedError ()
-            else
-                if isNull queue then
-                    queue <- Queue<ServerSentEvent>(4)
+        // null: too slow (cut below, outside the lock).
+        let sending =
+            lock gate (fun () ->
+                if closed then
+                    closedError ()
+                elif not (admits bytes) then
+                    null
+                else
+                    if isNull queue then
+                        queue <- Queue<ServerSentEvent>(4)
 
-                queue.Enqueue event
+                    queue.Enqueue event
+                    queuedBytes <- queuedBytes + bytes
+                    noteWaiting ()
 
-                if not pumping then
-                    pumping <- true
-                    current <- s.PumpAsync()
+                    if not pumping then
+                        pumping <- true
+                        current <- s.PumpAsync()
 
-                current)
+                    current)
+
+        if isNull sending then
+            s.Close true
+            cutError ()
+        else
+            sending
 
     member s.SendAsync(data: string) : Task = s.SendAsync(ServerSentEvent.Create data)
 
     member s.CommentAsync(text: string) : Task = s.SendAsync(ServerSentEvent.Comment text)
 
     /// Queues an event without waiting (a broadcast); false, and the stream is cut, when the
-    /// client has `maxQueued` events waiting already (it does not read).
+    /// event would take what the client left unread past maxQueuedBytes (it does not read).
     /// A broadcast's usual case is a stream with nothing queued and a socket with room: the
     /// event is written and sent at once, under the stream's lock as the pump writes (so the
     /// session's end waits for it), with no task and no queue; only a send that must wait
@@ -119,12 +180,13 @@ type EventStream internal (ctx: HttpContext, maxQueued: int) =
             lock gate (fun () ->
                 if closed then
                     2
+                elif not (admits (cost event)) then
+                    1
                 elif pumping then
-                    if queue.Count >= maxQueued then
-                        1
-                    else
-                        queue.Enqueue event
-                        0
+                    queue.Enqueue event
+                    queuedBytes <- queuedBytes + cost event
+                    noteWaiting ()
+                    0
                 else
                     let sending =
                         try
@@ -135,6 +197,9 @@ type EventStream internal (ctx: HttpContext, maxQueued: int) =
 
                     if not sending.IsCompletedSuccessfully then
                         pumping <- true
+                        // Written, not yet taken: it waits until the pump's next turn.
+                        flightBytes <- cost event
+                        noteWaiting ()
 
                         if isNull queue then
                             queue <- Queue<ServerSentEvent>(4)
@@ -188,6 +253,7 @@ type EventStream internal (ctx: HttpContext, maxQueued: int) =
                         queue.Clear()
                         queue <- null
 
+                    queuedBytes <- 0
                     wasOpen, current)
 
             if wasOpen then
@@ -199,11 +265,12 @@ type EventStream internal (ctx: HttpContext, maxQueued: int) =
 
 [<AutoOpen>]
 module EventStreams =
-    /// How many events a broadcast may queue for one client before it is cut.
-    [<Literal>]
-    let private MaxQueued = 256
+    let eventStreamWith (options: EventStreamOptions) (session: EventStream -> Task) : HttpHandler =
+        if options.MaxQueuedBytes < 1 then
+            invalidArg "options" "MaxQueuedBytes must be positive"
 
-    let eventStream (session: EventStream -> Task) : HttpHandler =
+        let maxQueuedBytes = options.MaxQueuedBytes
+
         fun _ ctx ->
             if ctx.Method = HttpMethod.Head then
                 // The head a GET would get, and no stream.
@@ -212,7 +279,7 @@ module EventStreams =
                 handled
             else
                 task {
-                    let stream = EventStream(ctx, MaxQueued)
+                    let stream = EventStream(ctx, maxQueuedBytes)
                     do! stream.StartAsync()
 
                     try
@@ -229,3 +296,6 @@ module EventStreams =
 
                     return true
                 }
+
+    let eventStream (session: EventStream -> Task) : HttpHandler =
+        eventStreamWith EventStreamOptions.defaults session

@@ -4,9 +4,12 @@ open System
 open System.Buffers
 open System.IO
 open System.Net.WebSockets
+open System.Numerics
+open System.Runtime.CompilerServices
 open System.Text
 open System.Threading
 open System.Threading.Tasks
+open System.Threading.Tasks.Sources
 open Swoop
 open Swoop.Web
 
@@ -16,6 +19,8 @@ type WebSocketOptions =
       KeepAliveInterval: TimeSpan
       KeepAliveTimeout: TimeSpan
       MaxMessageSize: int
+      MessageTimeout: TimeSpan
+      MaxBufferedBytes: int64
       Deflate: bool }
 
 [<RequireQualifiedAccess>]
@@ -26,6 +31,8 @@ module WebSocketOptions =
           KeepAliveInterval = TimeSpan.FromSeconds 30.0
           KeepAliveTimeout = TimeSpan.FromSeconds 30.0
           MaxMessageSize = 1024 * 1024
+          MessageTimeout = TimeSpan.FromSeconds 30.0
+          MaxBufferedBytes = 64L * 1024L * 1024L
           Deflate = false }
 
 type WebSocketMessage =
@@ -33,13 +40,294 @@ type WebSocketMessage =
     | Binary of bytes: byte[]
     | Closed of status: WebSocketCloseStatus option * description: string
 
-[<Sealed>]
-type WebSocketSession internal (socket: WebSocket, protocol: string, maxMessageSize: int, ctx: HttpContext) =
-    // How long a close waits for the client's close frame.
+/// The bytes that messages being assembled hold, across every WebSocket of one server.
+[<Sealed; AllowNullLiteral>]
+type internal MessageBudget() =
+    let mutable held = 0L
+
+    member _.Held = Volatile.Read &held
+
+    /// Takes `bytes` if the total stays within `limit`.
+    member _.TryTake(bytes: int, limit: int64) =
+        let mutable go = true
+        let mutable taken = false
+
+        while go do
+            let now = Volatile.Read &held
+
+            if now + int64 bytes > limit then
+                go <- false
+            elif Interlocked.CompareExchange(&held, now + int64 bytes, now) = now then
+                taken <- true
+                go <- false
+
+        taken
+
+    /// Gives back (or, negative, takes without a check) `bytes`.
+    member _.Give(bytes: int) =
+        Interlocked.Add(&held, -(int64 bytes)) |> ignore
+
+[<RequireQualifiedAccess>]
+module internal MessageBudget =
+    // One budget per server: its Lifetime lives as long as it does.
+    let private perServer = ConditionalWeakTable<Lifetime, MessageBudget>()
+    // Contexts not made by a server (none in practice) share one.
+    let private elsewhere = MessageBudget()
+
+    /// The budget of the server serving `ctx`.
+    let of' (ctx: HttpContext) =
+        match ctx.Lifetime with
+        | null -> elsewhere
+        | lifetime -> perServer.GetValue(lifetime, fun _ -> MessageBudget())
+
+    /// What ArrayPool<byte>.Shared hands out for `size` bytes (a power of two up to 1 GiB).
+    let leaseSize (size: int) =
+        if size > (1 <<< 30) then size else int (BitOperations.RoundUpToPowerOf2(uint32 (max size 16)))
+
+/// The base library's WebSocket with Swoop's limits on what a client sends: a message over
+/// MaxMessageSize closes the connection with 1009, and one still incomplete MessageTimeout
+/// after its first frame with 1008 (policy violation). `session.Socket` is this, so that a
+/// receive loop of its own is held to the same limits; the session's `ReceiveAsync` receives
+/// from the inner WebSocket with its own size check (a close handshake for 1009) and this
+/// timer (Begin, End). The guard's close is its close frame, then the abort: a client that
+/// breaks a limit gets no close handshake, and whatever its message held goes back at once.
+[<Sealed; AllowNullLiteral>]
+type internal GuardedWebSocket(inner: WebSocket, maxMessageSize: int, messageTimeout: TimeSpan) =
+    inherit WebSocket()
+    // Where a receive past the limit goes: one byte, never read (any byte means "too big").
+    static let probe: byte[] = Array.zeroCreate 1
     static let closeWait = TimeSpan.FromSeconds 5.0
 
+    static let expire =
+        TimerCallback(fun state -> (state :?> GuardedWebSocket).Expire())
+
+    let timeoutMs =
+        if messageTimeout = Timeout.InfiniteTimeSpan then 0L
+        else min 4294967294L (max 1L (int64 messageTimeout.TotalMilliseconds))
+
+    // Made when the first message is in progress, and kept. Messages do not re-arm it each:
+    // once armed it fires, and then either ends the message in progress (out of time), or
+    // re-arms for what that message has left, or (none in progress) rests until the next.
+    let mutable timer: Timer = null
+    // 1 while the timer is due to fire.
+    let mutable armed = 0
+    // 0: no message in progress; 1: one is, since startedMs; 2: it ran out of time.
+    let mutable phase = 0
+    let mutable startedMs = 0L
+    // The close status the guard ended the connection with (0: none).
+    let mutable verdict = 0
+    // A receive loop's own (through this WebSocket): the bytes of its message so far.
+    let mutable received = 0L
+    let mutable inMessage = false
+    let mutable onDone: Action = null
+
+    [<DefaultValue(false)>]
+    val mutable private source: ManualResetValueTaskSourceCore<ValueWebSocketReceiveResult>
+
+    [<DefaultValue(false)>]
+    val mutable private awaiter: ValueTaskAwaiter<ValueWebSocketReceiveResult>
+
+    member _.Inner = inner
+
+    /// The close status the guard ended the connection with, or 0.
+    member _.Verdict = Volatile.Read &verdict
+
+    /// Ends the connection for breaking a limit: the close frame (at most closeWait), then
+    /// the abort; once.
+    member _.Kill(status: WebSocketCloseStatus, reason: string) =
+        if Interlocked.CompareExchange(&verdict, int status, 0) = 0 then
+            try
+                let wait = new CancellationTokenSource(closeWait)
+
+                inner
+                    .CloseOutputAsync(status, reason, wait.Token)
+                    .ContinueWith(fun (_: Task) ->
+                        wait.Dispose()
+                        inner.Abort())
+                |> ignore
+            with _ ->
+                inner.Abort()
+
+    /// Arms the timer for `dueMs`, unless it is armed already.
+    member private this.Arm(dueMs: int64) =
+        if Interlocked.CompareExchange(&armed, 1, 0) = 0 then
+            if isNull timer then
+                // The request's execution context is not the timer's to keep.
+                if ExecutionContext.IsFlowSuppressed() then
+                    timer <- new Timer(expire, this, dueMs, -1L)
+                else
+                    use _ = ExecutionContext.SuppressFlow()
+                    timer <- new Timer(expire, this, dueMs, -1L)
+            else
+                // Disposed meanwhile (the session ended): nothing left to time.
+                try
+                    timer.Change(dueMs, -1L) |> ignore
+                with :? ObjectDisposedException ->
+                    ()
+
+    /// A message is in progress (its first frame came, not its end): its time starts. No
+    /// timer call while the timer is armed (the usual case on a busy connection).
+    member this.Begin() =
+        if timeoutMs > 0L then
+            Volatile.Write(&startedMs, Environment.TickCount64)
+            Volatile.Write(&phase, 1)
+
+            if Volatile.Read &armed = 0 then
+                this.Arm timeoutMs
+
+    /// The message ended (or the connection): true when it had run out of time already.
+    member _.End() =
+        timeoutMs > 0L && Volatile.Read &phase <> 0 && Interlocked.Exchange(&phase, 0) = 2
+
+    /// The timer fired: the message in progress is out of time, or is given what it has left.
+    member private this.Expire() =
+        Volatile.Write(&armed, 0)
+
+        if Volatile.Read &phase = 1 then
+            let left = timeoutMs - (Environment.TickCount64 - Volatile.Read &startedMs)
+
+            // The clock ticks in 10-16 ms steps: a few ms short is due.
+            if left <= 20L then
+                if Interlocked.CompareExchange(&phase, 2, 1) = 1 then
+                    this.Kill(WebSocketCloseStatus.PolicyViolation, "message too slow")
+            else
+                this.Arm left
+
+    /// Why a receive failed: the guard's close, said as such, or what the base library raised.
+    member private _.Explain(e: exn) : exn =
+        match Volatile.Read &verdict with
+        | 1008 -> WebSocketException("a message took longer than MessageTimeout: the connection was closed with 1008", e)
+        | 1009 -> WebSocketException("a message was larger than MaxMessageSize: the connection was closed with 1009", e)
+        | _ -> e
+
+    /// A receive loop's result: the message's bytes counted, its time kept.
+    member private this.Account(result: ValueWebSocketReceiveResult) =
+        if result.MessageType = WebSocketMessageType.Close then
+            received <- 0L
+            inMessage <- false
+            this.End() |> ignore
+            result
+        else
+            received <- received + int64 result.Count
+
+            if received > int64 maxMessageSize then
+                received <- 0L
+                inMessage <- false
+                this.End() |> ignore
+                this.Kill(WebSocketCloseStatus.MessageTooBig, "message too big")
+                raise (WebSocketException "message too big")
+            elif result.EndOfMessage then
+                received <- 0L
+
+                if inMessage then
+                    inMessage <- false
+
+                    if this.End() then
+                        raise (WebSocketException "message too slow")
+
+                result
+            else
+                if not inMessage then
+                    inMessage <- true
+                    this.Begin()
+
+                result
+
+    member private this.Done() =
+        try
+            let result = this.awaiter.GetResult()
+            this.awaiter <- Unchecked.defaultof<_>
+            this.source.SetResult(this.Account result)
+        with e ->
+            this.awaiter <- Unchecked.defaultof<_>
+            this.source.SetException(this.Explain e)
+
+    override _.CloseStatus = inner.CloseStatus
+    override _.CloseStatusDescription = inner.CloseStatusDescription
+    override _.State = inner.State
+    override _.SubProtocol = inner.SubProtocol
+    override _.Abort() = inner.Abort()
+
+    override _.CloseAsync(status: WebSocketCloseStatus, description: string, token: CancellationToken) =
+        inner.CloseAsync(status, description, token)
+
+    override _.CloseOutputAsync(status: WebSocketCloseStatus, description: string, token: CancellationToken) =
+        inner.CloseOutputAsync(status, description, token)
+
+    override _.SendAsync(bytes: ArraySegment<byte>, kind: WebSocketMessageType, endOfMessage: bool, token: CancellationToken) : Task =
+        inner.SendAsync(bytes, kind, endOfMessage, token)
+
+    override _.SendAsync(bytes: ReadOnlyMemory<byte>, kind: WebSocketMessageType, endOfMessage: bool, token: CancellationToken) : ValueTask =
+        inner.SendAsync(bytes, kind, endOfMessage, token)
+
+    override _.SendAsync(bytes: ReadOnlyMemory<byte>, kind: WebSocketMessageType, flags: WebSocketMessageFlags, token: CancellationToken) : ValueTask =
+        inner.SendAsync(bytes, kind, flags, token)
+
+    /// Receives at most what keeps the message within MaxMessageSize (then one byte more, to
+    /// know); no allocation when the receive waits (this is its own completion source: one
+    /// receive at a time, as WebSocket requires).
+    override this.ReceiveAsync(buffer: Memory<byte>, token: CancellationToken) : ValueTask<ValueWebSocketReceiveResult> =
+        let room = int64 maxMessageSize - received
+
+        let target =
+            if buffer.IsEmpty || int64 buffer.Length <= room then buffer
+            elif room > 0L then buffer.Slice(0, int room)
+            else Memory<byte>(probe)
+
+        try
+            let pending = inner.ReceiveAsync(target, token)
+
+            if pending.IsCompleted then
+                ValueTask<ValueWebSocketReceiveResult>(this.Account(pending.GetAwaiter().GetResult()))
+            else
+                this.source.Reset()
+                this.awaiter <- pending.GetAwaiter()
+
+                if isNull onDone then
+                    onDone <- Action(fun () -> this.Done())
+
+                this.awaiter.UnsafeOnCompleted onDone
+                ValueTask<ValueWebSocketReceiveResult>(this :> IValueTaskSource<ValueWebSocketReceiveResult>, this.source.Version)
+        with e ->
+            ValueTask.FromException<ValueWebSocketReceiveResult>(this.Explain e)
+
+    override this.ReceiveAsync(buffer: ArraySegment<byte>, token: CancellationToken) : Task<WebSocketReceiveResult> =
+        task {
+            let! r = this.ReceiveAsync(Memory<byte>(buffer.Array, buffer.Offset, buffer.Count), token)
+
+            return
+                if r.MessageType = WebSocketMessageType.Close then
+                    WebSocketReceiveResult(r.Count, r.MessageType, r.EndOfMessage, inner.CloseStatus, inner.CloseStatusDescription)
+                else
+                    WebSocketReceiveResult(r.Count, r.MessageType, r.EndOfMessage)
+        }
+
+    override _.Dispose() =
+        if not (isNull timer) then
+            timer.Dispose()
+
+        inner.Dispose()
+
+    interface IValueTaskSource<ValueWebSocketReceiveResult> with
+        member this.GetResult(token) = this.source.GetResult token
+        member this.GetStatus(token) = this.source.GetStatus token
+
+        member this.OnCompleted(continuation, state, token, flags) =
+            this.source.OnCompleted(continuation, state, token, flags)
+
+[<Sealed>]
+type WebSocketSession internal (guard: GuardedWebSocket, protocol: string, maxMessageSize: int, budget: MessageBudget, maxBuffered: int64, ctx: HttpContext) =
+    // How long a close waits for the client's close frame.
+    static let closeWait = TimeSpan.FromSeconds 5.0
+    // Where a receive goes once the buffer holds MaxMessageSize: any byte there means "too big".
+    static let probe: byte[] = Array.zeroCreate 1
+    static let tryAgainLater = enum<WebSocketCloseStatus> 1013
+
+    let socket = guard.Inner
     let gone = Closed(None, "the connection ended without a close handshake")
     let mutable buffer: byte[] = null
+    // The bytes of the server's budget the buffer holds.
+    let mutable leased = 0
     let mutable count = 0
     let mutable result = Unchecked.defaultof<WebSocketMessage>
     // 1 while a ReceiveAsync runs: its state lives in the fields above, so a second one at the
@@ -58,9 +346,31 @@ type WebSocketSession internal (socket: WebSocket, protocol: string, maxMessageS
                 socket.Abort()
         }
 
-    member _.Socket = socket
+    /// A buffer of at least `size` bytes from the pool, if the server's budget has room; null if not.
+    let lease (size: int) =
+        let reserved = MessageBudget.leaseSize size
+
+        if budget.TryTake(reserved, maxBuffered) then
+            let array = ArrayPool<byte>.Shared.Rent size
+            // The pool gave another size than foreseen: the budget counts what is held.
+            budget.Give(reserved - array.Length)
+            leased <- array.Length
+            array
+        else
+            null
+
+    /// The buffer goes back to the pool, its bytes to the budget.
+    let release () =
+        if not (isNull buffer) then
+            ArrayPool<byte>.Shared.Return buffer
+            buffer <- null
+            budget.Give leased
+            leased <- 0
+
+    member _.Socket: WebSocket = guard
     member _.SubProtocol = protocol
     member _.Context = ctx
+    member internal _.BufferedBytes = budget.Held
 
     /// The client's close arrived: answered in kind (the handshake completes).
     member private _.CloseReceivedAsync() : Task<WebSocketMessage> =
@@ -69,6 +379,15 @@ type WebSocketSession internal (socket: WebSocket, protocol: string, maxMessageS
             let description = socket.CloseStatusDescription
             do! closeQuietly (if status.HasValue then status.Value else WebSocketCloseStatus.NormalClosure) ""
             return Closed(Option.ofNullable status, (if isNull description then "" else description))
+        }
+
+    /// Ends the connection for a limit, the buffer given back first (the close may wait).
+    member private _.RefuseAsync(status: WebSocketCloseStatus, reason: string) : Task<WebSocketMessage> =
+        task {
+            release ()
+            guard.End() |> ignore
+            do! closeQuietly status reason
+            return Closed(Some status, reason)
         }
 
     member this.ReceiveAsync() : Task<WebSocketMessage> =
@@ -97,44 +416,70 @@ type WebSocketSession internal (socket: WebSocket, protocol: string, maxMessageS
                     elif first.EndOfMessage then
                         result <- if first.MessageType = WebSocketMessageType.Text then Text "" else Binary [||]
                     else
-                        buffer <- ArrayPool<byte>.Shared.Rent 4096
+                        // The message's time runs from its first frame.
+                        guard.Begin()
+                        buffer <- lease (min 4096 maxMessageSize)
+
+                        if isNull buffer then
+                            let! refused = this.RefuseAsync(tryAgainLater, "try again later")
+                            result <- refused
 
                     while isNull (box result) do
-                        let! frame = socket.ReceiveAsync(Memory<byte>(buffer, count, buffer.Length - count), CancellationToken.None)
+                        let into =
+                            if count < buffer.Length then Memory<byte>(buffer, count, buffer.Length - count)
+                            else Memory<byte>(probe)
+
+                        let! frame = socket.ReceiveAsync(into, CancellationToken.None)
 
                         if frame.MessageType = WebSocketMessageType.Close then
+                            guard.End() |> ignore
                             let! closed = this.CloseReceivedAsync()
                             result <- closed
                         else
                             count <- count + frame.Count
 
                             if count > maxMessageSize then
-                                do! closeQuietly WebSocketCloseStatus.MessageTooBig "message too big"
-                                result <- Closed(Some WebSocketCloseStatus.MessageTooBig, "message too big")
+                                let! refused = this.RefuseAsync(WebSocketCloseStatus.MessageTooBig, "message too big")
+                                result <- refused
                             elif frame.EndOfMessage then
-                                result <-
-                                    if frame.MessageType = WebSocketMessageType.Text then
-                                        Text(Encoding.UTF8.GetString(buffer, 0, count))
-                                    else
-                                        Binary(buffer.AsSpan(0, count).ToArray())
-                            elif count = buffer.Length then
-                                // Room for one byte past the limit: that byte says "too big".
-                                let wanted = min (int64 buffer.Length * 2L) (int64 maxMessageSize + 1L)
-                                let bigger = ArrayPool<byte>.Shared.Rent(int (min wanted (int64 Array.MaxLength)))
-                                Buffer.BlockCopy(buffer, 0, bigger, 0, count)
-                                ArrayPool<byte>.Shared.Return buffer
-                                buffer <- bigger
+                                if guard.End() then
+                                    // Whole, but too late: the guard is closing the connection.
+                                    result <- Closed(Some WebSocketCloseStatus.PolicyViolation, "message too slow")
+                                else
+                                    result <-
+                                        if frame.MessageType = WebSocketMessageType.Text then
+                                            Text(Encoding.UTF8.GetString(buffer, 0, count))
+                                        else
+                                            Binary(buffer.AsSpan(0, count).ToArray())
+                            elif count = buffer.Length && buffer.Length < maxMessageSize then
+                                // Grows to at most MaxMessageSize: past it, the probe tells.
+                                let oldLeased = leased
+                                let bigger = lease (int (min (int64 buffer.Length * 2L) (int64 maxMessageSize)))
+
+                                if isNull bigger then
+                                    let! refused = this.RefuseAsync(tryAgainLater, "try again later")
+                                    result <- refused
+                                else
+                                    Buffer.BlockCopy(buffer, 0, bigger, 0, count)
+                                    let old = buffer
+                                    buffer <- bigger
+                                    ArrayPool<byte>.Shared.Return old
+                                    budget.Give oldLeased
                 with
                 | :? WebSocketException
                 | :? IOException
                 | :? ObjectDisposedException
                 | :? OperationCanceledException ->
                     socket.Abort()
-                    result <- gone
+
+                    result <-
+                        if guard.Verdict = int WebSocketCloseStatus.PolicyViolation then
+                            Closed(Some WebSocketCloseStatus.PolicyViolation, "message too slow")
+                        else
+                            gone
             finally
-                if not (isNull buffer) then
-                    ArrayPool<byte>.Shared.Return buffer
-                    buffer <- null
+                release ()
+                guard.End() |> ignore
 
                 // Failed with no message: the next receive may start (after a message, once
                 // it is read out of the field, below).
@@ -214,8 +559,11 @@ module WebSockets =
             | None -> ()
 
             let! stream = ctx.UpgradeAsync upgradeToken
-            use socket = WebSocket.CreateFromStream(stream, creation)
-            let live = WebSocketSession(socket, protocol, options.MaxMessageSize, ctx)
+            use socket =
+                new GuardedWebSocket(WebSocket.CreateFromStream(stream, creation), options.MaxMessageSize, options.MessageTimeout)
+
+            let live =
+                WebSocketSession(socket, protocol, options.MaxMessageSize, MessageBudget.of' ctx, options.MaxBufferedBytes, ctx)
             // Fires when the server stops (after the upgrade, nothing else aborts the request).
             use _ = ctx.RequestAborted.Register(fun () -> live.GoAway())
 
@@ -235,6 +583,12 @@ module WebSockets =
     let webSocket (options: WebSocketOptions) (session: WebSocketSession -> Task) : HttpHandler =
         if options.MaxMessageSize < 1 then
             invalidArg "options" "MaxMessageSize must be positive"
+
+        if options.MessageTimeout <= TimeSpan.Zero && options.MessageTimeout <> Timeout.InfiniteTimeSpan then
+            invalidArg "options" "MessageTimeout must be positive (or Timeout.InfiniteTimeSpan: none)"
+
+        if options.MaxBufferedBytes < 1L then
+            invalidArg "options" "MaxBufferedBytes must be positive"
 
         let subProtocols = options.SubProtocols
 

@@ -20,9 +20,17 @@ type WebSocketOptions =
         /// How long a ping may wait for its pong before the connection is dropped
         /// (Timeout.InfiniteTimeSpan: unsolicited pongs only, no check). Default 30 s.
         KeepAliveTimeout: TimeSpan
-        /// The largest message `ReceiveAsync` assembles; a larger one closes the connection
-        /// with 1009 (message too big). Default 1 MiB.
+        /// The largest message `ReceiveAsync` assembles (and `Socket` lets a receive loop take);
+        /// a larger one closes the connection with 1009 (message too big). Default 1 MiB.
         MaxMessageSize: int
+        /// How long a message may take from its first frame to its last; a slower one closes
+        /// the connection with 1008 (policy violation). Timeout.InfiniteTimeSpan: no limit.
+        /// Default 30 s.
+        MessageTimeout: TimeSpan
+        /// The most bytes that messages being assembled by `ReceiveAsync` may hold together,
+        /// across every WebSocket of the server; the message that would go past it closes its
+        /// connection with 1013 (try again later). Default 64 MiB.
+        MaxBufferedBytes: int64
         /// Accept permessage-deflate when the client offers it. Default false.
         Deflate: bool
     }
@@ -30,7 +38,8 @@ type WebSocketOptions =
 /// Default options.
 [<RequireQualifiedAccess>]
 module WebSocketOptions =
-    /// No subprotocol, any origin, pings every 30 s (30 s for the pong), 1 MiB messages, no deflate.
+    /// No subprotocol, any origin, pings every 30 s (30 s for the pong), 1 MiB messages within
+    /// 30 s each, 64 MiB of messages in progress per server, no deflate.
     val defaults: WebSocketOptions
 
 /// A whole message, or the end of the connection.
@@ -45,15 +54,21 @@ type WebSocketMessage =
 /// One accepted WebSocket connection, for as long as the session function runs.
 [<Sealed>]
 type WebSocketSession =
-    /// The base library's WebSocket (framing, masking, ping/pong and the close handshake are its).
+    /// The base library's WebSocket (framing, masking, ping/pong and the close handshake are
+    /// its), for a receive loop of your own: held to MaxMessageSize (a receive never takes the
+    /// message past it; a larger one closes the connection with 1009 and the receive raises
+    /// WebSocketException) and MessageTimeout (1008, the same), not to MaxBufferedBytes (the
+    /// buffers are yours). Sends and closes are the base library's as they are.
     member Socket: WebSocket
     /// The chosen subprotocol, or null.
     member SubProtocol: string
     /// The upgrade request (valid while the session runs).
     member Context: HttpContext
-    /// The next whole message (fragments joined, at most MaxMessageSize). A close from the
-    /// client is answered (the handshake completed) and returned as `Closed`. One at a time:
-    /// a second call while one runs raises InvalidOperationException.
+    /// The next whole message (fragments joined, at most MaxMessageSize, within MessageTimeout
+    /// of its first frame). A close from the client is answered (the handshake completed) and
+    /// returned as `Closed`; so is the server's close for a broken limit (1009, 1008, 1013),
+    /// its buffer given back first. One at a time: a second call while one runs raises
+    /// InvalidOperationException.
     member ReceiveAsync: unit -> Task<WebSocketMessage>
     /// Sends a text message.
     member SendTextAsync: text: string -> Task
@@ -64,6 +79,8 @@ type WebSocketSession =
     /// bytes of UTF-8 raises ArgumentException.
     member CloseAsync: status: WebSocketCloseStatus * description: string -> Task
     member internal GoAway: unit -> unit
+    /// The bytes of the server's budget (MaxBufferedBytes) held now, by every WebSocket.
+    member internal BufferedBytes: int64
 
 /// WebSockets (RFC 6455) on Swoop: the upgrade is Swoop's, the protocol the base library's
 /// (`WebSocket.CreateFromStream`) over the connection's socket.
@@ -87,7 +104,8 @@ module WebSockets =
     /// Accepts a WebSocket and runs `session` on it; the connection closes when it ends.
     /// Refuses with problem+json: 405 for a method other than GET, 400 for a request that is
     /// not a handshake (no Upgrade/Connection, a bad Sec-WebSocket-Key, a body), 426 with
-    /// `Sec-WebSocket-Version: 13` for another version, 403 for an origin not allowed.
+    /// `Sec-WebSocket-Version: 13` for another version, 403 for an origin not allowed. Raises
+    /// ArgumentException for options out of range (a size or budget under 1, a timeout not positive).
     val webSocket: options: WebSocketOptions -> session: (WebSocketSession -> Task) -> HttpHandler
 
     type HttpContext with

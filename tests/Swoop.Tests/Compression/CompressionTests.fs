@@ -179,3 +179,31 @@ let ``static files are not compressed on the fly`` () =
     Assert.True((appJs = decompress "gzip" js.Body))
     // A request the files do not answer is still compressed by the next handler.
     Assert.Equal(Some "gzip", (getFile server "/zz/page" [ "Accept-Encoding: gzip" ]).Header "Content-Encoding")
+
+[<Fact>]
+let ``responses to https requests are not compressed unless Https; static files still are`` () =
+    let _, root = makeSite ()
+
+    let site (options: CompressionOptions) =
+        Compression.compress options (choose [ Files.serve StaticFileOptions.defaults "/static" root; route "/page" >=> htmlString page ])
+
+    // TLS ends at a trusted proxy, which says so: ctx.Scheme is "https".
+    let behindProxy = { testOptions with TrustedProxies = [ "127.0.0.1" ] }
+    use server = serve behindProxy (Web.handler WebOptions.defaults (site CompressionOptions.defaults))
+    let https = [ "Accept-Encoding: gzip"; "X-Forwarded-Proto: https" ]
+    let secure = getFile server "/page" https
+    Assert.Equal(200, secure.Status)
+    Assert.Equal(None, secure.Header "Content-Encoding")
+    Assert.Equal(page, secure.Text)
+    // Plain http from the same proxy is compressed as before.
+    let plain = getFile server "/page" [ "Accept-Encoding: gzip"; "X-Forwarded-Proto: http" ]
+    Assert.Equal(Some "gzip", plain.Header "Content-Encoding")
+    // A static file's compressed sibling holds no secret: still served over https.
+    let js = getFile server "/static/app.js" https
+    Assert.Equal(Some "gzip", js.Header "Content-Encoding")
+    Assert.True((appJs = decompress "gzip" js.Body))
+    // Asked for: compressed over https too.
+    use allowed = serve behindProxy (Web.handler WebOptions.defaults (site { CompressionOptions.defaults with Https = true }))
+    let compressed = getFile allowed "/page" https
+    Assert.Equal(Some "gzip", compressed.Header "Content-Encoding")
+    Assert.Equal(page, Encoding.UTF8.GetString(decompress "gzip" compressed.Body))

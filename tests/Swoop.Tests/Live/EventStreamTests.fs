@@ -35,10 +35,16 @@ let open' (server: RunningServer) (path: string) (extra: string) =
     s.Send(ascii (sprintf "GET %s HTTP/1.1\r\nHost: a\r\nAccept: text/event-stream\r\n%s\r\n" path extra)) |> ignore
     s
 
+/// The id to resume after: Last-Event-ID when it is a number (it is client input), else 0.
+let resumeAfter (stream: EventStream) =
+    match stream.LastEventId |> Option.map Int32.TryParse with
+    | Some(true, n) -> n
+    | _ -> 0
+
 /// Counts from Last-Event-ID on, an event every 20 ms, until the client goes away.
 let counting (ended: TaskCompletionSource<bool>) (stream: EventStream) : Task =
     task {
-        let mutable n = stream.LastEventId |> Option.map int |> Option.defaultValue 0
+        let mutable n = resumeAfter stream
 
         try
             while true do
@@ -61,6 +67,33 @@ let ``an event stream answers text/event-stream, no-cache, chunked, and resumes 
     Assert.Contains("\r\nTransfer-Encoding: chunked\r\n", got)
     Assert.Contains("event: tick\nid: 8\ndata: line 8\ndata: second\n\n", got)
     Assert.DoesNotContain("id: 7\n", got)
+
+/// The guide's ticks example, as written there (one tick every 20 ms here, not every second).
+let guideTicks (stream: EventStream) : Task =
+    task {
+        let mutable n =
+            match stream.LastEventId |> Option.map Int32.TryParse with
+            | Some(true, id) -> id
+            | _ -> 0
+
+        while not stream.IsClosed do
+            n <- n + 1
+            do! stream.SendAsync(ServerSentEvent.Create(string n, eventType = "tick", id = string n))
+            do! Task.Delay(20, stream.Aborted)
+    }
+
+[<Fact>]
+let ``the guide's example resumes after a numeric Last-Event-ID and starts over after a hostile one`` () =
+    use server = serveApp (route "/ticks" >=> eventStream guideTicks)
+    use resumed = open' server "/ticks" "Last-Event-ID: 41\r\n"
+    Assert.Contains("event: tick\nid: 42\ndata: 42\n\n", readUntil resumed "id: 42\n" 5000)
+    // Not a number: the stream still runs (from the start), no error after the 200 head.
+    use hostile = open' server "/ticks" "Last-Event-ID: not-a-number\r\n"
+    let got = readUntil hostile "id: 2\n" 5000
+    Assert.Contains("event: tick\nid: 1\ndata: 1\n\n", got)
+    Assert.Contains("id: 2\n", got)
+    use huge = open' server "/ticks" "Last-Event-ID: 99999999999999999999\r\n"
+    Assert.Contains("id: 1\n", readUntil huge "id: 1\n" 5000)
 
 [<Fact>]
 let ``Last-Event-ID is read as UTF-8, as ids are sent`` () =
@@ -204,16 +237,91 @@ let ``the hub sends heartbeat comments to idle clients`` () =
     Assert.Contains("\r\n:\n", got)
 
 [<Fact>]
-let ``a client too slow for a broadcast is cut, and the others go on`` () =
+let ``a client too slow for a broadcast is cut once MaxQueuedBytes wait for it, and the others go on`` () =
     use hub = new EventHub(TimeSpan.Zero)
-    use server = serveApp (route "/events" >=> eventStream hub.AttachAsync)
+    let seen = TaskCompletionSource<EventStream>()
+
+    let attach (stream: EventStream) =
+        seen.TrySetResult stream |> ignore
+        hub.AttachAsync stream
+
+    use server = serveApp (route "/events" >=> eventStream attach)
     use slow = open' server "/events" ""
     slow.ReceiveBufferSize <- 65536
     readUntil slow "\r\n\r\n" 5000 |> ignore
     Assert.True(waitUntil 5000 (fun () -> hub.Count = 1))
+    let stream = within 5000 seen.Task
     let big = ServerSentEvent.Create(String('z', 65536))
 
     for _ in 1..2000 do
         hub.Publish big
 
     Assert.True(waitUntil 10000 (fun () -> hub.Count = 0 && server.ConnectionCount = 0), sprintf "%d attached" hub.Count)
+    Assert.True(stream.WasCut)
+    // Counted in bytes, not events: 256 events of 64 KiB were 16 MiB.
+    let bound = EventStreamOptions.defaults.MaxQueuedBytes
+    Assert.True(stream.PeakQueuedBytes <= bound, sprintf "%d bytes waited (bound %d)" stream.PeakQueuedBytes bound)
+    Assert.True(waitUntil 5000 (fun () -> stream.QueuedBytes = 0), sprintf "%d bytes still held" stream.QueuedBytes)
+
+[<Fact>]
+let ``sends not awaited, to a client that never reads, are bounded by MaxQueuedBytes and the stream is cut`` () =
+    let bound = 64 * 1024
+    let seen = TaskCompletionSource<EventStream>()
+    let ended = TaskCompletionSource<int>()
+    let refused = TaskCompletionSource<exn>()
+
+    let session (stream: EventStream) : Task =
+        task {
+            seen.TrySetResult stream |> ignore
+            let event = ServerSentEvent.Create(String('e', 1000))
+            let mutable sent = 0
+
+            // The mistake: sends not awaited pile up (100 MB if nothing bounded them).
+            while not stream.IsClosed && sent < 100_000 do
+                let sending = stream.SendAsync event
+
+                if sending.IsFaulted then
+                    refused.TrySetResult sending.Exception.InnerException |> ignore
+
+                sent <- sent + 1
+
+            ended.TrySetResult sent |> ignore
+        }
+
+    use server = serveApp (route "/events" >=> eventStreamWith { MaxQueuedBytes = bound } session)
+    use client = open' server "/events" ""
+    client.ReceiveBufferSize <- 65536
+    // The client reads nothing at all.
+    let stream = within 10000 seen.Task
+    let sent = within 10000 ended.Task
+    Assert.True(sent < 100_000, "the stream was never cut")
+    Assert.True(stream.WasCut, "the stream ended but was not cut")
+    Assert.True(stream.PeakQueuedBytes <= bound, sprintf "%d bytes waited (bound %d)" stream.PeakQueuedBytes bound)
+    let e = within 5000 refused.Task
+    Assert.IsAssignableFrom<OperationCanceledException> e |> ignore
+    Assert.Contains("MaxQueuedBytes", e.Message)
+    Assert.True(waitUntil 10000 (fun () -> server.ConnectionCount = 0), "the connection stayed open")
+    // What waited is let go of (the write in flight once the connection closed).
+    Assert.True(waitUntil 5000 (fun () -> stream.QueuedBytes = 0), sprintf "%d bytes still held" stream.QueuedBytes)
+
+[<Fact>]
+let ``events larger than MaxQueuedBytes still go out, one at a time, to a client that reads`` () =
+    let session (stream: EventStream) : Task =
+        task {
+            for i in 1..5 do
+                do! stream.SendAsync(ServerSentEvent.Create(String(char (96 + i), 10_000), id = string i))
+        }
+
+    use server = serveApp (route "/events" >=> eventStreamWith { MaxQueuedBytes = 4096 } session)
+    use client = open' server "/events" ""
+    // The whole response (the session's end sends the last chunk), then its body unchunked.
+    let got = readUntil client "\r\n0\r\n\r\n" 10000
+    let body = CompressionTests.dechunk (Encoding.ASCII.GetBytes(got.Substring(got.IndexOf "\r\n\r\n" + 4)))
+    let events = Encoding.ASCII.GetString body
+
+    for i in 1..5 do
+        Assert.Contains(sprintf "id: %d\ndata: %s\n\n" i (String(char (96 + i), 10_000)), events)
+
+[<Fact>]
+let ``MaxQueuedBytes under 1 is refused when the handler is made`` () =
+    Assert.Throws<ArgumentException>(fun () -> eventStreamWith { MaxQueuedBytes = 0 } (fun _ -> Task.CompletedTask) |> ignore) |> ignore
