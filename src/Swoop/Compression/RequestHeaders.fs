@@ -36,6 +36,15 @@ module internal RequestHeaders =
 
         found
 
+    /// How many request headers are named `name`.
+    let count (ctx: HttpContext) (name: string) : int =
+        let mutable n = 0
+
+        for i in 0 .. ctx.HeaderCount - 1 do
+            if nameIs (ctx.HeaderNameBytes i) name then n <- n + 1
+
+        n
+
     /// The value of header `index` (empty when -1).
     let value (ctx: HttpContext) (index: int) : ReadOnlySpan<byte> =
         if index < 0 then ReadOnlySpan<byte>.Empty else ctx.HeaderValueBytes index

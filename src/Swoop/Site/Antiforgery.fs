@@ -70,15 +70,6 @@ type Antiforgery
         | Some s when not (isNull s) -> s
         | _ -> ""
 
-    /// How many request headers are named `name`.
-    let headerCount (ctx: HttpContext) (name: string) =
-        let mutable n = 0
-
-        for i in 0 .. ctx.HeaderCount - 1 do
-            if RequestHeaders.nameIs (ctx.HeaderNameBytes i) name then n <- n + 1
-
-        n
-
     /// Answers the refusal; false.
     let refuse (status: int) (detail: string) (ctx: HttpContext) =
         Problem.write ctx status null detail []
@@ -99,7 +90,7 @@ type Antiforgery
         | None -> false
 
     let check (ctx: HttpContext) (token: string option) =
-        if headerCount ctx "Origin" > 1 then
+        if RequestHeaders.count ctx "Origin" > 1 then
             refuse 400 "a request may carry one Origin header" ctx
         else
             match ctx.Cookies.GetAll cookieName, token with

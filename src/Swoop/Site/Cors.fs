@@ -97,6 +97,14 @@ module Cors =
         fun next ctx ->
             match ctx.Header "Origin" with
             | ValueNone -> next ctx
+            // Two Origin headers: no browser sends them (a forged or smuggled request, whose
+            // hops may each read another copy): nothing is granted, the request goes on as one
+            // from an origin that is not allowed.
+            | ValueSome _ when RequestHeaders.count ctx "Origin" > 1 ->
+                if not wildcard then
+                    ctx.AddHeader("Vary", "Origin")
+
+                next ctx
             | ValueSome origin ->
                 if not wildcard then
                     ctx.AddHeader("Vary", "Origin")

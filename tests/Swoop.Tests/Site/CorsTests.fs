@@ -74,3 +74,13 @@ let ``any origin is answered with a star and without Vary; a predicate decides p
 [<Fact>]
 let ``credentials with any origin are refused when the handler is made`` () =
     Assert.Throws<ArgumentException>(fun () -> cors { CorsPolicy.anyOrigin with AllowCredentials = true } |> ignore) |> ignore
+
+[<Fact>]
+let ``a request with two Origin headers is granted nothing, even when one is allowed`` () =
+    use server = serveApp (cors policy >=> api)
+
+    for first, second in [ "https://app.example", "https://evil.example"; "https://evil.example", "https://app.example" ] do
+        let answer = request server "GET" "/data" [ "Origin: " + first; "Origin: " + second ] ""
+        Assert.Equal(200, answer.Status)
+        Assert.False(answer.Headers.ContainsKey "access-control-allow-origin")
+        Assert.False(answer.Headers.ContainsKey "access-control-allow-credentials")
