@@ -142,6 +142,7 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
 
             Volatile.Write(&transport.State, ConnectionState.Closed)
             guarded transport.Close
+            transport.Retire()
             guarded (fun () -> settings.Heartbeat.Unregister slot)
             guarded meter.EndConnection
             let quiet = transport.QuietAsync()

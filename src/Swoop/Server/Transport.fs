@@ -49,6 +49,7 @@ type internal Transport(pool: BufferPool) =
     let mutable flight = 0
     let mutable final = 0
     let mutable serverAnswer: byte[] = null
+    let mutable serverStatus = 0
     let mutable serverDone = TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously)
     let mutable flightWaiter: TaskCompletionSource = null
 
@@ -70,6 +71,7 @@ type internal Transport(pool: BufferPool) =
         final <- 0
         serverAnswer <- null
         flightWaiter <- null
+        serverStatus <- 0
 
         // An operation of the last socket never awaited to its end (a handler that left a
         // flush behind) may still complete: that op is left to it.
@@ -551,6 +553,16 @@ type internal Transport(pool: BufferPool) =
     /// Whether the server answered the current request itself.
     member t.AnsweredByServer = Threading.Volatile.Read(&t.Claim) &&& 3L = 2L
 
+    /// The status of the server's last answer on this connection (0: none).
+    member _.ServerStatus = serverStatus
+
+    /// At the connection's end, once its socket is closed: no writer may start a flight on
+    /// it any more, and no operation names its socket, until the next Attach (a WebSocket
+    /// task that outlived its handler must not queue bytes for the next client).
+    member _.Retire() =
+        Threading.Interlocked.Exchange(&final, 1) |> ignore
+        token <- 0L
+
     /// From the heartbeat: the server takes request `claim`'s response (as read, owner 0) and
     /// answers it `status` after the answers queued before it, then half-closes. False if the
     /// handler owns the response, or the request is another one by now.
@@ -577,6 +589,7 @@ type internal Transport(pool: BufferPool) =
         lock t (fun () ->
             if Threading.Volatile.Read(&final) = 0 then
                 serverDone <- TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously)
+                serverStatus <- status
                 Threading.Volatile.Write(&serverAnswer, Response.errorAnswer status)
                 Threading.Interlocked.Exchange(&final, 1) |> ignore)
 
