@@ -341,9 +341,14 @@ type internal Transport(pool: BufferPool) =
 
     /// Gives up the right to send; a last answer the server queued meanwhile goes now.
     member t.Leave() =
+        // A full fence, then a plain look: a waiter publishes itself, then looks at the flight
+        // (see FlightEnded), so one of the two sees the other.
         Threading.Interlocked.Exchange(&flight, 0) |> ignore
-        let waiter = Threading.Interlocked.Exchange(&flightWaiter, null)
-        if not (isNull waiter) then waiter.TrySetResult() |> ignore
+
+        if not (isNull (Threading.Volatile.Read(&flightWaiter))) then
+            let waiter = Threading.Interlocked.Exchange(&flightWaiter, null)
+            if not (isNull waiter) then waiter.TrySetResult() |> ignore
+
         if not (isNull (Threading.Volatile.Read(&serverAnswer))) then t.RunServerAnswer()
 
     /// Leaves once `sending` ends (however it ends).
