@@ -56,6 +56,28 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
 
     // This connection's share of the metrics (see Metrics.fs).
     let meter = ConnectionMeter(transport, context)
+    // The current request's span (null: nothing listens; see Tracing.fs), and what its
+    // handler failed with.
+    let mutable span: Diagnostics.Activity = null
+    let mutable handlerFailure: exn = null
+
+    /// Ends the current request's span, if one was started.
+    let endSpan () =
+        if not (isNull span) then
+            let ending = span
+            span <- null
+
+            let status =
+                if transport.AnsweredByServer then transport.ServerStatus
+                elif context.HasStarted || handlerOk then context.StatusCode
+                else 0
+
+            try
+                Tracing.stop ending context status handlerFailure
+            with e ->
+                EventLoops.report e
+
+        handlerFailure <- null
 
     /// Past the grace period, fewer bytes than `rate` a second over the time spent waiting.
     let belowRate (bytes: int64) (waitedMs: int64) (rate: int) =
@@ -83,6 +105,8 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
 
                     bad.StatusCode
                 | e ->
+                    handlerFailure <- e
+
                     if settings.Log.IsEnabled LogLevel.Error && settings.MayLog() then
                         settings.Log.HandlerFailed(context.MethodName, context.Path, e)
 
@@ -100,6 +124,8 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
             ExecutionContext.Restore home
 
         try
+            // The span becomes the handler's current Activity (its context is the one restored).
+            span <- (try Tracing.start context with _ -> null)
             settings.Handler context
         with e ->
             ValueTask.FromException e
@@ -144,6 +170,7 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
             guarded transport.Close
             transport.Retire()
             guarded (fun () -> settings.Heartbeat.Unregister slot)
+            guarded endSpan
             guarded meter.EndConnection
             let quiet = transport.QuietAsync()
 
@@ -335,6 +362,7 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                                 if not handlerOk then
                                     go <- false
                                     meter.EndRequest()
+                                    endSpan ()
                                 else
                                     let! drained = context.Reader.DrainAsync settings.DrainLimit
 
@@ -343,6 +371,7 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
 
                                     let keepAlive = context.Complete(drained && not settings.Stopping && not settings.Lifetime.Draining)
                                     meter.EndRequest()
+                                    endSpan ()
                                     transport.InStart <- transport.InPos
                                     transport.SkipEmptyLines()
                                     head.Reset()
