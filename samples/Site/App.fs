@@ -46,13 +46,6 @@ let sameOrigin: HttpHandler =
             next ctx
         | _ -> forbidden "This page's origin may not open the chat." next ctx
 
-/// 303 See Other: after a POST, the browser GETs the location (POST/redirect/GET).
-let seeOther (location: string) : HttpHandler =
-    fun _ ctx ->
-        ctx.StatusCode <- 303
-        ctx.SetHeader("Location", location)
-        handled
-
 let create (settings: Settings) : HttpHandler =
     let cookies = { CookieOptions.defaults with Secure = settings.SecureCookies }
     let visitor (ctx: HttpContext) = ctx.SignedCookie(settings.Keys, sessionCookie)

@@ -59,7 +59,7 @@ type EventStream =
 ///
 /// Example:
 /// ```fsharp
-/// let ticks (stream: EventStream) =
+/// let ticks (stream: EventStream) : Task =
 ///     task {
 ///         // Client input: a Last-Event-ID that is not a number starts from 0.
 ///         let mutable n =

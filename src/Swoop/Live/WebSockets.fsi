@@ -87,7 +87,7 @@ type WebSocketSession =
 ///
 /// Example:
 /// ```fsharp
-/// let echo (session: WebSocketSession) =
+/// let echo (session: WebSocketSession) : Task =
 ///     task {
 ///         let mutable go = true
 ///         while go do

@@ -138,6 +138,13 @@ module Writers =
             ctx.SetHeader("Location", location)
             Results.handled
 
+    /// 303 See Other to `location`: after a POST, the client GETs it (POST/redirect/GET).
+    let seeOther (location: string) : HttpHandler =
+        fun _ ctx ->
+            ctx.StatusCode <- 303
+            ctx.SetHeader("Location", location)
+            Results.handled
+
     /// Answers `status` with an RFC 9457 problem+json body; `detail` says what was wrong.
     let problem (status: int) (detail: string) : HttpHandler =
         fun _ ctx ->

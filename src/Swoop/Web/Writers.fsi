@@ -80,6 +80,10 @@ module Writers =
     /// Redirects: 301 when `permanent`, else 302. Example: `redirectTo false "/login"`.
     val redirectTo: permanent: bool -> location: string -> HttpHandler
 
+    /// 303 See Other with Location, no body: after a POST, the browser GETs `location`, so a
+    /// reload does not post again (POST/redirect/GET). Example: `seeOther "/guestbook"`.
+    val seeOther: location: string -> HttpHandler
+
     /// Answers `status` with an RFC 9457 problem+json body; `detail` says what was wrong.
     val problem: status: int -> detail: string -> HttpHandler
 

@@ -11,6 +11,9 @@ let app =
         route "/setbodystr" >=> setBodyFromString "x"
         route "/typed" >=> setContentType "text/csv" >=> setHttpHeader "X-Version" 2 >=> setBodyFromString "a,b"
         route "/clear" >=> setHttpHeader "X-A" "1" >=> setStatusCode 201 >=> clearResponse >=> text "cleared"
+        route "/found" >=> redirectTo false "/a"
+        route "/moved" >=> redirectTo true "/b"
+        POST >=> route "/posted" >=> seeOther "/list?page=1"
     ]
 
 [<Fact>]
@@ -28,3 +31,14 @@ let ``clearResponse forgets the status, headers and body written before`` () =
     let a = get server "/clear"
     Assert.Equal((200, "cleared"), (a.Status, a.Body))
     Assert.False(a.Headers.ContainsKey "x-a")
+
+[<Fact>]
+let ``redirectTo answers 302 or 301 and seeOther 303, each with Location and no body`` () =
+    use server = serveApp app
+
+    for path, status, location in [ "/found", 302, "/a"; "/moved", 301, "/b" ] do
+        let r = get server path
+        Assert.Equal((status, location, ""), (r.Status, r.Headers["location"], r.Body))
+
+    let r = request server "POST" "/posted" [ "Content-Length: 0" ] ""
+    Assert.Equal((303, "/list?page=1", ""), (r.Status, r.Headers["location"], r.Body))
