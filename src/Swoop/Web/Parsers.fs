@@ -25,6 +25,9 @@ type ValueParser() =
     abstract ListBoxed: values: obj list -> obj
     /// Binding records: parsed values (boxed) as a boxed `'T[]`.
     abstract ArrayBoxed: values: obj list -> obj
+    /// Binding records: the type's default, boxed (null for a reference type).
+    abstract DefaultBoxed: obj
+    default _.DefaultBoxed = null
 
 /// Parses one type from text.
 [<AbstractClass>]
@@ -37,6 +40,8 @@ type ValueParser<'T>() =
         this.TryParse(text, &ignored)
 
     override _.ValueType = typeof<'T>
+
+    override _.DefaultBoxed = box Unchecked.defaultof<'T>
 
     override this.ParseBoxed(text) =
         let mutable value = Unchecked.defaultof<'T>
