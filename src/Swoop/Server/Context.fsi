@@ -30,8 +30,10 @@ type HttpContext =
 
     /// The path, percent-decoded exactly as the web toolkit's router matches it, e.g.
     /// "/admin/x" for "/%61dmin/x": check this one in guards. %2F and %25 stay escaped
-    /// ("/a%2Fb" is one segment, not two), and the decoded bytes are read as UTF-8; a path
-    /// whose escapes are broken is given raw (the toolkit answers it 400 before any handler).
+    /// ("/a%2Fb" is one segment, not two), and the decoded bytes are read as UTF-8. Then "."
+    /// and ".." segments are removed (RFC 3986 §5.2.4, encoded ones too, as Kestrel does):
+    /// "/public/%2e%2e/admin" is "/admin"; ".." at the root stays there. A path whose escapes
+    /// are broken is given raw (the toolkit answers it 400 before any handler).
     /// For an absolute-form target ("http://host/a") the path is "/a"; when there is none, "/".
     member Path: string
 

@@ -66,7 +66,8 @@ type internal RecordBinder<[<DynamicallyAccessedMembers(DynamicallyAccessedMembe
         with :? TypeInitializationException as e when not (isNull e.InnerException) ->
             ExceptionDispatchInfo.Throw e.InnerException
 
-    static member Bind(values: FormValues) : Result<'T, (string * string) list> =
+    /// Binds the values; `options` says what is lenient (see BindingOptions).
+    static member Bind(values: FormValues, options: BindingOptions) : Result<'T, (string * string) list> =
         let errors = ResizeArray<string * string>()
 
         let args =
@@ -74,17 +75,32 @@ type internal RecordBinder<[<DynamicallyAccessedMembers(DynamicallyAccessedMembe
             |> Array.map (fun (name, parser, required, assemble) ->
                 let texts = values.GetAll name
 
-                if texts.IsEmpty && required then
-                    errors.Add(name, "is required")
+                let parse (text: string) =
+                    if options.CheckboxOn
+                       && obj.ReferenceEquals(parser.ValueType, typeof<bool>)
+                       && String.Equals(text, "on", StringComparison.OrdinalIgnoreCase) then
+                        box true
+                    else
+                        parser.ParseBoxed text
+
+                let parsed = texts |> List.map parse
+                let bad = parsed |> List.exists isNull
+
+                if bad && not options.DropUnparsable then
+                    errors.Add(name, BindText.mustBe parser.Description)
                     null
                 else
-                    let parsed = texts |> List.map parser.ParseBoxed
+                    // Dropped values are as if not sent.
+                    let kept = if bad then parsed |> List.filter (fun v -> not (isNull v)) else parsed
 
-                    if parsed |> List.exists isNull then
-                        errors.Add(name, BindText.mustBe parser.Description)
-                        null
+                    if kept.IsEmpty && required then
+                        if options.DefaultMissing then
+                            parser.DefaultBoxed
+                        else
+                            errors.Add(name, (if bad then BindText.mustBe parser.Description else "is required"))
+                            null
                     else
-                        assemble parsed)
+                        assemble kept)
 
         if errors.Count > 0 then Error(List.ofSeq errors) else Ok(constructor.Invoke args :?> 'T)
 
@@ -280,18 +296,19 @@ module Binding =
                 | :? FormatException -> return raise (badRequest "the body is not valid JSON for this request" [])
             }
 
-        /// The query bound to a record `'T` (see RecordBinder); 400 naming each bad field.
+        /// The query bound to a record `'T` (see RecordBinder, and WebOptions.QueryBinding for
+        /// Giraffe's lenient rules); 400 naming each bad field.
         member ctx.BindQuery<[<DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.All)>] 'T>() : 'T =
-            match RecordBinder<'T>.Bind ctx.Query with
+            match RecordBinder<'T>.Bind(ctx.Query, (RequestState.Of ctx).Options.QueryBinding) with
             | Ok v -> v
             | Error errors -> raise (badRequest "the query parameters are not valid" errors)
 
-        /// The form bound to a record `'T`.
+        /// The form bound to a record `'T` (WebOptions.FormBinding: Giraffe's lenient rules).
         member ctx.BindFormAsync<[<DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.All)>] 'T>() : Task<'T> =
             task {
                 let! form = ctx.ReadFormAsync()
 
-                match RecordBinder<'T>.Bind form with
+                match RecordBinder<'T>.Bind(form, (RequestState.Of ctx).Options.FormBinding) with
                 | Ok v -> return v
                 | Error errors -> return raise (badRequest "the form fields are not valid" errors)
             }

@@ -45,10 +45,13 @@ module Binding =
         member BindJsonAsync<'T> : unit -> Task<'T>
 
         /// The query bound to a record: fields by name ignoring case; option fields may be
-        /// absent; list and array fields take every value of a repeated name. 400 naming each bad field.
+        /// absent; list and array fields take every value of a repeated name. 400 naming each
+        /// bad field, unless WebOptions.QueryBinding is lenient (Giraffe's: bad values dropped,
+        /// missing fields defaulted, "on" true). Example: `let s = ctx.BindQuery<Search>()`.
         member BindQuery<[<DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.All)>] 'T> : unit -> 'T
 
-        /// The form bound to a record, as `BindQuery`.
+        /// The form bound to a record, as `BindQuery`, with WebOptions.FormBinding's rules
+        /// (BindingOptions.lenient: an unchecked HTML checkbox is false, a checked one true).
         member BindFormAsync<[<DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.All)>] 'T> : unit -> Task<'T>
 
         /// `BindQuery`, with the failure as Error text instead of a 400 (Giraffe's name; invariant culture).
@@ -64,10 +67,12 @@ module Binding =
     /// Example: `POST >=> route "/users" >=> bindJson<NewUser> createUser`.
     val bindJson<'T> : handler: ('T -> HttpHandler) -> HttpHandler
 
-    /// Binds the form (urlencoded or multipart fields) to a record and calls `handler`.
+    /// Binds the form (urlencoded or multipart fields) to a record and calls `handler`
+    /// (strict, or as WebOptions.FormBinding says). Example: `POST >=> bindForm<Signup> signup`.
     val bindForm<[<DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.All)>] 'T> : handler: ('T -> HttpHandler) -> HttpHandler
 
-    /// Binds the query string to a record and calls `handler`.
+    /// Binds the query string to a record and calls `handler` (strict, or as
+    /// WebOptions.QueryBinding says). Example: `GET >=> bindQuery<Search> search`.
     val bindQuery<[<DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.All)>] 'T> : handler: ('T -> HttpHandler) -> HttpHandler
 
     /// Giraffe's `tryBindQuery`: binds the query and calls `successHandler`, or calls

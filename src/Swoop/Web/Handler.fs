@@ -121,18 +121,3 @@ type internal MetaNode(update: RouteMeta -> RouteMeta) =
     inherit HandlerNode()
     member _.Update = update
     override _.Invoke(next: HttpFunc) = next
-
-/// Raised by binders and handlers to answer with a client error (4xx) and a problem
-/// description instead of a 500. The web toolkit turns it into RFC 9457 problem+json.
-type HttpStatusException(status: int, title: string, detail: string, errors: (string * string) list) =
-    inherit Exception(detail)
-
-    do
-        if status < 400 || status > 599 then
-            invalidArg "status" ("HttpStatusException needs a 4xx or 5xx status, not " + string status)
-
-    new(status: int, detail: string) = HttpStatusException(status, null, detail, [])
-    member _.StatusCode = status
-    member _.Title = title
-    /// Field errors: the field's name (a JSON path or form key) and what is wrong with it.
-    member _.Errors = errors

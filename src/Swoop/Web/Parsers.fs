@@ -25,6 +25,9 @@ type ValueParser() =
     abstract ListBoxed: values: obj list -> obj
     /// Binding records: parsed values (boxed) as a boxed `'T[]`.
     abstract ArrayBoxed: values: obj list -> obj
+    /// Binding records: the type's default, boxed (null for a reference type).
+    abstract DefaultBoxed: obj
+    default _.DefaultBoxed = null
 
 /// Parses one type from text.
 [<AbstractClass>]
@@ -37,6 +40,8 @@ type ValueParser<'T>() =
         this.TryParse(text, &ignored)
 
     override _.ValueType = typeof<'T>
+
+    override _.DefaultBoxed = box Unchecked.defaultof<'T>
 
     override this.ParseBoxed(text) =
         let mutable value = Unchecked.defaultof<'T>
@@ -135,6 +140,75 @@ module internal ParserImpl =
     let guidParser =
         { new ValueParser<Guid>() with
             member _.TryParse(text, result) = Guid.TryParse(text, &result)
+            member _.Description = "uuid" }
+
+    /// A base64url character's six bits ('-' and '_' for '+' and '/'), or -1.
+    let private sextet (c: char) =
+        if c >= 'A' && c <= 'Z' then int c - int 'A'
+        elif c >= 'a' && c <= 'z' then int c - int 'a' + 26
+        elif c >= '0' && c <= '9' then int c - int '0' + 52
+        elif c = '-' then 62
+        elif c = '_' then 63
+        else -1
+
+    /// Giraffe's ShortGuid: the Guid's 16 bytes (Guid.ToByteArray's order) in URL-safe base64
+    /// without padding, 22 characters. As Giraffe (Convert.FromBase64String), the last
+    /// character's 4 low bits are ignored. Nothing is allocated.
+    /// Example: "W62PD8vZn0ahZXCGdyiVDg" is 0f8fad5b-d9cb-469f-a165-70867728950e.
+    let tryParseShortGuid (text: ReadOnlySpan<char>, result: byref<Guid>) : bool =
+        if text.Length <> 22 then
+            false
+        else
+            // 22 * 6 = 132 bits: the first 128 are the bytes, big-endian in `high` then `low`.
+            let mutable high = 0UL
+            let mutable low = 0UL
+            let mutable bits = 0u
+            let mutable count = 0
+            let mutable bytes = 0
+            let mutable ok = true
+            let mutable i = 0
+
+            while ok && i < 22 do
+                let v = sextet text[i]
+
+                if v < 0 then
+                    ok <- false
+                else
+                    bits <- (bits <<< 6) ||| uint32 v
+                    count <- count + 6
+
+                    if count >= 8 then
+                        count <- count - 8
+                        let b = uint64 ((bits >>> count) &&& 0xFFu)
+                        if bytes < 8 then high <- (high <<< 8) ||| b else low <- (low <<< 8) ||| b
+                        bytes <- bytes + 1
+                        bits <- bits &&& ((1u <<< count) - 1u)
+
+                    i <- i + 1
+
+            if ok then
+                // Guid(byte[]) reads its first three fields little-endian.
+                result <-
+                    Guid(
+                        Buffers.Binary.BinaryPrimitives.ReverseEndianness(uint32 (high >>> 32)),
+                        Buffers.Binary.BinaryPrimitives.ReverseEndianness(uint16 (high >>> 16)),
+                        Buffers.Binary.BinaryPrimitives.ReverseEndianness(uint16 high),
+                        byte (low >>> 56),
+                        byte (low >>> 48),
+                        byte (low >>> 40),
+                        byte (low >>> 32),
+                        byte (low >>> 24),
+                        byte (low >>> 16),
+                        byte (low >>> 8),
+                        byte low
+                    )
+
+            ok
+
+    /// `%O` of a Guid: any format Guid.TryParse reads, or Giraffe's 22-character short form.
+    let routeGuidParser =
+        { new ValueParser<Guid>() with
+            member _.TryParse(text, result) = Guid.TryParse(text, &result) || tryParseShortGuid (text, &result)
             member _.Description = "uuid" }
 
     let charParser =

@@ -32,6 +32,30 @@ type INegotiationConfig =
     /// Answers a request that accepts none of the rules' media types (406 by default).
     abstract UnacceptableHandler: HttpHandler
 
+/// How query strings and forms bind to records (`bindQuery`, `bindForm`, `ctx.BindQuery`,
+/// `tryBindQuery`...). Each switch turns one of Swoop's strict rules into Giraffe's lenient one.
+/// Example: `{ WebOptions.defaults with FormBinding = BindingOptions.lenient }`.
+type BindingOptions =
+    {
+        /// True (Giraffe): a value that does not parse is dropped, as if it had not been sent
+        /// (an option field is None, a list leaves it out). False (default): 400 naming the field.
+        DropUnparsable: bool
+        /// True (Giraffe): a missing field gets its type's default (0, false, Guid.Empty; null
+        /// for a string or another reference type). False (default): 400, "is required".
+        DefaultMissing: bool
+        /// True (Giraffe): a bool field reads "on", what a checked HTML checkbox sends, as true
+        /// (any case). False (default): only "true" and "false" (any case).
+        CheckboxOn: bool
+    }
+
+module BindingOptions =
+    /// Swoop's default: every value must parse, every non-option field must be there, a bool
+    /// is "true" or "false".
+    let strict = { DropUnparsable = false; DefaultMissing = false; CheckboxOn = false }
+
+    /// Giraffe's model binding: unparsable values dropped, missing fields defaulted, "on" is true.
+    let lenient = { DropUnparsable = true; DefaultMissing = true; CheckboxOn = true }
+
 /// Settings of a web app, fixed when it starts.
 type WebOptions =
     {
@@ -48,6 +72,10 @@ type WebOptions =
         /// False: `bindJson` reads any body as JSON whatever its Content-Type, as Giraffe does
         /// (true, the default: 415 unless the Content-Type is JSON).
         RequireJsonContentType: bool
+        /// How the query binds to records (strict by default; BindingOptions.lenient: Giraffe's).
+        QueryBinding: BindingOptions
+        /// How forms bind to records (strict by default; BindingOptions.lenient: Giraffe's).
+        FormBinding: BindingOptions
         /// What `negotiate` (and `Successful.OK`, `RequestErrors.NOT_FOUND`...) may answer;
         /// None: Giraffe's defaults (JSON, XML, text; see DefaultNegotiationConfig).
         Negotiation: INegotiationConfig option
@@ -61,7 +89,7 @@ type WebOptions =
 
 module WebOptions =
     /// The default JSON serializer (see SystemTextJsonSerializer), no development details,
-    /// forms up to 4 MiB and 1024 fields; multipart: 128 parts, files up to 64 MiB, 128 MiB in
+    /// strict query and form binding, forms up to 4 MiB and 1024 fields; multipart: 128 parts, files up to 64 MiB, 128 MiB in
     /// all, files past 64 KiB in temporary files (the server's MaxRequestBodySize, 30 MB by
     /// default, applies too: raise it for large uploads).
     let defaults =
@@ -75,6 +103,8 @@ module WebOptions =
               MaxSize = 128L * 1024L * 1024L
               MemoryThreshold = 64 * 1024 }
           RequireJsonContentType = true
+          QueryBinding = BindingOptions.strict
+          FormBinding = BindingOptions.strict
           Negotiation = None
           ErrorHandler = None }
 

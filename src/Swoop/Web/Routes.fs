@@ -232,7 +232,7 @@ module Routes =
         (RouteNode(Template.literal path true, "routeCi \"" + path + "\"")).Handler
 
     /// A route with typed parameters: `%i` int, `%d` int64, `%u` uint64, `%s` string, `%b`
-    /// bool, `%f` float, `%O` Guid (or any type given to ValueParser.register), `%c` char;
+    /// bool, `%f` float, `%O` Guid (any .NET format or Giraffe's 22-character short form; or any type given to ValueParser.register), `%c` char;
     /// `%%` is a literal '%'. Several parameters come as a tuple. A segment that does not
     /// parse is not a match. Example: `routef "/users/%i/posts/%s" (fun (id, slug) -> ...)`.
     let routef<'a, 'b, 'c, 'd, [<DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.PublicConstructors)>] 'T> (path: PrintfFormat<'a, 'b, 'c, 'd, 'T>) (handler: 'T -> HttpHandler) : HttpHandler =

@@ -46,8 +46,8 @@ module Routes =
     val routeCi: path: string -> HttpHandler
 
     /// A route with typed parameters: `%i` int, `%d` int64 (or the integer type the function
-    /// takes), `%u` uint64, `%s` string, `%b` bool, `%f` float, `%O` Guid (or a type given to
-    /// ValueParser.register), `%c` char; `%%` is a literal '%'. Several parameters come as a
+    /// takes), `%u` uint64, `%s` string, `%b` bool, `%f` float, `%O` Guid (any .NET format, or
+    /// Giraffe's 22-character short form; or a type given to ValueParser.register), `%c` char; `%%` is a literal '%'. Several parameters come as a
     /// tuple (at most 5). A segment that does not parse is not a match; parameters never
     /// cross '/'. Example: `routef "/users/%i/posts/%s" (fun (id, slug) -> text slug)`.
     val routef<'a, 'b, 'c, 'd, [<DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.PublicConstructors)>] 'T> :

@@ -63,6 +63,8 @@ module internal Template =
             invalidArg "path" ("routef \"" + format + "\": %" + string spec + " cannot read a " + t.Name)
 
         match ValueParser.tryFind t with
+        // %O also reads Giraffe's short Guid, unless the app registered its own Guid parser.
+        | Some p when spec = 'O' && obj.ReferenceEquals(p, ParserImpl.guidParser) -> ParserImpl.routeGuidParser :> ValueParser
         | Some p -> p
         | None ->
             invalidArg "path" ("routef \"" + format + "\": %" + string spec + " reads a " + t.Name + ", which has no parser (give it one with ValueParser.register before the app is built)")

@@ -204,3 +204,97 @@ let ``tryBindQuery hands what is wrong to the app's handler, as Giraffe's does``
     // Tests run with invariant globalization: a culture that only says it is French.
     let french = { new Globalization.CultureInfo("") with member _.Name = "fr-FR" }
     Assert.Throws<ArgumentException>(fun () -> tryBindQuery<Search> RequestErrors.BAD_REQUEST (Some french) (fun s -> text s.Q) |> ignore) |> ignore
+
+// ---- Giraffe's lenient query and form binding, one switch per rule ----
+
+type Signup =
+    { Name: string
+      Age: int
+      Newsletter: bool
+      Score: float option
+      Ids: int list }
+
+let private show (s: Signup) =
+    sprintf "%s|%d|%b|%A|%A" (if isNull s.Name then "<null>" else s.Name) s.Age s.Newsletter s.Score s.Ids
+
+let private signupApp =
+    choose [
+        GET >=> route "/q" >=> bindQuery<Signup> (show >> text)
+        POST >=> route "/f" >=> bindForm<Signup> (show >> text)
+        GET >=> route "/try" >=> tryBindQuery<Signup> RequestErrors.BAD_REQUEST None (show >> text)
+    ]
+
+let private postForm server (body: string) =
+    request server "POST" "/f" [ "Content-Type: application/x-www-form-urlencoded" ] body
+
+let private withQuery binding = { WebOptions.defaults with QueryBinding = binding }
+let private withForm binding = { WebOptions.defaults with FormBinding = binding }
+
+[<Fact>]
+let ``strict by default: an unparsable value, a missing field and a checkbox's on are 400 naming the field`` () =
+    use server = serveApp signupApp
+    let bad = get server "/q?name=a&age=x&newsletter=true"
+    Assert.Equal(400, bad.Status)
+    Assert.Contains("\"Age\":[\"must be an integer\"]", bad.Body)
+    let missing = get server "/q?name=a&newsletter=true"
+    Assert.Equal(400, missing.Status)
+    Assert.Contains("\"Age\":[\"is required\"]", missing.Body)
+    let on = postForm server "name=a&age=1&newsletter=on"
+    Assert.Equal(400, on.Status)
+    Assert.Contains("\"Newsletter\":[\"must be a boolean\"]", on.Body)
+    Assert.Equal("a|1|true|None|[]", (get server "/q?name=a&age=1&newsletter=TRUE").Body)
+
+[<Fact>]
+let ``DropUnparsable: a value that does not parse is as if not sent`` () =
+    let drop = { BindingOptions.strict with DropUnparsable = true }
+    use server = serveAppWith (withQuery drop) signupApp
+    // An option field is None, a list leaves the value out.
+    Assert.Equal("a|1|false|None|[1; 3]", (get server "/q?name=a&age=1&newsletter=false&score=high&ids=1&ids=two&ids=3").Body)
+    // A required field with nothing left is still an error (DefaultMissing is off): what was wrong is said.
+    let bad = get server "/q?name=a&age=x&newsletter=true"
+    Assert.Equal(400, bad.Status)
+    Assert.Contains("\"Age\":[\"must be an integer\"]", bad.Body)
+    // The form keeps its own (strict) rules.
+    Assert.Equal(400, (postForm server "name=a&age=1&newsletter=false&score=high").Status)
+
+[<Fact>]
+let ``DefaultMissing: a missing field gets its type's default`` () =
+    let defaults = { BindingOptions.strict with DefaultMissing = true }
+    use server = serveAppWith (withForm defaults) signupApp
+    Assert.Equal("<null>|0|false|None|[]", (postForm server "").Body)
+    Assert.Equal("b|0|false|None|[]", (postForm server "name=b").Body)
+    // A value that is there must still parse (DropUnparsable is off).
+    Assert.Equal(400, (postForm server "name=b&age=x").Status)
+    // The query keeps its own (strict) rules.
+    Assert.Equal(400, (get server "/q?name=b").Status)
+
+[<Fact>]
+let ``CheckboxOn: a checked HTML checkbox's on is true, in any case`` () =
+    let checkbox = { BindingOptions.strict with CheckboxOn = true }
+    use server = serveAppWith (withForm checkbox) signupApp
+    Assert.Equal("a|1|true|None|[]", (postForm server "name=a&age=1&newsletter=on").Body)
+    Assert.Equal("a|1|true|None|[]", (postForm server "name=a&age=1&newsletter=ON").Body)
+    Assert.Equal("a|1|false|None|[]", (postForm server "name=a&age=1&newsletter=false").Body)
+    // Only for bool fields, and only "on".
+    Assert.Equal(400, (postForm server "name=a&age=1&newsletter=off").Status)
+    Assert.Equal(400, (postForm server "name=a&age=on&newsletter=true").Status)
+    // An unchecked box sends nothing: still "is required" without DefaultMissing.
+    Assert.Equal(400, (postForm server "name=a&age=1").Status)
+
+[<Fact>]
+let ``BindingOptions.lenient is Giraffe's model binding: an HTML form with an unchecked box binds`` () =
+    use server = serveAppWith { WebOptions.defaults with QueryBinding = BindingOptions.lenient; FormBinding = BindingOptions.lenient } signupApp
+    Assert.Equal("a|0|false|None|[]", (postForm server "name=a").Body)
+    Assert.Equal("a|0|true|None|[2]", (postForm server "name=a&age=x&newsletter=on&score=&ids=2&ids=").Body)
+    Assert.Equal("a|7|false|Some 1.5|[]", (get server "/q?name=a&age=7&score=1.5&newsletter=maybe").Body)
+    // tryBindQuery follows the same rules: nothing left to report.
+    Assert.Equal("<null>|0|false|None|[]", (get server "/try?age=x").Body)
+    // A malformed query is still a 400: leniency is about values, not escapes.
+    Assert.Equal(400, (get server "/q?name=%zz").Status)
+
+[<Fact>]
+let ``the presets say what they are`` () =
+    Assert.Equal({ DropUnparsable = false; DefaultMissing = false; CheckboxOn = false }, BindingOptions.strict)
+    Assert.Equal({ DropUnparsable = true; DefaultMissing = true; CheckboxOn = true }, BindingOptions.lenient)
+    Assert.Equal(BindingOptions.strict, WebOptions.defaults.QueryBinding)
+    Assert.Equal(BindingOptions.strict, WebOptions.defaults.FormBinding)

@@ -4,6 +4,8 @@ module Swoop.Tests.RouteValueTests
 
 open System
 open Xunit
+open FsCheck
+open FsCheck.FSharp
 open Swoop.Web
 open Swoop.Tests.WebSupport
 
@@ -118,3 +120,88 @@ let ``the native AOT binder (boxed values, the tuple's constructor) binds what t
     Assert.Equal("two 42 a b", (get server "/two/42/a%20b").Body)
     Assert.Equal("1 -2 True 00000000-0000-0000-0000-000000000001 %", (get server "/five/1/-2/true/00000000-0000-0000-0000-000000000001/%25").Body)
     Assert.Equal(404, (get server "/two/x/a").Status)
+
+// ---- %O and Giraffe's 22-character short Guid ----
+
+/// Giraffe's ShortGuid.fromGuid and toGuid, written from their definition: the Guid's bytes in
+/// base64 with '-' and '_' for '+' and '/', without the "==" padding.
+let giraffeShort (g: Guid) = Convert.ToBase64String(g.ToByteArray()).Replace("/", "_").Replace("+", "-").Substring(0, 22)
+let giraffeGuid (s: string) = Guid(Convert.FromBase64String(s.Replace("_", "/").Replace("-", "+") + "=="))
+
+let guidApp =
+    choose [
+        routef "/g/%O" (fun (g: Guid) -> text (g.ToString "D"))
+        routef "/two/%O/%O" (fun (a: Guid, b: Guid) -> text (a.ToString "N" + " " + b.ToString "N"))
+        route "/q" >=> (fun next ctx -> text (string (ctx.QueryValue<Guid> "id")) next ctx)
+    ]
+
+[<Theory>]
+[<InlineData("W62PD8vZn0ahZXCGdyiVDg", "0f8fad5b-d9cb-469f-a165-70867728950e")>]
+[<InlineData("0f8fad5b-d9cb-469f-a165-70867728950e", "0f8fad5b-d9cb-469f-a165-70867728950e")>]
+[<InlineData("0f8fad5bd9cb469fa16570867728950e", "0f8fad5b-d9cb-469f-a165-70867728950e")>]
+[<InlineData("AAAAAAAAAAAAAAAAAAAAAA", "00000000-0000-0000-0000-000000000000")>]
+[<InlineData("_____________________w", "ffffffff-ffff-ffff-ffff-ffffffffffff")>]
+[<InlineData("_____________________-", "ffffffff-ffff-ffff-ffff-ffffffffffff")>]
+[<InlineData("-_-_-_-_-_-_-_-_-_-_-_", "fbbffffb-bfff-fffb-bffb-ffbffbffbffb")>]
+let ``%O takes Giraffe's short Guid and .NET's formats`` (segment: string, expected: string) =
+    use server = serveApp guidApp
+    Assert.Equal(expected, (get server ("/g/" + segment)).Body)
+
+    if segment.Length = 22 then
+        Assert.Equal(expected, (giraffeGuid segment).ToString "D")
+
+[<Theory>]
+[<InlineData("W62PD8vZn0ahZXCGdyiVD")>]
+[<InlineData("W62PD8vZn0ahZXCGdyiVDgA")>]
+[<InlineData("W62PD8vZn0ahZXCGdyiVD=")>]
+[<InlineData("W62PD8vZn0ahZXCGdyiV%2BA")>]
+[<InlineData("W62PD8vZn0ahZXCGdyiV%2FA")>]
+[<InlineData("W62PD8vZn0ahZXCGdyiV.A")>]
+[<InlineData("W62PD8vZn0ahZXCGdyiVDg==")>]
+let ``a text that is no Guid in any form is not a match`` (segment: string) =
+    use server = serveApp guidApp
+    Assert.Equal(404, (get server ("/g/" + segment)).Status)
+
+[<Fact>]
+let ``several short Guids in one route`` () =
+    use server = serveApp guidApp
+    let a, b = Guid.NewGuid(), Guid.NewGuid()
+    Assert.Equal(a.ToString "N" + " " + b.ToString "N", (get server ("/two/" + giraffeShort a + "/" + b.ToString "D")).Body)
+
+[<Fact>]
+let ``the query keeps .NET's formats only, as Giraffe's model binding`` () =
+    use server = serveApp guidApp
+    Assert.Equal("Some(0f8fad5b-d9cb-469f-a165-70867728950e)", (get server "/q?id=0f8fad5b-d9cb-469f-a165-70867728950e").Body)
+    Assert.Equal(400, (get server "/q?id=W62PD8vZn0ahZXCGdyiVDg").Status)
+
+[<Fact>]
+let ``every Guid's short form reads back as the Guid, and every short text as Giraffe reads it`` () =
+    let roundTrip (bytes: byte[]) =
+        let g = Guid(bytes)
+        let mutable parsed = Guid.Empty
+        ParserImpl.tryParseShortGuid (giraffeShort(g).AsSpan(), &parsed) && parsed = g
+
+    let sixteen = Gen.arrayOfLength 16 (Gen.choose (0, 255) |> Gen.map byte)
+    Check.One(Config.QuickThrowOnFailure.WithMaxTest(1000), Prop.forAll (Arb.fromGen sixteen) roundTrip)
+
+    let alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+
+    let asGiraffe (text: string) =
+        let mutable parsed = Guid.Empty
+        ParserImpl.tryParseShortGuid (text.AsSpan(), &parsed) && parsed = giraffeGuid text
+
+    let shortText = Gen.arrayOfLength 22 (Gen.elements alphabet) |> Gen.map String
+    Check.One(Config.QuickThrowOnFailure.WithMaxTest(1000), Prop.forAll (Arb.fromGen shortText) asGiraffe)
+
+[<Fact>]
+let ``reading a short Guid allocates nothing`` () =
+    let text = "W62PD8vZn0ahZXCGdyiVDg"
+    let mutable g = Guid.Empty
+    ParserImpl.routeGuidParser.TryParse(text.AsSpan(), &g) |> ignore
+    let before = GC.GetAllocatedBytesForCurrentThread()
+
+    for _ in 1..100 do
+        ParserImpl.routeGuidParser.TryParse(text.AsSpan(), &g) |> ignore
+
+    Assert.Equal(0L, GC.GetAllocatedBytesForCurrentThread() - before)
+    Assert.Equal(Guid "0f8fad5b-d9cb-469f-a165-70867728950e", g)
