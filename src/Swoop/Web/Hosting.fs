@@ -266,8 +266,14 @@ module Web =
                 try
                     run config.Options options app
                 with :? ArgumentException as e ->
-                    // A route table that does not compile: one line, as for a bad option.
-                    Console.Error.WriteLine("swoop: " + e.Message)
+                    // A route table that does not compile, a static root that does not exist:
+                    // one line, as for a bad option (without " (Parameter 'root')").
+                    let message =
+                        match e.ParamName with
+                        | null -> e.Message
+                        | _ -> e.Message.Split(" (Parameter '")[0]
+
+                    Console.Error.WriteLine("swoop: " + message)
                     2)
 
     /// The whole `main` of a web app: `--routes` prints the route table and exits; `--dev`
