@@ -53,6 +53,15 @@ let seeOther (location: string) : HttpHandler =
         ctx.SetHeader("Location", location)
         handled
 
+/// The site's options: its own error page for browsers, in its layout (API clients still get
+/// problem+json). Fixed before the settings are read, so without the visitor's name.
+let webOptions: WebOptions =
+    let errorPage (_: HttpContext) (problem: ProblemDetails) =
+        let page = { Views.Visitor = None; Views.CsrfField = "", "" }
+        Giraffe.ViewEngine.RenderView.AsString.htmlDocument (Views.error page problem)
+
+    { WebOptions.defaults with HtmlErrorPage = Some errorPage }
+
 let create (settings: Settings) : HttpHandler =
     let cookies = { CookieOptions.defaults with Secure = settings.SecureCookies }
     let visitor (ctx: HttpContext) = ctx.SignedCookie(settings.Keys, sessionCookie)
