@@ -26,9 +26,11 @@ type RouteInfo =
 module Web =
     /// The app as the server's request handler, its routes compiled into lookups now.
     /// Unhandled requests get 404 (or 405 with Allow); a broken %-escape in the path 400;
-    /// an HttpStatusException its status with problem+json; another exception 500.
-    /// Raises InvalidOperationException for conflicting routes, ArgumentException for a bad
-    /// template. Example: `Server.start ServerOptions.defaults (Web.handler WebOptions.defaults app)`.
+    /// an HttpStatusException its status with problem+json (to a browser, the error page of
+    /// WebOptions.HtmlErrorPage); another exception 500. Raises InvalidOperationException for
+    /// conflicting routes, ArgumentException for a bad template, a static root that does not
+    /// exist, or (contracts only) a body type of `accepts`, `produces` or `bindJson` without its
+    /// JSON contract. Example: `Server.start ServerOptions.defaults (Web.handler WebOptions.defaults app)`.
     val handler: options: WebOptions -> app: HttpHandler -> RequestHandler
 
     /// Every route of the app, in the order they are tried (filters are looked past).

@@ -80,7 +80,9 @@ module Writers =
     /// Redirects: 301 when `permanent`, else 302. Example: `redirectTo false "/login"`.
     val redirectTo: permanent: bool -> location: string -> HttpHandler
 
-    /// Answers `status` with an RFC 9457 problem+json body; `detail` says what was wrong.
+    /// Answers `status` with an RFC 9457 problem+json body; `detail` says what was wrong. To a
+    /// client that prefers HTML (a browser), the app's error page instead, as every problem
+    /// answer below (WebOptions.HtmlErrorPage).
     val problem: status: int -> detail: string -> HttpHandler
 
     /// 400 problem+json. Example: `badRequest "limit must be positive"`.
