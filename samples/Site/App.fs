@@ -46,6 +46,15 @@ let sameOrigin: HttpHandler =
             next ctx
         | _ -> forbidden "This page's origin may not open the chat." next ctx
 
+/// The site's options: its own error page for browsers, in its layout (API clients still get
+/// problem+json). Fixed before the settings are read, so without the visitor's name.
+let webOptions: WebOptions =
+    let errorPage (_: HttpContext) (problem: ProblemDetails) =
+        let page = { Views.Visitor = None; Views.CsrfField = "", "" }
+        Giraffe.ViewEngine.RenderView.AsString.htmlDocument (Views.error page problem)
+
+    { WebOptions.defaults with HtmlErrorPage = Some errorPage }
+
 let create (settings: Settings) : HttpHandler =
     let cookies = { CookieOptions.defaults with Secure = settings.SecureCookies }
     let visitor (ctx: HttpContext) = ctx.SignedCookie(settings.Keys, sessionCookie)

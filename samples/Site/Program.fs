@@ -12,17 +12,22 @@ let options =
     [ AppOption.value "session-keys" "Base64 keys (32 bytes or more, comma-separated, the first signing) for the session cookie and the forms' tokens; none: a new key per start" ""
       AppOption.flag "secure-cookies" "Send cookies over HTTPS only (behind a TLS proxy)" ]
 
-let keys (configured: string) =
+/// The key ring; without configured keys a new one, said when the site is about to serve
+/// (`serving`), not for `--routes`.
+let keys (serving: bool) (configured: string) =
     if String.IsNullOrWhiteSpace configured then
-        eprintfn "site: no --session-keys (SWOOP_SESSION_KEYS): a new key for this run; sessions end when it stops"
+        if serving then
+            eprintfn "site: no --session-keys (SWOOP_SESSION_KEYS): a new key for this run; sessions end when it stops"
+
         KeyRing.ofBase64 [ KeyRing.newKey () ]
     else
         KeyRing.ofBase64 (configured.Split(',', StringSplitOptions.RemoveEmptyEntries ||| StringSplitOptions.TrimEntries))
 
 [<EntryPoint>]
 let main argv =
-    Web.mainCustom options ServerOptions.defaults WebOptions.defaults argv (fun config ->
+    // The app is made for --routes too (to print its table), and then serves nothing.
+    Web.mainCustom options ServerOptions.defaults App.webOptions argv (fun config ->
         App.create
             { WebRoot = Path.Combine(AppContext.BaseDirectory, "wwwroot")
-              Keys = keys (config.Value "session-keys")
+              Keys = keys (not (config.Flag "routes")) (config.Value "session-keys")
               SecureCookies = config.Flag "secure-cookies" })

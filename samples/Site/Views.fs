@@ -123,3 +123,13 @@ let guestbook (page: PageContext) (entries: Entry list) (values: NewEntry) (erro
             ]
         ]
     ]
+
+/// The page of an error answer to a browser (a dead link, a form post without its token), in
+/// the site's layout: WebOptions.HtmlErrorPage (App.webOptions).
+let error (page: PageContext) (problem: Swoop.Web.ProblemDetails) =
+    layout page problem.Title [
+        h1 [] [ str (string problem.Status + " " + problem.Title) ]
+        if problem.Detail <> "" then
+            p [] [ str (string (System.Char.ToUpperInvariant problem.Detail[0]) + problem.Detail.Substring 1 + ".") ]
+        a [ _href "/" ] [ str "Back to the home page" ]
+    ]

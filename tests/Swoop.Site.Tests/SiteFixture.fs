@@ -37,7 +37,7 @@ type SiteFixture() =
                       Keys = KeyRing.ofBase64 [ KeyRing.newKey () ]
                       SecureCookies = false }
 
-                server <- Server.start { ServerOptions.defaults with Port = 0 } (Web.handler WebOptions.defaults (global.Site.App.create settings))
+                server <- Server.start { ServerOptions.defaults with Port = 0 } (Web.handler global.Site.App.webOptions (global.Site.App.create settings))
                 eprintfn "site tests: the Site on port %d" server.Port
                 let executable = Chromium.find ()
                 eprintfn "site tests: Chromium at %s" executable

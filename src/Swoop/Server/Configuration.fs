@@ -348,9 +348,41 @@ module Configuration =
 
         parse appOptions environment argv defaults
 
+    /// The column of the variables in --help; a longer option is followed by its variable on
+    /// the next line, at that column.
+    let private helpColumn = 42
+
+    /// The width descriptions are wrapped to.
+    let private helpWidth = 80
+
     let help (appOptions: AppOption list) (defaults: ServerOptions) =
         let out = StringBuilder()
         let line (s: string) = out.Append(s).Append('\n') |> ignore
+
+        // "  --option VALUE      SWOOP_OPTION", aligned whatever the option's length.
+        let heading (left: string) (variable: string) =
+            let left = "  " + left
+
+            if left.Length < helpColumn then
+                line (left.PadRight helpColumn + variable)
+            else
+                line left
+                line (String(' ', helpColumn) + variable)
+
+        // The description under it, indented, wrapped at word boundaries.
+        let described (text: string) =
+            let indent = "      "
+            let current = StringBuilder(indent)
+
+            for word in text.Split(' ', StringSplitOptions.RemoveEmptyEntries) do
+                if current.Length > indent.Length && current.Length + 1 + word.Length > helpWidth then
+                    line (current.ToString())
+                    current.Clear().Append(indent) |> ignore
+
+                if current.Length > indent.Length then current.Append ' ' |> ignore
+                current.Append word |> ignore
+
+            if current.Length > indent.Length then line (current.ToString())
         line ("Usage: " + AppDomain.CurrentDomain.FriendlyName + " [options] [-- app arguments]")
         line ""
         line "Every option is --name VALUE (or --name=VALUE) on the command line and SWOOP_NAME=VALUE in the"
@@ -367,14 +399,19 @@ module Configuration =
             let flag = flagOf s.Name
             let left = if isSwitch s then flag + ", --no-" + flag.Substring 2 else flag + " " + s.Value
             let shown = s.Show defaults
-            let value = if shown <> "" then shown elif s.Name = "Listen" then "none (Host:Port)" else "none"
-            line ("  " + left.PadRight(40) + " " + envOf s.Name)
-            line ("      " + s.Help + " Default: " + value + ". Kestrel: " + s.Kestrel + ".")
+            let value =
+                if shown <> "" then shown
+                elif s.Name = "Listen" then "none (Host:Port)"
+                elif s.Name = "TrustedProxies" then "none (forwarding headers are ignored)"
+                else "none"
+
+            heading left (envOf s.Name)
+            described (s.Help + " Default: " + value + ". Kestrel: " + s.Kestrel + ".")
 
         line "  --help, -h"
-        line "      Print this and exit."
+        described "Print this and exit."
         line "  --print-config"
-        line "      Print the effective configuration, and where each value came from, and exit."
+        described "Print the effective configuration, and where each value came from, and exit."
 
         if not appOptions.IsEmpty then
             line ""
@@ -382,8 +419,8 @@ module Configuration =
 
             for a in appOptions do
                 let left = "--" + a.Name + (if a.TakesValue then " VALUE" else "")
-                line ("  " + left.PadRight(40) + " " + envOf a.Name)
-                line ("      " + a.Help + (if a.TakesValue && a.Default <> "" then " Default: " + a.Default + "." else ""))
+                heading left (envOf a.Name)
+                described (a.Help + (if a.TakesValue && a.Default <> "" then " Default: " + a.Default + "." else ""))
 
         out.ToString()
 

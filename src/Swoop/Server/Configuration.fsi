@@ -95,8 +95,9 @@ module Configuration =
     /// `parse` with the process's environment.
     val load: appOptions: AppOption list -> argv: string[] -> defaults: ServerOptions -> Result<Config, string>
 
-    /// What `--help` prints: every option with its environment variable, default and
-    /// Kestrel's default, then the app's options.
+    /// What `--help` prints: every option with its environment variable (in one column; a
+    /// long option's on the next line), then its description, default and Kestrel's default
+    /// (wrapped at 80 columns), then the app's options.
     val help: appOptions: AppOption list -> defaults: ServerOptions -> string
 
     /// What `--print-config` prints: each option's effective value and its source.

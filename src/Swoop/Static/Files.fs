@@ -93,8 +93,13 @@ module Files =
                         | PathVerdict.Hidden -> refuse ctx 404
                         | _ -> miss ctx (String rest)
 
-    let private make (options: StaticFileOptions) (root: string) (rootMounted: bool) =
-        ofFiles (StaticFiles(options, root)) rootMounted
+    /// The files are prepared when the app is compiled (Web.handler, Web.run: at start-up,
+    /// where a missing root is one line from Web.main), once for every place the handler is
+    /// used; not when the handler value is made, which may be a module's initialisation (a
+    /// failure there is a TypeInitializationException before `main` runs).
+    let private make (options: StaticFileOptions) (root: string) (rootMounted: bool) : HttpHandler =
+        let files = lazy (StaticFiles(options, root))
+        fun next -> ofFiles files.Value rootMounted next
 
     let handler (options: StaticFileOptions) (root: string) : HttpHandler = make options root false
 

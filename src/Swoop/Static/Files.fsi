@@ -10,8 +10,11 @@ module Files =
     /// "/prefix/dir/" and a 301 from "/prefix/dir" to it. Paths that try to leave the root or
     /// are malformed get 400, hidden files (a link to one included) 404; a file that does not
     /// exist lets the next handler try (`choose`). Small files are answered from memory,
-    /// larger ones sent with sendfile(2). Raises ArgumentException at once if `root` is not a folder, a limit of the
-    /// options is negative or CacheInactive is not positive.
+    /// larger ones sent with sendfile(2). The files are prepared when the app is compiled
+    /// (Web.handler, Web.run): then an ArgumentException says if `root` does not exist or is not
+    /// a folder ("static files: root 'wwwroot' (resolved to /srv/app/wwwroot) does not exist";
+    /// Web.main prints it as one line and exits with code 2), a limit of the options is negative
+    /// or CacheInactive is not positive.
     /// Example: `choose [ Files.serve StaticFileOptions.defaults "/static" "wwwroot"; api ]`.
     val serve: options: StaticFileOptions -> prefix: string -> root: string -> HttpHandler
 

@@ -16,8 +16,16 @@ type internal StaticFiles(options: StaticFileOptions, root: string, closeDelayMs
     let fullRoot = Path.TrimEndingDirectorySeparator(Path.GetFullPath root)
 
     do
-        if not (Directory.Exists fullRoot) then
-            invalidArg "root" ("static files: " + fullRoot + " is not a folder")
+        // The root as written, and where it resolved when that says more (a relative root
+        // depends on the working directory).
+        let shown =
+            if fullRoot = Path.TrimEndingDirectorySeparator root then "'" + root + "'"
+            else "'" + root + "' (resolved to " + fullRoot + ")"
+
+        if File.Exists fullRoot then
+            invalidArg "root" ("static files: root " + shown + " is not a folder")
+        elif not (Directory.Exists fullRoot) then
+            invalidArg "root" ("static files: root " + shown + " does not exist")
 
         if options.MemoryFileLimit < 0 || options.MemoryLimit < 0L || options.MaxCachedFiles < 0 || options.MaxOpenFiles < 0 then
             invalidArg "options" "static files: the memory and cache limits must not be negative"

@@ -364,14 +364,21 @@ module Binding =
                 | Error text -> return! parsingErrorHandler text next ctx
             }
 
+    /// `bindJson`: one object, as the closure it replaces, that says its body's type.
+    [<Sealed>]
+    type internal BindJsonNode<'T>(handler: 'T -> HttpHandler) =
+        inherit JsonBodyNode(typeof<'T>)
+
+        override _.Invoke(next: HttpFunc) =
+            fun ctx ->
+                task {
+                    let! value = ctx.BindJsonAsync<'T>()
+                    return! handler value next ctx
+                }
+
     /// Binds the JSON body and calls `handler` with it.
     /// Example: `POST >=> route "/users" >=> bindJson<NewUser> (fun u -> createUser u)`.
-    let bindJson<'T> (handler: 'T -> HttpHandler) : HttpHandler =
-        fun next ctx ->
-            task {
-                let! value = ctx.BindJsonAsync<'T>()
-                return! handler value next ctx
-            }
+    let bindJson<'T> (handler: 'T -> HttpHandler) : HttpHandler = (BindJsonNode<'T>(handler)).Handler
 
     /// Binds the urlencoded form to a record and calls `handler` with it.
     let bindForm<[<DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.All)>] 'T> (handler: 'T -> HttpHandler) : HttpHandler =

@@ -116,6 +116,13 @@ type internal FilterNode(predicate: HttpContext -> bool) =
     override _.Invoke(next: HttpFunc) =
         fun ctx -> if predicate ctx then next ctx else Results.skip
 
+/// A handler that reads a JSON body of a known type (`bindJson<'T>`): opaque to the router, as
+/// any handler, but seen by the start-up check of JSON contracts (Web.handler).
+[<AbstractClass>]
+type internal JsonBodyNode(bodyType: Type) =
+    inherit HandlerNode()
+    member _.BodyType = bodyType
+
 [<Sealed>]
 type internal MetaNode(update: RouteMeta -> RouteMeta) =
     inherit HandlerNode()

@@ -152,22 +152,41 @@ module Web =
             :> Task
         )
 
+    /// The JSON bodies read by the handlers of a chain (`bindJson<'T>`), looked for through
+    /// composition, `choose` and `group`, not inside functions (a routef's, a warbler's).
+    let rec private bodyTypes (h: HttpHandler) : (string * Type) list =
+        match box h with
+        | :? JsonBodyNode as j -> [ "bindJson<" + Contracts.typeName j.BodyType + ">", j.BodyType ]
+        | :? ComposeNode as c -> bodyTypes c.First @ bodyTypes c.Second
+        | :? ChooseNode as c -> c.Children |> List.collect bodyTypes
+        | :? GroupNode as g -> bodyTypes g.Filter @ (g.Routes |> List.collect bodyTypes)
+        | _ -> []
+
     /// With a contracts-only serializer (native AOT), each JSON body a route declares
-    /// (`accepts`, `produces`) must have a contract, and so must the types inside it: said
-    /// now, not on the first request.
+    /// (`accepts`, `produces`) or reads (`bindJson<'T>`) must have a contract, and so must the
+    /// types inside it: said now, not on the first request.
     let private checkContracts (options: WebOptions) (app: HttpHandler) =
         match options.Json with
         | :? SystemTextJsonSerializer as json when json.ContractsOnly ->
-            for walk, _ in Router.Describe app do
+            let check (walk: Walk) (chain: HttpHandler list) =
                 let declared =
-                    Option.toList (walk.Meta.Accepts |> Option.map fst)
+                    Option.toList (walk.Meta.Accepts |> Option.map (fun (t, _) -> "", t))
                     @ [ for _, t, _ in walk.Meta.Produces do
-                            if t.IsSome then t.Value ]
+                            if t.IsSome then "", t.Value ]
+                    @ ((walk.Guards @ chain) |> List.collect bodyTypes)
 
-                for t in declared do
+                for reader, t in declared do
                     match json.MissingContract t with
-                    | Some why -> invalidArg "app" (String.Join(" > ", walk.Sources) + ": " + why)
+                    | Some why ->
+                        let where = walk.Sources @ (if reader = "" then [] else [ reader ])
+                        let where = if where.IsEmpty then "the app" else String.Join(" > ", where)
+                        invalidArg "app" (where + ": " + why)
                     | None -> ()
+
+            for alternative in Router.Flatten(Router.Start, [ app ], true) do
+                match alternative with
+                | Endpoint(walk, _, rest) -> check walk rest
+                | Opaque(walk, chain) -> check walk chain
         | _ -> ()
 
     /// The app as the server's request handler: its routes compiled into lookups now.
@@ -266,8 +285,14 @@ module Web =
                 try
                     run config.Options options app
                 with :? ArgumentException as e ->
-                    // A route table that does not compile: one line, as for a bad option.
-                    Console.Error.WriteLine("swoop: " + e.Message)
+                    // A route table that does not compile, a static root that does not exist:
+                    // one line, as for a bad option (without " (Parameter 'root')").
+                    let message =
+                        match e.ParamName with
+                        | null -> e.Message
+                        | _ -> e.Message.Split(" (Parameter '")[0]
+
+                    Console.Error.WriteLine("swoop: " + message)
                     2)
 
     /// The whole `main` of a web app: `--routes` prints the route table and exits; `--dev`

@@ -26,9 +26,11 @@ type RouteInfo =
 module Web =
     /// The app as the server's request handler, its routes compiled into lookups now.
     /// Unhandled requests get 404 (or 405 with Allow); a broken %-escape in the path 400;
-    /// an HttpStatusException its status with problem+json; another exception 500.
-    /// Raises InvalidOperationException for conflicting routes, ArgumentException for a bad
-    /// template. Example: `Server.start ServerOptions.defaults (Web.handler WebOptions.defaults app)`.
+    /// an HttpStatusException its status with problem+json (to a browser, the error page of
+    /// WebOptions.HtmlErrorPage); another exception 500. Raises InvalidOperationException for
+    /// conflicting routes, ArgumentException for a bad template, a static root that does not
+    /// exist, or (contracts only) a body type of `accepts`, `produces` or `bindJson` without its
+    /// JSON contract. Example: `Server.start ServerOptions.defaults (Web.handler WebOptions.defaults app)`.
     val handler: options: WebOptions -> app: HttpHandler -> RequestHandler
 
     /// Every route of the app, in the order they are tried (filters are looked past).
@@ -44,7 +46,8 @@ module Web =
 
     /// The whole `main` of an app with these options: `--routes` prints the route table and
     /// exits; `--dev` puts exception details in 500 answers; every server option, `--help`
-    /// and `--print-config` as in `Server.main` (an unknown option: one line, exit code 2).
+    /// and `--print-config` as in `Server.main` (an unknown option: one line, exit code 2; so
+    /// is an app that does not compile: a bad template, a static root that does not exist).
     val mainWith: options: WebOptions -> argv: string[] -> app: HttpHandler -> int
 
     /// `mainWith` for an app with options of its own, parsed with the server's and the

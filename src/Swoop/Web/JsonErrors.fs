@@ -35,17 +35,18 @@ let private steps (path: string) : Choice<string, int> list =
 
     List.ofSeq result
 
+/// Steps as a field: `items[2].count` ("" for the whole body).
+let private format (steps: Choice<string, int> list) =
+    steps
+    |> List.mapi (fun i step ->
+        match step with
+        | Choice1Of2 name -> if i = 0 then name else "." + name
+        | Choice2Of2 n -> "[" + string n + "]")
+    |> String.concat ""
+
 /// The field as the client wrote it: `items[2].count` ("" for the whole body).
 let field (path: string) =
-    if String.IsNullOrEmpty path then
-        ""
-    else
-        steps path
-        |> List.mapi (fun i step ->
-            match step with
-            | Choice1Of2 name -> if i = 0 then name else "." + name
-            | Choice2Of2 n -> "[" + string n + "]")
-        |> String.concat ""
+    if String.IsNullOrEmpty path then "" else format (steps path)
 
 let private unwrap (t: Type) =
     if t.IsGenericType
@@ -79,6 +80,32 @@ let typeAt (contractOf: Type -> JsonTypeInfo option) (root: Type) (path: string)
             | _ -> None
 
     walk root (steps (if isNull path then "$" else path))
+
+/// The field at `path` with each property named as the type declares it in JSON (its
+/// contract's name: `name` where a case-insensitive read took `"Name"`), so that a failure's
+/// detail and its errors use one name whatever the client's casing; dictionary keys, and
+/// steps the contracts cannot follow, stay as they are.
+let declared (contractOf: Type -> JsonTypeInfo option) (root: Type) (path: string) : string =
+    let rec walk (t: Type option) steps =
+        match steps with
+        | [] -> []
+        | step :: rest ->
+            let next, renamed =
+                match t |> Option.map unwrap |> Option.bind contractOf, step with
+                | Some info, Choice2Of2 _ when info.Kind = JsonTypeInfoKind.Enumerable -> Some info.ElementType, step
+                | Some info, Choice1Of2 _ when info.Kind = JsonTypeInfoKind.Dictionary -> Some info.ElementType, step
+                | Some info, Choice1Of2 name when info.Kind = JsonTypeInfoKind.Object ->
+                    info.Properties
+                    |> Seq.tryFind (fun p -> p.Name = name)
+                    |> Option.orElse (info.Properties |> Seq.tryFind (fun p -> String.Equals(p.Name, name, StringComparison.OrdinalIgnoreCase)))
+                    |> function
+                        | Some p -> Some(propertyType p), Choice1Of2 p.Name
+                        | None -> None, step
+                | _ -> None, step
+
+            renamed :: walk next rest
+
+    if String.IsNullOrEmpty path then "" else format (walk (Some root) (steps path))
 
 /// "must be an integer", in JSON's words.
 let expected (contractOf: Type -> JsonTypeInfo option) (t: Type) =
@@ -121,15 +148,20 @@ let rec private innermost (e: JsonException) : string * JsonException =
 /// The problem with a body that failed to read as a `root`: a detail and the field errors.
 let describe (contractOf: Type -> JsonTypeInfo option) (root: Type) (failure: JsonException) : string * (string * string) list =
     let path, e = innermost failure
-    let name = field path
+    // One name for the detail and the errors: the field as the type declares it.
+    let name = declared contractOf root path
     let quoted = if name = "" then "the body" else "'" + name + "'"
 
     match e with
     | :? JsonInputException ->
-        // Swoop's own converters: the message is already in the client's terms.
-        let prefix = "'" + name + "' "
-        let short = if name <> "" && e.Message.StartsWith prefix then e.Message.Substring prefix.Length else e.Message
-        (if name = "" || e.Message.StartsWith "'" then e.Message else quoted + " " + e.Message), (if name = "" then [] else [ name, short ])
+        // Swoop's own converters: the problem in the client's terms, after the field's name
+        // as the converter knows it ("'name' must not be null"), which the path replaces.
+        let problem =
+            match e.Message.IndexOf("' ", StringComparison.Ordinal) with
+            | close when e.Message.StartsWith "'" && close > 0 -> e.Message.Substring(close + 2)
+            | _ -> e.Message
+
+        if name = "" then e.Message, [] else quoted + " " + problem, [ name, problem ]
     | _ when e.Message.Contains "missing required properties" ->
         let fields = missing e.Message
         let within = if name = "" then "" else " in '" + name + "'"

@@ -7,55 +7,6 @@ open System.Collections.Generic
 open System.Globalization
 open Swoop
 
-module internal Accept =
-    /// Every Accept field of the request joined by ", ", or null when there is none.
-    let header (ctx: HttpContext) : string =
-        let mutable value: string = null
-
-        for i in 0 .. ctx.HeaderCount - 1 do
-            if String.Equals(ctx.HeaderName i, "Accept", StringComparison.OrdinalIgnoreCase) then
-                value <- if isNull value then ctx.HeaderValue i else value + "," + ctx.HeaderValue i
-
-        value
-
-    /// The media ranges of an Accept value with their qualities, in order.
-    let ranges (accept: string) : (string * float) list =
-        [ for part in accept.Split(',', StringSplitOptions.RemoveEmptyEntries ||| StringSplitOptions.TrimEntries) do
-              let pieces = part.Split(';', StringSplitOptions.TrimEntries)
-              let mutable quality = 1.0
-
-              for p in pieces |> Array.skip 1 do
-                  if p.StartsWith("q=", StringComparison.OrdinalIgnoreCase) then
-                      match Double.TryParse(p.Substring 2, NumberStyles.AllowDecimalPoint, CultureInfo.InvariantCulture) with
-                      | true, q -> quality <- q
-                      | _ -> quality <- 0.0
-
-              if pieces[0] <> "" then pieces[0], quality ]
-
-    /// The index of the rule to use: the one the header names with the highest quality
-    /// (the first among equals); 0 without a header; -1 when it names none.
-    let choose (mediaTypes: string[]) (accept: string) =
-        if mediaTypes.Length = 0 then -1
-        elif String.IsNullOrWhiteSpace accept then 0
-        else
-            let mutable best = -1
-            let mutable bestQuality = 0.0
-
-            for range, quality in ranges accept do
-                let i = Array.FindIndex(mediaTypes, fun m -> String.Equals(m, range, StringComparison.OrdinalIgnoreCase))
-
-                if i >= 0 && quality > bestQuality then
-                    best <- i
-                    bestQuality <- quality
-
-            best
-
-    /// Whether a media range (`*/*`, `text/*`, `text/plain`) takes a media type.
-    let covers (range: string) (mediaType: string) =
-        range = "*/*"
-        || String.Equals(range, mediaType, StringComparison.OrdinalIgnoreCase)
-        || (range.EndsWith "/*" && mediaType.StartsWith(range.Substring(0, range.Length - 1), StringComparison.OrdinalIgnoreCase))
-
 module internal NegotiationRules =
     let finish: HttpFunc = fun _ -> Results.handled
 

@@ -19,10 +19,8 @@ let title (status: int) =
     | "" -> "Error"
     | phrase -> phrase
 
-/// Writes `status` and an application/problem+json body; `errors` name fields and what is
-/// wrong with each (as a JSON object of arrays, field -> messages).
-let write (ctx: HttpContext) (status: int) (problemTitle: string) (detail: string) (errors: (string * string) list) =
-    ctx.StatusCode <- status
+/// The problem+json body.
+let private writeJson (ctx: HttpContext) (status: int) (problemTitle: string) (detail: string) (errors: (string * string) list) =
     ctx.ContentType <- "application/problem+json"
     let w = writers.Value
     w.Reset ctx.BodyWriter
@@ -49,3 +47,33 @@ let write (ctx: HttpContext) (status: int) (problemTitle: string) (detail: strin
 
     w.WriteEndObject()
     w.Flush()
+
+/// The app's page for browsers (WebOptions.HtmlErrorPage); outside a web app, Swoop's.
+let private htmlPage (ctx: HttpContext) =
+    match ctx.Toolkit with
+    | :? RequestState as state -> state.Options.HtmlErrorPage
+    | _ -> WebOptions.defaults.HtmlErrorPage
+
+/// Writes `status` and an application/problem+json body; `errors` name fields and what is
+/// wrong with each (as a JSON object of arrays, field -> messages). To a client that prefers
+/// text/html (a browser), the app's HTML page of the problem instead (WebOptions.HtmlErrorPage).
+let write (ctx: HttpContext) (status: int) (problemTitle: string) (detail: string) (errors: (string * string) list) =
+    ctx.StatusCode <- status
+
+    match htmlPage ctx with
+    | Some page when Accept.prefersHtml (Accept.header ctx) ->
+        let problem =
+            { Status = status
+              Title = (if isNull problemTitle then title status else problemTitle)
+              Detail = (if isNull detail then "" else detail)
+              Errors = errors }
+
+        let html =
+            try
+                page ctx problem
+            with _ ->
+                ErrorPage.standard problem
+
+        ctx.ContentType <- "text/html; charset=utf-8"
+        ctx.WriteString html
+    | _ -> writeJson ctx status problemTitle detail errors

@@ -85,11 +85,18 @@ type WebOptions =
         /// response is cleared first. A handler that skips leaves Swoop's own answer
         /// (problem+json for client errors, 500 for the rest). None: Swoop's own answers.
         ErrorHandler: (exn -> HttpHandler) option
+        /// The page of an error answer (404, 405, a binding failure, a refused anti-forgery
+        /// token...) to a client that prefers text/html over JSON by its Accept header (a
+        /// browser): the request and the problem -> the HTML text, sent with the problem's
+        /// status (a page that fails: Swoop's instead). API clients (Accept: application/json,
+        /// `*/*`, none) get problem+json whatever this is. Default: Swoop's page
+        /// (ErrorPage.standard); None: problem+json for every client.
+        HtmlErrorPage: (HttpContext -> ProblemDetails -> string) option
     }
 
 module WebOptions =
     /// The default JSON serializer (see SystemTextJsonSerializer), no development details,
-    /// strict query and form binding, forms up to 4 MiB and 1024 fields; multipart: 128 parts, files up to 64 MiB, 128 MiB in
+    /// strict query and form binding, forms up to 4 MiB and 1024 fields, Swoop's error page for browsers; multipart: 128 parts, files up to 64 MiB, 128 MiB in
     /// all, files past 64 KiB in temporary files (the server's MaxRequestBodySize, 30 MB by
     /// default, applies too: raise it for large uploads).
     let defaults =
@@ -106,7 +113,8 @@ module WebOptions =
           QueryBinding = BindingOptions.strict
           FormBinding = BindingOptions.strict
           Negotiation = None
-          ErrorHandler = None }
+          ErrorHandler = None
+          HtmlErrorPage = Some(fun _ problem -> ErrorPage.standard problem) }
 
 [<Sealed; AllowNullLiteral>]
 type internal RequestState(options: WebOptions) =

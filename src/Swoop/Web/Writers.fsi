@@ -84,7 +84,9 @@ module Writers =
     /// reload does not post again (POST/redirect/GET). Example: `seeOther "/guestbook"`.
     val seeOther: location: string -> HttpHandler
 
-    /// Answers `status` with an RFC 9457 problem+json body; `detail` says what was wrong.
+    /// Answers `status` with an RFC 9457 problem+json body; `detail` says what was wrong. To a
+    /// client that prefers HTML (a browser), the app's error page instead, as every problem
+    /// answer below (WebOptions.HtmlErrorPage).
     val problem: status: int -> detail: string -> HttpHandler
 
     /// 400 problem+json. Example: `badRequest "limit must be positive"`.

@@ -204,7 +204,8 @@ let ``--help lists every option with its variable, default and Kestrel's`` () =
     | Ok c -> Assert.Equal(Command.Help, c.Command)
     | Error e -> failwith e
 
-    let text = Configuration.help [ AppOption.value "data-dir" "Where data lives." "./data" ] ServerOptions.defaults
+    // Descriptions are wrapped: read as one line each.
+    let text = (Configuration.help [ AppOption.value "data-dir" "Where data lives." "./data" ] ServerOptions.defaults).Replace("\n      ", " ")
 
     for flag, variable, shown in
         [ "--max-connections N", "SWOOP_MAX_CONNECTIONS", "Default: 0. Kestrel: no limit."
@@ -218,6 +219,28 @@ let ``--help lists every option with its variable, default and Kestrel's`` () =
         Assert.Contains(shown, text)
 
     Assert.Contains("--print-config", text)
+
+[<Fact>]
+let ``--help keeps the variables in one column and wraps descriptions at 80 columns`` () =
+    let text = Configuration.help [ AppOption.flag "an-even-longer-application-switch-name" "Says more." ] ServerOptions.defaults
+    let lines = text.TrimEnd('\n').Split '\n'
+    let column = lines |> Array.find (fun l -> l.StartsWith "  --port N") |> fun l -> l.IndexOf "SWOOP_PORT"
+    Assert.True(column > "  --port N".Length)
+
+    // Every variable starts in that column, on the option's line or (a long option) the next.
+    for l in lines do
+        if l.StartsWith "  --" && l.Contains "SWOOP_" then Assert.True(l.IndexOf "SWOOP_" = column, l)
+        elif l.TrimStart().StartsWith "SWOOP_" then Assert.True(l.Length - l.TrimStart().Length = column, l)
+
+    let long = lines |> Array.findIndex (fun l -> l = "  --release-buffer-when-idle, --no-release-buffer-when-idle")
+    Assert.Equal(String(' ', column) + "SWOOP_RELEASE_BUFFER_WHEN_IDLE", lines[long + 1])
+    let app = lines |> Array.findIndex (fun l -> l = "  --an-even-longer-application-switch-name")
+    Assert.Equal(String(' ', column) + "SWOOP_AN_EVEN_LONGER_APPLICATION_SWITCH_NAME", lines[app + 1])
+    // Options and descriptions fit 80 columns (a variable alone on its line is as long as it is).
+    Assert.All(lines |> Array.filter (fun l -> l.StartsWith "  " && not (l.TrimStart().StartsWith "SWOOP_")), fun l -> Assert.True(l.Length <= 80, l))
+    // No proxy is trusted by default: said so.
+    let joined = text.Replace("\n      ", " ")
+    Assert.Contains("is believed; repeat or separate with commas. Default: none (forwarding headers are ignored). Kestrel: none (loopback with ForwardedHeaders).", joined)
 
 [<Fact>]
 let ``--print-config shows each effective value and where it came from`` () =
@@ -279,11 +302,11 @@ let ``--forwarded-header names the header the proxies write, in --help and --pri
     Assert.Equal(ForwardedHeader.Forwarded, (options [ "--forwarded-header"; "Forwarded" ]).ForwardedHeader)
     Assert.Equal(ForwardedHeader.XForwardedFor, (parsed [ "SWOOP_FORWARDED_HEADER", "x-forwarded-for" ] []).Options.ForwardedHeader)
     Assert.Equal("--forwarded-header: 'x-real-ip' is not a forwarding header (x-forwarded-for, forwarded)", problem [] [ "--forwarded-header=x-real-ip" ])
-    let text = Configuration.help [] ServerOptions.defaults
+    let text = (Configuration.help [] ServerOptions.defaults).Replace("\n      ", " ")
     Assert.Contains("--forwarded-header HEADER", text)
     Assert.Contains("SWOOP_FORWARDED_HEADER", text)
     Assert.Contains("Default: x-forwarded-for.", text)
-    Assert.Contains("--forwarded-header) is believed; repeat or separate with commas. Default: none. Kestrel", text)
+    Assert.Contains("--forwarded-header) is believed; repeat or separate with commas. Default: none", text)
     let lines = (Configuration.describe (parsed [] [ "--forwarded-header"; "forwarded" ])).Split '\n'
     Assert.Contains(lines, fun l -> Text.RegularExpressions.Regex.IsMatch(l, @"^ForwardedHeader +forwarded +# command line --forwarded-header$"))
 

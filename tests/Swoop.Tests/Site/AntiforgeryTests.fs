@@ -62,6 +62,16 @@ let ``a missing cookie or token is 400, a token of another client 403, as proble
     let replayed = request server "POST" "/form" [ "Cookie: " + cookie; form ] ("__RequestVerificationToken=" + cookieValue)
     Assert.Equal(403, replayed.Status)
 
+[<Fact>]
+let ``a browser's refused post gets an HTML page, not problem+json`` () =
+    use server = serveApp app
+    let cookie, _ = client server
+    let accept = "Accept: text/html,application/xhtml+xml,*/*;q=0.8"
+    let noToken = request server "POST" "/form" [ accept; "Cookie: " + cookie; form ] "a=1"
+    Assert.Equal(400, noToken.Status)
+    Assert.Equal("text/html; charset=utf-8", noToken.Headers["content-type"])
+    Assert.Contains("<h1>400 Bad Request</h1>", noToken.Body)
+
 /// A site with logins: its tokens are bound to the signed "session" cookie.
 let bound = Antiforgery(ring, session = fun ctx -> ctx.SignedCookie(ring, "session"))
 

@@ -465,3 +465,33 @@ let ``a file or folder swapped for a link while requests run never serves an out
         for s in swaps do (try s.Wait() with _ -> ())
 
     Assert.True(served > 0, "no request was answered from the inside file: the test proved nothing")
+
+[<Fact>]
+let ``a root that does not exist fails when the app is compiled, in one sentence naming where it resolved`` () =
+    let name = "no-such-root-" + Guid.NewGuid().ToString("N")
+    // Making the handler does not look (a module's value: a failure there would be a
+    // TypeInitializationException before main).
+    let app = choose [ Files.serve StaticFileOptions.defaults "/static" name; route "/" >=> setStatusCode 204 ]
+    let e = Assert.Throws<ArgumentException>(fun () -> Web.handler WebOptions.defaults app |> ignore)
+    let resolved = Path.GetFullPath name
+    Assert.StartsWith("static files: root '" + name + "' (resolved to " + resolved + ") does not exist", e.Message)
+    // A file is not a folder; an absolute root is named once.
+    let file = Path.Combine(root (), "hello.txt")
+    let e = Assert.Throws<ArgumentException>(fun () -> Web.handler WebOptions.defaults (Files.serve StaticFileOptions.defaults "/" file) |> ignore)
+    Assert.StartsWith("static files: root '" + file + "' is not a folder", e.Message)
+    // Web.main says it in one line and exits 2, without serving.
+    let error = Console.Error
+    use captured = new StringWriter()
+    Console.SetError captured
+
+    let code =
+        try
+            Web.main [||] app
+        finally
+            Console.SetError error
+
+    Assert.Equal(2, code)
+    Assert.Contains("swoop: static files: root '" + name + "' (resolved to " + resolved + ") does not exist\n", captured.ToString().Replace("\r\n", "\n"))
+    Assert.DoesNotContain("(Parameter", captured.ToString())
+    // --routes still prints the table (nothing is served).
+    Assert.Equal(0, Web.main [| "--routes" |] app)

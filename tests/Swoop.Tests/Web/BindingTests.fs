@@ -170,6 +170,24 @@ let ``a JSON binding failure names the field and the problem in JSON's terms`` (
     let union = postJson server "/order" """{"item":"t","count":2,"tags":[],"sizes":[],"extra":{},"color":"Blue"}"""
     Assert.Contains("\"color\":[\"must be one of Red, Green\"]", union.Body)
 
+type Line = { Name: string; Qty: int }
+type Basket = { Lines: Line list; Owner: string }
+
+[<Fact>]
+let ``a failure's detail and errors name the field alike, as the type declares it, whatever the client's casing`` () =
+    use server = serveApp (POST >=> route "/basket" >=> bindJson<Basket> (fun b -> text b.Owner))
+    let problem (body: string) = Text.Json.JsonDocument.Parse((postJson server "/basket" body).Body).RootElement
+
+    let detailAndKeys (body: string) =
+        let p = problem body
+        p.GetProperty("detail").GetString(), [ for e in p.GetProperty("errors").EnumerateObject() -> e.Name ]
+
+    // A case-insensitive read took "Owner" and "NAME": the answer says owner and name.
+    Assert.Equal(("'owner' must not be null", [ "owner" ]), detailAndKeys """{"Lines":[],"Owner":null}""")
+    Assert.Equal(("'lines[1].name' must not be null", [ "lines[1].name" ]), detailAndKeys """{"LINES":[{"name":"a","qty":1},{"NAME":null,"Qty":1}],"owner":"o"}""")
+    Assert.Equal(("'lines[0].qty' must be an integer in range", [ "lines[0].qty" ]), detailAndKeys """{"Lines":[{"Name":"a","QTY":"x"}],"Owner":"o"}""")
+    Assert.Equal(("required fields are missing in 'lines[0]': 'qty'", [ "lines[0].qty" ]), detailAndKeys """{"Lines":[{"Name":"a"}],"Owner":"o"}""")
+
 type Bookmark = { Url: string; Title: string; Stars: int }
 
 [<Fact>]

@@ -113,6 +113,26 @@ let ``with contracts only, a declared body type without a contract fails when th
     // The reflection-based default is not checked (it makes contracts on demand).
     Web.handler WebOptions.defaults api |> ignore
 
+type Memo = { Body: string; Pins: Bookmark list }
+
+[<Fact>]
+let ``with contracts only, a bindJson body without a contract fails when the app is built, wherever it sits`` () =
+    let withMemo = { WebOptions.defaults with Json = SystemTextJsonSerializer.WithContracts [ JsonContract.record<Memo>; JsonContract.list<Bookmark> ] }
+    let fails (app: HttpHandler) = (Assert.Throws<ArgumentException>(fun () -> Web.handler withMemo app |> ignore)).Message
+    let save (_: Memo) = text "saved"
+    // After its route; behind a handler the router cannot see into; under a subRoute; alone.
+    let direct = fails (POST >=> route "/memo" >=> bindJson<Memo> save)
+    Assert.Contains("route \"/memo\" > bindJson<Memo>: no JSON contract for Bookmark: add JsonContract.record<Bookmark>", direct)
+    let behind = fails (POST >=> route "/memo" >=> setHttpHeader "X-A" "1" >=> bindJson<Memo> save)
+    Assert.Contains("bindJson<Memo>: no JSON contract for Bookmark", behind)
+    let nested = fails (subRoute "/api" (choose [ GET >=> route "/x" >=> text "x"; POST >=> route "/memo" >=> bindJson<Memo> save ]))
+    Assert.Contains("subRoute \"/api\" > route \"/memo\" > bindJson<Memo>", nested)
+    Assert.Contains("bindJson<Memo>", fails (POST >=> bindJson<Memo> save))
+    // With every contract, or the reflection-based default, the app is built.
+    let complete = SystemTextJsonSerializer.WithContracts [ JsonContract.record<Memo>; JsonContract.list<Bookmark>; JsonContract.record<Bookmark> ]
+    Web.handler { WebOptions.defaults with Json = complete } (POST >=> route "/memo" >=> bindJson<Memo> save) |> ignore
+    Web.handler WebOptions.defaults (POST >=> route "/memo" >=> bindJson<Memo> save) |> ignore
+
 [<Fact>]
 let ``the missing contract is named as F# writes the type`` () =
     let message (value: 'T) =
