@@ -12,7 +12,9 @@ type NewEntry = { Name: string; Message: string }
 type Settings = { WebRoot: string; Keys: KeyRing; SecureCookies: bool }
 
 module Views =
+    type Page = { Visitor: string option; CsrfField: string * string }
     let home (visitor: string option) = Giraffe.ViewEngine.HtmlElements.str (defaultArg visitor "")
+    let error (_: Page) (problem: ProblemDetails) = Giraffe.ViewEngine.HtmlElements.str problem.Title
 
 let settings = { WebRoot = "wwwroot"; Keys = KeyRing.ofBase64 [ KeyRing.newKey () ]; SecureCookies = false }
 let sessionCookie = "visitor"
