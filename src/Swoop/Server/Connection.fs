@@ -125,7 +125,7 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
 
         try
             // The span becomes the handler's current Activity (its context is the one restored).
-            span <- (try Tracing.start context with _ -> null)
+            span <- Tracing.start context
             settings.Handler context
         with e ->
             ValueTask.FromException e
@@ -159,33 +159,38 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
     /// can keep a descriptor open), every step guarded; the object goes back to the pool only
     /// once nothing of this socket's can still touch it.
     let cleanUp (c: Connection) : Task =
-        task {
-            let inline guarded (step: unit -> unit) =
-                try
-                    step ()
-                with e ->
-                    EventLoops.report e
+        let inline guarded (step: unit -> unit) =
+            try
+                step ()
+            with e ->
+                EventLoops.report e
 
-            Volatile.Write(&transport.State, ConnectionState.Closed)
-            guarded transport.Close
-            transport.Retire()
-            guarded (fun () -> settings.Heartbeat.Unregister slot)
-            guarded endSpan
-            guarded meter.EndConnection
-            let quiet = transport.QuietAsync()
+        let finish () =
+            guarded (fun () -> transport.Descriptor.Detach())
+            guarded (fun () -> transport.ReleaseAll())
+            guarded (fun () -> context.Release())
+            guarded (fun () -> head.Reset())
+            onClosed c
 
-            if not quiet.IsCompleted then
+        Volatile.Write(&transport.State, ConnectionState.Closed)
+        guarded (fun () -> transport.Close())
+        transport.Retire()
+        guarded (fun () -> settings.Heartbeat.Unregister slot)
+        guarded (fun () -> endSpan ())
+        guarded (fun () -> meter.EndConnection())
+        let quiet = transport.QuietAsync()
+
+        if quiet.IsCompleted then
+            // The usual end: nothing of this socket's still sends (no task).
+            reusable <- true
+            finish ()
+            Task.CompletedTask
+        else
+            task {
                 let! first = Task.WhenAny(quiet, Task.Delay 10_000)
                 reusable <- obj.ReferenceEquals(first, quiet)
-            else
-                reusable <- true
-
-            guarded transport.Descriptor.Detach
-            guarded transport.ReleaseAll
-            guarded context.Release
-            guarded head.Reset
-            onClosed c
-        }
+                finish ()
+            }
 
     /// The connection loop, until the connection closes.
     member c.RunAsync(socket: Socket, accepted: OwnedDescriptor) : Task =

@@ -27,42 +27,50 @@ module internal Tracing =
                     | ValueNone -> null
                 | _ -> null)
 
+    let private startSpan (ctx: HttpContext) : Activity =
+        let propagator = DistributedContextPropagator.Current
+        let mutable traceParent: string = null
+        let mutable traceState: string = null
+        propagator.ExtractTraceIdAndState(ctx, getter, &traceParent, &traceState)
+        let mutable parent = Unchecked.defaultof<ActivityContext>
+
+        let hasParent =
+            not (isNull traceParent) && ActivityContext.TryParse(traceParent, traceState, true, &parent)
+
+        let activity =
+            if hasParent then source.StartActivity(ctx.MethodName, ActivityKind.Server, parent)
+            else source.StartActivity(ctx.MethodName, ActivityKind.Server)
+
+        if not (isNull activity) then
+            if hasParent then
+                let baggage = propagator.ExtractBaggage(ctx, getter)
+
+                if not (isNull baggage) then
+                    for KeyValue(key, value) in baggage do
+                        activity.AddBaggage(key, value) |> ignore
+
+            if activity.IsAllDataRequested then
+                activity.SetTag("http.request.method", Metrics.methodTag ctx.MethodName) |> ignore
+                activity.SetTag("url.path", ctx.Path) |> ignore
+                activity.SetTag("url.scheme", ctx.Scheme) |> ignore
+
+                activity.SetTag("network.protocol.version", (if ctx.Version = HttpVersion.Http10 then "1.0" else "1.1"))
+                |> ignore
+
+        activity
+
     /// The request's span, started when something listens (else null), as the current
-    /// Activity of the calling context (the handler's).
+    /// Activity of the calling context (the handler's). A listener or propagator that throws
+    /// costs the request its span, never its answer.
     let start (ctx: HttpContext) : Activity =
         if not (source.HasListeners()) then
             null
         else
-            let propagator = DistributedContextPropagator.Current
-            let mutable traceParent: string = null
-            let mutable traceState: string = null
-            propagator.ExtractTraceIdAndState(ctx, getter, &traceParent, &traceState)
-            let mutable parent = Unchecked.defaultof<ActivityContext>
-
-            let hasParent =
-                not (isNull traceParent) && ActivityContext.TryParse(traceParent, traceState, true, &parent)
-
-            let activity =
-                if hasParent then source.StartActivity(ctx.MethodName, ActivityKind.Server, parent)
-                else source.StartActivity(ctx.MethodName, ActivityKind.Server)
-
-            if not (isNull activity) then
-                if hasParent then
-                    let baggage = propagator.ExtractBaggage(ctx, getter)
-
-                    if not (isNull baggage) then
-                        for KeyValue(key, value) in baggage do
-                            activity.AddBaggage(key, value) |> ignore
-
-                if activity.IsAllDataRequested then
-                    activity.SetTag("http.request.method", Metrics.methodTag ctx.MethodName) |> ignore
-                    activity.SetTag("url.path", ctx.Path) |> ignore
-                    activity.SetTag("url.scheme", ctx.Scheme) |> ignore
-
-                    activity.SetTag("network.protocol.version", (if ctx.Version = HttpVersion.Http10 then "1.0" else "1.1"))
-                    |> ignore
-
-            activity
+            try
+                startSpan ctx
+            with e ->
+                EventLoops.report e
+                null
 
     /// Ends the span: the route it matched (its name becomes "METHOD /route"), the status
     /// sent, and what failed (an exception's type, or a 5xx status).
