@@ -6,7 +6,6 @@ namespace Swoop
 open System
 open System.Collections.Generic
 open System.Net.Sockets
-open System.Text
 open System.Threading
 open System.Threading.Tasks
 

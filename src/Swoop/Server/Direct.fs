@@ -27,8 +27,6 @@ module internal Direct =
     [<DllImport("libc", SetLastError = true)>]
     extern int setsockopt(nativeint fd, int level, int name, int64& value, int length)
 
-    [<DllImport("libc", SetLastError = true)>]
-    extern int poll(int64& pollfd, unativeint count, int timeout)
 
     let dontWait = 0x40
     let private noSignal = 0x4000
@@ -106,12 +104,6 @@ module internal Direct =
     let noDelay (fd: nativeint) =
         let mutable value = 1L
         setsockopt (fd, 6, 1, &value, 4) |> ignore
-
-    /// Waits until `fd` is readable (a listener: a connection is pending), or it fails.
-    let waitReadable (fd: nativeint) =
-        // struct pollfd { int fd; short events; short revents; }: POLLIN is 1.
-        let mutable pollfd = (int64 (int fd) &&& 0xFFFFFFFFL) ||| (1L <<< 32)
-        poll (&pollfd, 1un, -1) |> ignore
 
     [<DllImport("libc", SetLastError = true)>]
     extern nativeint sendfile(int outFd, int inFd, int64& offset, unativeint count)

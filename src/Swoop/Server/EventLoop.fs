@@ -343,9 +343,6 @@ module internal EventLoops =
                     if Epoll.epoll_ctl (all[here], 1, fd, &event) <> 0 then // EPOLL_CTL_ADD
                         report (SocketException(int SocketError.SocketError, "epoll_ctl could not put the listener back on loop " + string here + ", errno " + string (Marshal.GetLastPInvokeError())))
 
-    /// Open registrations per loop (tests, metrics).
-    let registrations () = Array.copy registered
-
     /// The shared listener leaves every loop (before it is closed, or to pause accepting).
     let unregisterShared (fd: int) (target: Evented) =
         for epfd in loops.Force() do

@@ -261,9 +261,6 @@ type internal Transport(pool: BufferPool) =
     /// Who is sending now (a Writer), 0 when nobody is.
     member _.InFlight = Threading.Volatile.Read(&flight)
 
-    /// Whether the server answered this connection itself (a timeout): nothing else goes out.
-    member _.Finalized = Threading.Volatile.Read(&final) <> 0
-
     /// Takes the right to send for `writer`: true when taken now (send, then Leave); false
     /// when the connection loop is sending earlier answers (then WaitToEnterAsync); raises
     /// when the writer may not send at all, naming why.
