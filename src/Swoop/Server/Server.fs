@@ -46,8 +46,10 @@ type RunningServer internal (listeners: Socket[], settings: ConnectionSettings, 
         try
             if maxConnections > 0 && count > maxConnections then
                 Interlocked.Decrement(&open') |> ignore
+                // Counted before the close: whoever sees the close sees the count.
+                let total = Interlocked.Increment(&rejected)
 
-                // Over the limit: closed at once (a reset, no lingering), and counted.
+                // Over the limit: closed at once (a reset, no lingering).
                 try
                     if isNull socket then
                         Direct.lingerZero accepted.Fd
@@ -59,7 +61,6 @@ type RunningServer internal (listeners: Socket[], settings: ConnectionSettings, 
                     ()
 
                 taken <- true
-                let total = Interlocked.Increment(&rejected)
 
                 if Metrics.rejectedConnections.Enabled then
                     Metrics.rejectedConnections.Add 1L
