@@ -143,7 +143,7 @@ let ``an answer sent to wait for the half-close reaches the client with the end,
         let client, _, d = attached ()
         use _ = client
         let sent = Diagnostics.Stopwatch.StartNew()
-        d.SendNow(ascii "HTTP/1.1 408 Request Timeout\r\n\r\n", true)
+        d.Transfer(Span(ascii "HTTP/1.1 408 Request Timeout\r\n\r\n"), true, Direct.more, d.Token) |> ignore
         // MSG_MORE: nothing leaves until the FIN does (then both in one segment). Linux lets
         // corked bytes go after 200 ms at the latest: only an earlier arrival is a failure.
         client.ReceiveTimeout <- 50

@@ -191,21 +191,6 @@ type internal Descriptor() =
         finally
             handle.Release()
 
-    /// Sends what can go at once (the heartbeat's answers); never waits, never throws. With
-    /// `halfCloseNext` the bytes wait for the FIN (MSG_MORE): one segment, one client wake-up.
-    member d.SendNow(bytes: byte[], halfCloseNext: bool) =
-        try
-            if Direct.available then
-                d.Transfer(Span bytes, true, (if halfCloseNext then Direct.more else 0), Volatile.Read(&d.Token)) |> ignore
-            else
-                let s = socket
-
-                if not (isNull s) then
-                    s.Blocking <- false
-                    s.Send bytes |> ignore
-        with _ ->
-            ()
-
     /// Half-closes: no more sending. Once: a cut connection is half-closed by its answer and
     /// by its linger, often after the client left (ENOTCONN, then: nothing left to half-close).
     member d.ShutdownSend() =
