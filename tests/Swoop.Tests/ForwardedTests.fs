@@ -11,12 +11,12 @@ let private trusted = Forwarded.TrustedProxies.Parse proxies
 let private trustedForwarded = Forwarded.TrustedProxies.Parse(proxies, Forwarded.Header.Forwarded)
 
 let resolve (peer: string) (forwarded: string) (xff: string) (proto: string) =
-    let address, scheme = Forwarded.resolve trusted (IPAddress.Parse peer) forwarded xff proto
+    let address, scheme = Forwarded.resolve trusted "http" (IPAddress.Parse peer) forwarded xff proto
     string address, scheme
 
 /// As `resolve`, with proxies that write Forwarded.
 let resolveForwarded (peer: string) (forwarded: string) (xff: string) (proto: string) =
-    let address, scheme = Forwarded.resolve trustedForwarded (IPAddress.Parse peer) forwarded xff proto
+    let address, scheme = Forwarded.resolve trustedForwarded "http" (IPAddress.Parse peer) forwarded xff proto
     string address, scheme
 
 [<Fact>]
@@ -125,3 +125,12 @@ let ``over a socket with ForwardedHeader = Forwarded, X-Forwarded-For and X-Forw
     let answer, _ =
         exchange server (ascii "GET / HTTP/1.1\r\nHost: a\r\nX-Forwarded-For: 6.6.6.6\r\nX-Forwarded-Proto: https\r\nConnection: close\r\n\r\n") 2000
     Assert.EndsWith("127.0.0.1 http", answer)
+
+[<Fact>]
+let ``an https connection's own scheme holds unless a trusted proxy's header says otherwise`` () =
+    let _, own = Forwarded.resolve trusted "https" (IPAddress.Parse "192.0.2.1") null "203.0.113.9" "http"
+    Assert.Equal("https", own)
+    let _, fromProxy = Forwarded.resolve trusted "https" (IPAddress.Parse "127.0.0.1") null "203.0.113.9" "http"
+    Assert.Equal("http", fromProxy)
+    let _, kept = Forwarded.resolve trusted "https" (IPAddress.Parse "127.0.0.1") null "203.0.113.9" null
+    Assert.Equal("https", kept)

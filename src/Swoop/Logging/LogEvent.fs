@@ -145,4 +145,13 @@ module LogEvents =
     let EnvironmentVariableIgnored = 81
 
     [<Literal>]
+    let CertificateReloaded = 90
+
+    [<Literal>]
+    let CertificateReloadFailed = 91
+
+    [<Literal>]
+    let HandshakeFailed = 92
+
+    [<Literal>]
     let Request = 100

@@ -31,7 +31,7 @@ type internal Acceptor
         listeners: Socket[],
         settings: ConnectionSettings,
         nativeAccept: bool,
-        admit: Socket -> OwnedDescriptor -> bool -> unit,
+        admit: Socket -> Socket -> OwnedDescriptor -> bool -> unit,
         reportAcceptError: exn -> unit,
         acceptFailed: TaskCompletionSource<exn>
     ) =
@@ -67,7 +67,7 @@ type internal Acceptor
                         since <- Diagnostics.Stopwatch.GetTimestamp()
 
                     let here = Diagnostics.Stopwatch.GetTimestamp() - since < inlineBudget
-                    admit socket null here
+                    admit listener socket null here
 
                     if not here && EngineThread.IsCurrent then
                         do! Task.Yield()
@@ -144,7 +144,7 @@ type internal Acceptor
                         budget <- budget - 1
 
                         try
-                            admit null (new OwnedDescriptor(nativeint result, ReadOnlySpan(peer, 0, min length peer.Length))) true
+                            admit listener null (new OwnedDescriptor(nativeint result, ReadOnlySpan(peer, 0, min length peer.Length))) true
                         with e ->
                             reportAcceptError e
 

@@ -33,6 +33,8 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
     let mutable fresh = true
     let mutable pending: Socket = null
     let mutable pendingDescriptor: OwnedDescriptor = null
+    // The TLS of the endpoint the socket came from (null: plain HTTP).
+    let mutable tls: TlsServer = null
     // The earlier answers' send started while an asynchronous handler runs (null: none).
     let mutable earlyFlush: Task = null
     // Whether the object may serve another socket (see cleanUp).
@@ -213,6 +215,13 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                 try
                     // Inside: a metrics listener that throws ends the connection, closed as any.
                     meter.BeginConnection()
+
+                    // HTTPS: the handshake first, within its timeout (the heartbeat closes an
+                    // Idle connection past its deadline, which fails the handshake's receive).
+                    if not (isNull tls) then
+                        transport.Deadline <- Heartbeat.NowMs + int64 tls.HandshakeTimeout.TotalMilliseconds
+                        let! secured = tls.HandshakeAsync(transport, transport.Descriptor.RemoteEndPoint)
+                        go <- secured && Volatile.Read(&transport.State) = ConnectionState.Idle
 
                     while go do
                         if transport.InStart = transport.InEnd then
@@ -563,7 +572,8 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
     /// there (no thread-pool hop, whose waking workers spin on the cores the engine needs);
     /// otherwise (handlers offloaded, or the runtime's accept past its inline budget) on the
     /// thread pool.
-    member c.Start(socket: Socket, accepted: OwnedDescriptor, here: bool) =
+    member c.Start(socket: Socket, accepted: OwnedDescriptor, here: bool, secure: TlsServer) =
+        tls <- secure
         let inline' = here && settings.Inline && not settings.OffloadHandlers
 
         if inline' && (if isNull socket then EventLoopThread.Index > 0 else EngineThread.IsCurrent) then

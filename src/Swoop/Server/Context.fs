@@ -408,13 +408,14 @@ type HttpContext
                 | _ -> null
 
             let trusted = this.TrustedProxies
+            let own = if isNull transport.SecureStream then "http" else "https"
 
             if isNull trusted || trusted.IsEmpty then
                 clientAddress <- peer
-                scheme <- "http"
+                scheme <- own
             else
                 let address, s =
-                    Forwarded.resolve trusted peer (this.JoinedHeader "forwarded") (this.JoinedHeader "x-forwarded-for") (this.JoinedHeader "x-forwarded-proto")
+                    Forwarded.resolve trusted own peer (this.JoinedHeader "forwarded") (this.JoinedHeader "x-forwarded-for") (this.JoinedHeader "x-forwarded-proto")
 
                 clientAddress <- address
                 scheme <- s

@@ -96,7 +96,7 @@ module internal FileSend =
                 d.SetNoDelay()
                 d.FileNoDelay <- true
 
-            let mutable go = d.Evented && more
+            let mutable go = transport.CanSendFile && more
 
             while go && not output.IsEmpty do
                 let chunk = output.Next Transport.SendStep
@@ -178,7 +178,7 @@ module internal FileSend =
                     do! head
 
                     if count > 0L then
-                        if d.Evented then
+                        if transport.CanSendFile then
                             do! sendFileAsync transport file offset count 0L
                         else
                             do! copyAsync transport file offset count 0L
@@ -186,7 +186,7 @@ module internal FileSend =
             )
         elif count = 0L then
             ValueTask.CompletedTask
-        elif not d.Evented then
+        elif not transport.CanSendFile then
             ValueTask(copyAsync transport file offset count 0L)
         else
             // The usual case: the socket takes it all without waiting (no task, no allocation).

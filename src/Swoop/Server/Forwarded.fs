@@ -154,7 +154,8 @@ let hops (header: Header) (forwarded: string) (forwardedFor: string) (forwardedP
               let at (a: string[]) = if fromRight < a.Length then a[a.Length - 1 - fromRight] else null
               at fors, at protos ]
 
-/// The client's address and scheme: the peer's, unless the peer is trusted; then the hops the
+/// The client's address and scheme: the peer's and the connection's own (`own`: "http", or
+/// "https" over TLS), unless the peer is trusted; then the hops the
 /// trusted proxies' header lists are walked from the right, each taken while the address
 /// before it (the peer, then each hop taken) is trusted, as ASP.NET Core's ForwardedHeaders
 /// walks them. A hop without an address (a proxy sending the protocol alone) keeps the
@@ -164,16 +165,17 @@ let hops (header: Header) (forwarded: string) (forwardedFor: string) (forwardedP
 /// with commas (null when absent).
 let resolve
     (trusted: TrustedProxies)
+    (own: string)
     (peer: IPAddress)
     (forwarded: string)
     (forwardedFor: string)
     (forwardedProto: string)
     : IPAddress * string =
     if isNull trusted || trusted.IsEmpty || not (trusted.Contains peer) then
-        peer, "http"
+        peer, own
     else
         let mutable client = peer
-        let mutable scheme = "http"
+        let mutable scheme = own
         let mutable go = true
 
         for (forValue, proto) in List.rev (hops trusted.Header forwarded forwardedFor forwardedProto) do

@@ -46,7 +46,8 @@ let bind (endpoint: Endpoint) (backlog: int) (deferAccept: bool) (reusePort: boo
         with _ ->
             listener.Dispose()
             reraise ()
-    | Endpoint.Tcp(host, port) ->
+    | Endpoint.Tcp(host, port)
+    | Endpoint.Https(host, port) ->
         let address = resolve host
         let listener = new Socket(address.AddressFamily, SocketType.Stream, ProtocolType.Tcp)
 

@@ -163,6 +163,38 @@ type internal ServerLog(queue: LogQueue, minimum: LogLevel, ownsQueue: bool) =
             error
         )
 
+    member l.CertificateReloaded(file: string, subject: string, notAfter: DateTime) =
+        l.Post(
+            LogLevel.Information,
+            LogEvents.CertificateReloaded,
+            "CertificateReloaded",
+            "TLS certificate {File} loaded again ({Subject}, valid until {NotAfter})",
+            [| field "File" (LogText.escape file)
+               field "Subject" (LogText.escape subject)
+               field "NotAfter" (notAfter.ToUniversalTime().ToString("yyyy-MM-dd HH:mm:ss 'UTC'")) |],
+            null
+        )
+
+    member l.CertificateReloadFailed(file: string, reason: string) =
+        l.Post(
+            LogLevel.Warning,
+            LogEvents.CertificateReloadFailed,
+            "CertificateReloadFailed",
+            "TLS certificate {File} changed but cannot be loaded; the one in use stays: {Reason}",
+            [| field "File" (LogText.escape file); field "Reason" (LogText.escape reason) |],
+            null
+        )
+
+    member l.HandshakeFailed(remote: string, reason: string) =
+        l.Post(
+            LogLevel.Debug,
+            LogEvents.HandshakeFailed,
+            "HandshakeFailed",
+            "TLS handshake with {Remote} failed: {Reason}",
+            [| field "Remote" (LogText.escape remote); field "Reason" (LogText.escape reason) |],
+            null
+        )
+
 /// What belongs to no server (the heartbeat's and event loops' own failures) goes to the
 /// shared log.
 module internal Log =

@@ -16,10 +16,15 @@ type Setting =
       Show: ServerOptions -> string
       Set: string -> ServerOptions -> Result<ServerOptions, string> }
 
+/// File names, comma-separated (the environment's list form).
+let private files (text: string) =
+    let names = text.Split(',', StringSplitOptions.RemoveEmptyEntries ||| StringSplitOptions.TrimEntries) |> List.ofArray
+    if names.IsEmpty then Error "the file name is empty" else Ok names
+
 let all: Setting list =
     [ { Name = "Listen"
         Value = "ENDPOINT"
-        Help = "An endpoint to listen on: host:port, [v6]:port or unix:/path; repeat for several (environment: comma-separated). Empty: Host:Port."
+        Help = "An endpoint to listen on: host:port, [v6]:port, https://host:port (TLS; see --tls-cert) or unix:/path; repeat for several (environment: comma-separated). Empty: Host:Port."
         Kestrel = "http://localhost:5000"
         Show = fun o -> if o.Listen.IsEmpty then "" else String.Join(",", o.Listen |> List.map Endpoint.format)
         Set = map (fun v o -> { o with Listen = o.Listen @ v }) endpoints }
@@ -157,6 +162,30 @@ let all: Setting list =
         Kestrel = "x-forwarded-for (ForwardedHeaders)"
         Show = fun o -> showForwardedHeader o.ForwardedHeader
         Set = map (fun v o -> { o with ForwardedHeader = v }) forwardedHeader }
+      { Name = "TlsCert"
+        Value = "FILE"
+        Help = "PEM certificate (then its chain) of the https:// endpoints; repeat for several, the client's SNI name picks by the certificates' DNS names, the first is the default. Reloaded when the file changes."
+        Kestrel = "none (Certificates:Default)"
+        Show = fun o -> String.Join(",", o.TlsCert)
+        Set = fun v o -> match files v with Ok added -> Ok { o with TlsCert = o.TlsCert @ added } | Error e -> Error e }
+      { Name = "TlsKey"
+        Value = "FILE"
+        Help = "PEM private key of each --tls-cert, in the same order."
+        Kestrel = "none (Certificates:Default:KeyPath)"
+        Show = fun o -> String.Join(",", o.TlsKey)
+        Set = fun v o -> match files v with Ok added -> Ok { o with TlsKey = o.TlsKey @ added } | Error e -> Error e }
+      { Name = "HandshakeTimeout"
+        Value = "DURATION"
+        Help = "How long a client has to finish the TLS handshake."
+        Kestrel = "10s"
+        Show = fun o -> showDuration o.HandshakeTimeout
+        Set = map (fun v o -> { o with HandshakeTimeout = v }) duration }
+      { Name = "MaxConcurrentHandshakes"
+        Value = "N"
+        Help = "Most TLS handshakes in progress at once (on the thread pool); more wait within --handshake-timeout."
+        Kestrel = "no limit"
+        Show = fun o -> string o.MaxConcurrentHandshakes
+        Set = map (fun v o -> { o with MaxConcurrentHandshakes = v }) (inRange integer) }
       { Name = "InlineCompletions"
         Value = ""
         Help = "Run handlers on the event-loop threads (fastest; handlers must not block). Also --inline / --no-inline."
@@ -208,7 +237,9 @@ let byName = all |> List.map (fun s -> s.Name, s) |> dict
 let lists =
     dict
         [ "Listen", (fun (o: ServerOptions) -> { o with Listen = [] })
-          "TrustedProxies", (fun (o: ServerOptions) -> { o with TrustedProxies = [] }) ]
+          "TrustedProxies", (fun (o: ServerOptions) -> { o with TrustedProxies = [] })
+          "TlsCert", (fun (o: ServerOptions) -> { o with TlsCert = [] })
+          "TlsKey", (fun (o: ServerOptions) -> { o with TlsKey = [] }) ]
 let isSwitch (s: Setting) = s.Value = ""
 
 /// Command-line words that are not the rule's: (argument, setting, value).

@@ -6,9 +6,10 @@ open System.Net.Sockets
 open System.Runtime.InteropServices
 open System.Threading
 open System.Threading.Tasks
+open System.Net.Security
 
 [<Sealed>]
-type RunningServer internal (listeners: Socket[], settings: ConnectionSettings, shutdownTimeout: TimeSpan, drainDelay: TimeSpan, maxConnections: int, nativeAccept: bool) =
+type RunningServer internal (listeners: Socket[], secure: bool[], tls: TlsServer, settings: ConnectionSettings, shutdownTimeout: TimeSpan, drainDelay: TimeSpan, maxConnections: int, nativeAccept: bool) =
     let idle = System.Collections.Concurrent.ConcurrentBag<Connection>()
     let mutable open' = 0
     let mutable rejected = 0L
@@ -34,11 +35,20 @@ type RunningServer internal (listeners: Socket[], settings: ConnectionSettings, 
     // Connections accepted so far: the trimmer's sign of a quiet server.
     let mutable acceptedCount = 0L
 
+    /// The TLS of an HTTPS listener, null for a plain one (a few listeners: a scan).
+    let tlsOf (listener: Socket) =
+        let mutable i = 0
+
+        while i < listeners.Length && not (obj.ReferenceEquals(listeners[i], listener)) do
+            i <- i + 1
+
+        if i < listeners.Length && secure[i] then tls else null
+
     /// Serves a new connection (the runtime's `socket`, or a descriptor `accepted` with
     /// accept4), or refuses it when the server is at its limit.
     /// The socket is admit's from the first line: whatever fails before a connection took it
     /// closes it here (never a descriptor left open), and every accept path calls only this.
-    let admit (socket: Socket) (accepted: OwnedDescriptor) (here: bool) =
+    let admit (listener: Socket) (socket: Socket) (accepted: OwnedDescriptor) (here: bool) =
         // Counted first, then compared: loops admitting side by side cannot pass the limit together.
         let count = Interlocked.Increment(&open')
         let mutable taken = false
@@ -76,7 +86,7 @@ type RunningServer internal (listeners: Socket[], settings: ConnectionSettings, 
                     | _ -> Connection(settings, onClosed)
 
                 taken <- true
-                connection.Start(socket, accepted, here)
+                connection.Start(socket, accepted, here, tlsOf listener)
         finally
             if not taken then
                 Interlocked.Decrement(&open') |> ignore
@@ -164,6 +174,13 @@ type RunningServer internal (listeners: Socket[], settings: ConnectionSettings, 
 
     member _.EndPoint = endPoint
     member _.EndPoints: EndPoint list = endPoints
+
+    member _.Urls: string list =
+        List.zip endPoints (List.ofArray secure)
+        |> List.map (fun (ep, tls) ->
+            match ep with
+            | :? UnixDomainSocketEndPoint -> Listener.show ep
+            | _ -> (if tls then "https://" else "http://") + Listener.show ep)
     member this.Port = this.EndPoint.Port
     member _.ConnectionCount = Volatile.Read(&open')
 
@@ -220,6 +237,10 @@ type RunningServer internal (listeners: Socket[], settings: ConnectionSettings, 
                                 ()
 
                         (settings.Heartbeat :> IDisposable).Dispose()
+
+                        if not (isNull tls) then
+                            (tls :> IDisposable).Dispose()
+
                         settings.Log.ShutdownCompleted clock.ElapsedMilliseconds
                         // What is queued is written before the process may exit.
                         settings.Log.Complete(TimeSpan.FromSeconds 2.0)
@@ -244,15 +265,33 @@ module Server =
 
         let inline' = Environment.GetEnvironmentVariable inlineVariable = "1"
 
+        let endpoints = ServerOptions.endpoints options |> Array.ofList
+        let secure = endpoints |> Array.map (function Endpoint.Https _ -> true | _ -> false)
+
+        let log = ServerLog.Create(options.LogSink, options.LogLevel, options.LogQueueSize)
+
+        // The certificates before anything binds: a missing, unreadable, expired or
+        // mismatched one is an ArgumentException naming it (Server.run: one line, exit 2).
+        let tls =
+            if Array.contains true secure then
+                let pairs = List.zip options.TlsCert options.TlsKey
+                let store = CertificateStore(pairs, [ SslApplicationProtocol.Http11 ], log)
+                new TlsServer(store, options.HandshakeTimeout, options.MaxConcurrentHandshakes, log)
+            else
+                null
+
         // Every endpoint bound, or none: a failure closes those bound before it.
         let bound = ResizeArray<Socket>()
 
         try
-            for endpoint in ServerOptions.endpoints options do
+            for endpoint in endpoints do
                 bound.Add(Listener.bind endpoint options.Backlog options.DeferAccept options.ReusePort)
         with _ ->
             for l in bound do
                 l.Dispose()
+
+            if not (isNull tls) then
+                (tls :> IDisposable).Dispose()
 
             reraise ()
 
@@ -284,15 +323,15 @@ module Server =
         settings.DataRateGraceMs <- int64 options.DataRateGracePeriod.TotalMilliseconds
         settings.RequestTimeoutMs <- int64 options.RequestTimeout.TotalMilliseconds
         settings.TrustedProxies <- ServerOptions.trustedProxies options
-        settings.Log <- ServerLog.Create(options.LogSink, options.LogLevel, options.LogQueueSize)
+        settings.Log <- log
         settings.AccessLogFormat <- options.AccessLog
         settings.AccessLogOn <- options.AccessLog <> AccessLogFormat.Off
         // Linux with deferred accepts: the event loops accept (see Acceptor). Without deferral
         // a new connection's request is seldom there yet, and its wait would need the runtime's
         // Socket anyway: the runtime's accept is cheaper then.
         let nativeAccept = options.DeferAccept && Direct.available
-        let server = new RunningServer(listeners, settings, options.ShutdownTimeout, options.DrainDelay, options.MaxConnections, nativeAccept)
-        settings.Log.Started(String.Join(", ", server.EndPoints |> List.map Listener.show))
+        let server = new RunningServer(listeners, secure, tls, settings, options.ShutdownTimeout, options.DrainDelay, options.MaxConnections, nativeAccept)
+        settings.Log.Started(String.Join(", ", server.Urls))
         server
 
     let run (options: ServerOptions) (handler: RequestHandler) =
@@ -319,10 +358,8 @@ module Server =
             use _term = PosixSignalRegistration.Create(PosixSignal.SIGTERM, onSignal)
             use _int = PosixSignalRegistration.Create(PosixSignal.SIGINT, onSignal)
 
-            for ep in server.EndPoints do
-                match ep with
-                | :? UnixDomainSocketEndPoint -> Console.Out.WriteLine("Swoop listening on " + Listener.show ep)
-                | _ -> Console.Out.WriteLine("Swoop listening on http://" + Listener.show ep)
+            for url in server.Urls do
+                Console.Out.WriteLine("Swoop listening on " + url)
 
             Console.Out.WriteLine "(Ctrl-C to stop)"
             server.AcceptFailed.ContinueWith(fun (_: Task<exn>) -> stop.Set()) |> ignore

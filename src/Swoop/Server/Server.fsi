@@ -14,6 +14,10 @@ type RunningServer =
     /// UnixDomainSocketEndPoint).
     member EndPoints: EndPoint list
 
+    /// Every endpoint bound as a client would write it, in the same order:
+    /// "http://127.0.0.1:8080", "https://[::1]:8443", "unix:/run/app.sock".
+    member Urls: string list
+
     member Port: int
 
     /// Number of open connections.

@@ -9,6 +9,7 @@ open System.Globalization
 type Endpoint =
     | Tcp of host: string * port: int
     | Unix of path: string
+    | Https of host: string * port: int
 
 [<RequireQualifiedAccess>]
 module Endpoint =
@@ -17,10 +18,20 @@ module Endpoint =
         | true, p when p <= 65535 -> Some p
         | _ -> None
 
-    let parse (text: string) =
+    let rec parse (text: string) =
         let text = if isNull text then "" else text.Trim()
 
-        if text.StartsWith("unix:", StringComparison.Ordinal) then
+        if text.StartsWith("https://", StringComparison.OrdinalIgnoreCase) then
+            match parse (text.Substring(8).TrimEnd('/')) with
+            | Ok(Endpoint.Tcp(host, port)) -> Ok(Endpoint.Https(host, port))
+            | Ok _ -> Error("'" + text + "' is not https://host:port")
+            | Error e -> Error e
+        elif text.StartsWith("http://", StringComparison.OrdinalIgnoreCase) then
+            match parse (text.Substring(7).TrimEnd('/')) with
+            | Ok(Endpoint.Tcp _ as tcp) -> Ok tcp
+            | Ok _ -> Error("'" + text + "' is not http://host:port")
+            | Error e -> Error e
+        elif text.StartsWith("unix:", StringComparison.Ordinal) then
             let path = text.Substring 5
             if path.Length = 0 then Error("no socket path after unix: in '" + text + "'")
             else Ok(Endpoint.Unix path)
@@ -49,6 +60,8 @@ module Endpoint =
         | Endpoint.Unix path -> "unix:" + path
         | Endpoint.Tcp(host, port) when host.Contains ':' -> "[" + host + "]:" + string port
         | Endpoint.Tcp(host, port) -> host + ":" + string port
+        | Endpoint.Https(host, port) when host.Contains ':' -> "https://[" + host + "]:" + string port
+        | Endpoint.Https(host, port) -> "https://" + host + ":" + string port
 
 [<RequireQualifiedAccess>]
 type ForwardedHeader =
@@ -85,7 +98,11 @@ type ServerOptions =
       DrainDelay: TimeSpan
       ReusePort: bool
       TrustedProxies: string list
-      ForwardedHeader: ForwardedHeader }
+      ForwardedHeader: ForwardedHeader
+      TlsCert: string list
+      TlsKey: string list
+      HandshakeTimeout: TimeSpan
+      MaxConcurrentHandshakes: int }
 
 [<RequireQualifiedAccess>]
 module ServerOptions =
@@ -119,7 +136,11 @@ module ServerOptions =
           DrainDelay = TimeSpan.Zero
           ReusePort = false
           TrustedProxies = []
-          ForwardedHeader = ForwardedHeader.XForwardedFor }
+          ForwardedHeader = ForwardedHeader.XForwardedFor
+          TlsCert = []
+          TlsKey = []
+          HandshakeTimeout = TimeSpan.FromSeconds 10.0
+          MaxConcurrentHandshakes = 1024 }
 
     let maxDuration = TimeSpan.FromMilliseconds(float Int32.MaxValue)
 
@@ -172,7 +193,8 @@ module ServerOptions =
             o.Listen
             |> List.tryPick (fun e ->
                 match e with
-                | Endpoint.Tcp(host, port) when String.IsNullOrWhiteSpace host || port < 0 || port > 65535 ->
+                | Endpoint.Tcp(host, port)
+                | Endpoint.Https(host, port) when String.IsNullOrWhiteSpace host || port < 0 || port > 65535 ->
                     Some("Listen", "has an endpoint that is not host:port: " + Endpoint.format e)
                 | Endpoint.Unix path when String.IsNullOrWhiteSpace path -> Some("Listen", "has an empty Unix socket path")
                 | _ -> None)
@@ -199,6 +221,19 @@ module ServerOptions =
               fun () -> notNegative "RequestTimeout" (o.RequestTimeout >= TimeSpan.Zero) (string o.RequestTimeout) " (0: none)"
               fun () -> positive "LogQueueSize" (o.LogQueueSize > 0) (string o.LogQueueSize)
               fun () -> notNegative "DrainDelay" (o.DrainDelay >= TimeSpan.Zero) (string o.DrainDelay) ""
+              fun () -> positive "HandshakeTimeout" (o.HandshakeTimeout > TimeSpan.Zero) (string o.HandshakeTimeout)
+              fun () -> positive "MaxConcurrentHandshakes" (o.MaxConcurrentHandshakes > 0) (string o.MaxConcurrentHandshakes)
+              fun () ->
+                  let https = o.Listen |> List.exists (function Endpoint.Https _ -> true | _ -> false)
+
+                  if o.TlsCert.Length <> o.TlsKey.Length then
+                      Some("TlsCert", "and TlsKey must come in pairs: " + string o.TlsCert.Length + " certificate(s), " + string o.TlsKey.Length + " key(s)")
+                  elif https && o.TlsCert.IsEmpty then
+                      Some("Listen", "has an https:// endpoint but no certificate: give --tls-cert and --tls-key")
+                  elif not https && not o.TlsCert.IsEmpty then
+                      Some("TlsCert", "is set but no endpoint is https:// (--listen https://host:port)")
+                  else
+                      None
               fun () ->
                   try
                       trustedProxies o |> ignore

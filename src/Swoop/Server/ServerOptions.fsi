@@ -10,6 +10,9 @@ type Endpoint =
     | Tcp of host: string * port: int
     /// A Unix domain socket (for a local reverse proxy). Written "unix:/run/app.sock".
     | Unix of path: string
+    /// HTTPS: TLS over TCP, with the certificates of `TlsCert` and `TlsKey`. Written
+    /// "https://0.0.0.0:8443" ("http://host:port" is a plain `Tcp` endpoint).
+    | Https of host: string * port: int
 
 [<RequireQualifiedAccess>]
 module Endpoint =
@@ -141,6 +144,18 @@ type ServerOptions =
         /// X-Forwarded-Proto) or `Forwarded`. The other is ignored: a client could send it
         /// through a proxy that does not overwrite it.
         ForwardedHeader: ForwardedHeader
+        /// PEM files of the HTTPS endpoints' certificates, each its certificate then its
+        /// chain (sent whole). With several, the client's SNI name picks the first whose DNS
+        /// names match it; the first is the default. Loaded again when the files change
+        /// (connections open keep theirs). Empty (default): no HTTPS endpoint may be given.
+        TlsCert: string list
+        /// The private keys (PEM) of `TlsCert`'s certificates, in the same order.
+        TlsKey: string list
+        /// How long a client has to finish the TLS handshake (default 10 s, as Kestrel).
+        HandshakeTimeout: TimeSpan
+        /// Most TLS handshakes in progress at once (default 1024); more wait, within
+        /// HandshakeTimeout. Handshakes run on the thread pool, never on an event loop.
+        MaxConcurrentHandshakes: int
     }
 
 [<RequireQualifiedAccess>]

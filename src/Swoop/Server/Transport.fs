@@ -7,6 +7,7 @@
 namespace Swoop
 
 open System
+open System.Net.Security
 open System.Net.Sockets
 open System.Threading.Tasks
 
@@ -52,6 +53,9 @@ type internal Transport(pool: BufferPool) =
     let mutable serverStatus = 0
     let mutable serverDone = TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously)
     let mutable flightWaiter: TaskCompletionSource = null
+    // TLS over the socket (null: plain). Every receive and send below goes through it when
+    // set; sendfile does not (see CanSendFile).
+    let mutable secure: SslStream = null
 
     /// The connection's socket.
     member _.Descriptor = descriptor
@@ -67,6 +71,7 @@ type internal Transport(pool: BufferPool) =
     member t.Attach(socket: Socket, accepted: OwnedDescriptor, onLoops: bool) =
         if isNull socket then descriptor.Attach(accepted, onLoops) else descriptor.Attach socket
         token <- descriptor.Token
+        secure <- null
         flight <- 0
         final <- 0
         serverAnswer <- null
@@ -219,17 +224,41 @@ type internal Transport(pool: BufferPool) =
                 input <- bigger
                 shrunk <- false
 
+    /// A raw stream of this socket for TLS to run over (see Tls/Handshake.fs).
+    member _.RawStream() = new SocketStream(descriptor, receiver, sender, token)
+
+    /// From now on every receive and send goes through `stream` (a finished handshake's).
+    member _.Secure(stream: SslStream) = secure <- stream
+
+    /// The TLS stream, or null on a plain connection.
+    member _.SecureStream = secure
+
+    /// Whether a file may go with sendfile(2): on Swoop's event loops, without TLS.
+    member _.CanSendFile = descriptor.Evented && isNull secure
+
+    /// The socket `expected` names is still this transport's (an upgraded stream's check
+    /// before it uses the TLS stream, which carries no token of its own).
+    member private _.Check(expected: int64) =
+        if expected <> token || expected = 0L then
+            raise (ObjectDisposedException("the connection's socket", "the connection is closed"))
+
     /// Receives into the free space after InEnd; the caller adds the count to InEnd.
     member t.ReceiveAsync() : ValueTask<int> =
-        receiver.Receive(descriptor, token, Memory<byte>(input.Array, input.Offset + t.InEnd, input.Length - t.InEnd))
+        let free = Memory<byte>(input.Array, input.Offset + t.InEnd, input.Length - t.InEnd)
+        if isNull secure then receiver.Receive(descriptor, token, free) else secure.ReadAsync free
 
     /// Receives straight into `buffer` for the socket `expected` names (an upgraded
     /// connection's reads, which may outlive its handler).
-    member _.ReceiveInto(expected: int64, buffer: Memory<byte>) : ValueTask<int> = receiver.Receive(descriptor, expected, buffer)
+    member t.ReceiveInto(expected: int64, buffer: Memory<byte>) : ValueTask<int> =
+        if isNull secure then
+            receiver.Receive(descriptor, expected, buffer)
+        else
+            t.Check expected
+            secure.ReadAsync buffer
 
     /// Completes when bytes are there to read, without holding a buffer while waiting.
     member t.WaitForDataAsync() : ValueTask<int> =
-        receiver.Receive(descriptor, token, Memory<byte>.Empty)
+        if isNull secure then receiver.Receive(descriptor, token, Memory<byte>.Empty) else secure.ReadAsync(Memory<byte>.Empty)
 
     /// Room to write at least `size` bytes at the end of the output; then call Advance.
     member _.OutputSpan(size: int) : Span<byte> = output.GetSpan size
@@ -440,7 +469,7 @@ type internal Transport(pool: BufferPool) =
         // Sends that complete at once (the usual case) need no state machine; at most
         // SendStep bytes a send, so a slow reader's progress shows (data rates, timeouts).
         while not waiting && not output.IsEmpty do
-            let vt = sender.Send(descriptor, token, output.Next Transport.SendStep)
+            let vt = t.SendChunk(token, output.Next Transport.SendStep)
 
             if vt.IsCompletedSuccessfully then
                 // Read a ValueTask once only: its source (the sender) is reused.
@@ -483,14 +512,33 @@ type internal Transport(pool: BufferPool) =
                     sendMore <- not output.IsEmpty
 
                     if sendMore then
-                        inFlight <- sender.Send(descriptor, token, output.Next Transport.SendStep)
+                        inFlight <- t.SendChunk(token, output.Next Transport.SendStep)
             finally
                 t.DoneWaitingOnClient()
         }
 
     /// Sends what it can of `buffer` straight from it, for an upgraded connection whose
     /// socket `expected` names (the caller holds a Handler flight).
-    member _.SendFrom(expected: int64, buffer: ReadOnlyMemory<byte>) : ValueTask<int> = sender.Send(descriptor, expected, buffer)
+    member t.SendFrom(expected: int64, buffer: ReadOnlyMemory<byte>) : ValueTask<int> = t.SendChunk(expected, buffer)
+
+    /// One send of what it can of `chunk` (all of it over TLS: records go whole).
+    member private t.SendChunk(expected: int64, chunk: ReadOnlyMemory<byte>) : ValueTask<int> =
+        if isNull secure then
+            sender.Send(descriptor, expected, chunk)
+        else
+            t.Check expected
+            let writing = secure.WriteAsync chunk
+
+            if writing.IsCompletedSuccessfully then
+                ValueTask<int>(chunk.Length)
+            else
+                ValueTask<int>(Transport.Counted(writing, chunk.Length))
+
+    static member private Counted(writing: ValueTask, length: int) : Task<int> =
+        task {
+            do! writing
+            return length
+        }
 
     /// Closes the socket (if any); never throws.
     member _.Close() = descriptor.Close()
@@ -651,6 +699,12 @@ type internal Transport(pool: BufferPool) =
 
     /// Gives every buffer back (connection closed).
     member t.ReleaseAll() =
+        if not (isNull secure) then
+            let s = secure
+            secure <- null
+            // Its own buffers back to the pool; its socket stream owns nothing.
+            try s.Dispose() with _ -> ()
+
         receiver.Clear()
         sender.Clear()
 
