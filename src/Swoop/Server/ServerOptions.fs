@@ -226,8 +226,10 @@ module ServerOptions =
               fun () ->
                   let https = o.Listen |> List.exists (function Endpoint.Https _ -> true | _ -> false)
 
-                  if o.TlsCert.Length <> o.TlsKey.Length then
-                      Some("TlsCert", "and TlsKey must come in pairs: " + string o.TlsCert.Length + " certificate(s), " + string o.TlsKey.Length + " key(s)")
+                  if o.TlsCert.Length > o.TlsKey.Length then
+                      Some("TlsCert", "has " + string o.TlsCert.Length + " certificate(s) for " + string o.TlsKey.Length + " key(s) (TlsKey): each needs its key, in the same order")
+                  elif o.TlsKey.Length > o.TlsCert.Length then
+                      Some("TlsKey", "has " + string o.TlsKey.Length + " key(s) for " + string o.TlsCert.Length + " certificate(s) (TlsCert): each needs its certificate, in the same order")
                   elif https && o.TlsCert.IsEmpty then
                       Some("Listen", "has an https:// endpoint but no certificate: give --tls-cert and --tls-key")
                   elif not https && not o.TlsCert.IsEmpty then

@@ -232,7 +232,7 @@ let ``a missing, expired, not yet valid or mismatched certificate stops the star
 let ``https without a certificate, a certificate without https, and unpaired keys are option errors`` () =
     Assert.Contains("no certificate", startError { testOptions with Listen = [ Endpoint.Https("127.0.0.1", 0) ] })
     Assert.Contains("no endpoint is https", startError { testOptions with TlsCert = [ fst rsa.Value ]; TlsKey = [ snd rsa.Value ] })
-    Assert.Contains("in pairs", startError { httpsOptions [ rsa.Value ] with TlsKey = [] })
+    Assert.Contains("certificate(s) for 0 key(s)", startError { httpsOptions [ rsa.Value ] with TlsKey = [] })
 
 [<Fact>]
 let ``https:// and http:// endpoints are read and written back`` () =
