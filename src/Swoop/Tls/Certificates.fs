@@ -102,12 +102,12 @@ module internal Certificates =
 type internal CertificateStore(pairs: (string * string) list, alpn: SslApplicationProtocol list, log: ServerLog) =
     let pairs = Array.ofList pairs
 
-    do if pairs.Length = 0 then invalidArg "TlsCert" "no TLS certificate: give --tls-cert and --tls-key"
+    do if pairs.Length = 0 then raise (ArgumentException "no TLS certificate: give --tls-cert and --tls-key")
 
     let loadOrFail (cert: string, key: string) =
         match Certificates.load cert key alpn with
         | Ok c -> c
-        | Error e -> invalidArg "TlsCert" e
+        | Error e -> raise (ArgumentException e) // one line for Server.run, no parameter suffix
 
     // Replaced whole on a reload (readers see the old array or the new one).
     let mutable loaded: LoadedCertificate[] = pairs |> Array.map loadOrFail

@@ -580,3 +580,28 @@ let ``options out of range are refused when the handler is made`` () =
     refused { WebSocketOptions.defaults with MaxBufferedBytes = 0L }
     refused { WebSocketOptions.defaults with MaxMessageSize = 0 }
     webSocket { WebSocketOptions.defaults with MessageTimeout = Timeout.InfiniteTimeSpan } (fun _ -> Task.CompletedTask) |> ignore
+
+[<Fact>]
+let ``a WebSocket over TLS (wss) echoes messages large and small, and closes cleanly`` () =
+    task {
+        let ended = TaskCompletionSource<WebSocketMessage>()
+        let pair = TlsTests.makeCertificate false [ "localhost" ] (DateTimeOffset.UtcNow.AddDays -1.0) 30.0
+        use server = serve (TlsTests.httpsOptions [ pair ]) (Web.handler WebOptions.defaults (route "/ws" >=> webSocket WebSocketOptions.defaults (echo ended)))
+        let client = new ClientWebSocket()
+        use _ = client
+        client.Options.RemoteCertificateValidationCallback <- (fun _ _ _ _ -> true)
+        do! client.ConnectAsync(Uri(sprintf "wss://localhost:%d/ws" server.Port), timeout ())
+        do! sendText client "over tls"
+        let! small = receiveText client
+        Assert.Equal("over tls", small)
+        let large = String('w', 1_000_000)
+        do! sendText client large
+        let! back = receiveText client
+        Assert.Equal(large, back)
+        do! client.CloseAsync(WebSocketCloseStatus.NormalClosure, "bye", timeout ())
+        let! closed = ended.Task.WaitAsync(TimeSpan.FromSeconds 10.0)
+
+        match closed with
+        | Closed(Some WebSocketCloseStatus.NormalClosure, "bye") -> ()
+        | other -> failwithf "closed with %A" other
+    }
