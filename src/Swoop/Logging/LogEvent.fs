@@ -145,13 +145,13 @@ module LogEvents =
     let EnvironmentVariableIgnored = 81
 
     [<Literal>]
-    let CertificateReloaded = 90
+    let CertificateReloaded = 95
 
     [<Literal>]
-    let CertificateReloadFailed = 91
+    let CertificateReloadFailed = 96
 
     [<Literal>]
-    let HandshakeFailed = 92
+    let HandshakeFailed = 97
 
     [<Literal>]
     let Request = 100

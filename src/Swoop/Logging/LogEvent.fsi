@@ -121,15 +121,15 @@ module LogEvents =
     /// (Debug; Variable).
     [<Literal>]
     val EnvironmentVariableIgnored: int = 81
-    /// 90: a TLS certificate was loaded again after its files changed (Information; File, Subject, NotAfter).
+    /// 95: a TLS certificate was loaded again after its files changed (Information; File, Subject, NotAfter).
     [<Literal>]
-    val CertificateReloaded: int = 90
-    /// 91: a TLS certificate's changed files could not be loaded; the one in use stays (Warning; File, Reason).
+    val CertificateReloaded: int = 95
+    /// 96: a TLS certificate's changed files could not be loaded; the one in use stays (Warning; File, Reason).
     [<Literal>]
-    val CertificateReloadFailed: int = 91
-    /// 92: a TLS handshake failed or timed out (Debug; Remote, Reason).
+    val CertificateReloadFailed: int = 96
+    /// 97: a TLS handshake failed or timed out (Debug; Remote, Reason).
     [<Literal>]
-    val HandshakeFailed: int = 92
+    val HandshakeFailed: int = 97
     /// 100: one access-log line (Information; category Swoop.AccessLog).
     [<Literal>]
     val Request: int = 100

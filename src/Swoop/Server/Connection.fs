@@ -35,6 +35,9 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
     let mutable pendingDescriptor: OwnedDescriptor = null
     // The TLS of the endpoint the socket came from (null: plain HTTP).
     let mutable tls: TlsServer = null
+    // A connection with no socket (the in-memory test host): its stream and peer.
+    let mutable memory: IO.Stream = null
+    let mutable memoryPeer: Net.EndPoint = null
     // The earlier answers' send started while an asynchronous handler runs (null: none).
     let mutable earlyFlush: Task = null
     // Whether the object may serve another socket (see cleanUp).
@@ -198,7 +201,12 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
         task {
             home <- ExecutionContext.Capture()
             transport.Descriptor.Watcher <- c
-            transport.Attach(socket, accepted, settings.Inline)
+            if isNull memory then
+                transport.Attach(socket, accepted, settings.Inline)
+            else
+                transport.AttachStream(memory, memoryPeer)
+                memory <- null
+                memoryPeer <- null
             head.Reset()
             transport.Deadline <- Heartbeat.NowMs + settings.KeepAliveMs
             Volatile.Write(&transport.State, ConnectionState.Idle)
@@ -572,8 +580,18 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
     /// there (no thread-pool hop, whose waking workers spin on the cores the engine needs);
     /// otherwise (handlers offloaded, or the runtime's accept past its inline budget) on the
     /// thread pool.
+    /// Serves a connection with no socket whose bytes are `stream`'s, on the thread pool.
+    member c.StartStream(stream: IO.Stream, peer: Net.EndPoint) =
+        tls <- null
+        memory <- stream
+        memoryPeer <- peer
+        pending <- null
+        pendingDescriptor <- null
+        ThreadPool.UnsafeQueueUserWorkItem(c, preferLocal = false) |> ignore
+
     member c.Start(socket: Socket, accepted: OwnedDescriptor, here: bool, secure: TlsServer) =
         tls <- secure
+        memory <- null
         let inline' = here && settings.Inline && not settings.OffloadHandlers
 
         if inline' && (if isNull socket then EventLoopThread.Index > 0 else EngineThread.IsCurrent) then

@@ -408,7 +408,7 @@ type HttpContext
                 | _ -> null
 
             let trusted = this.TrustedProxies
-            let own = if isNull transport.SecureStream then "http" else "https"
+            let own = if transport.IsTls then "https" else "http"
 
             if isNull trusted || trusted.IsEmpty then
                 clientAddress <- peer

@@ -47,6 +47,10 @@ type internal Descriptor() =
     let mutable peerClosed = 0
     // The loop this descriptor registered with (-1: none).
     let mutable loopIndex = -1
+    // A connection with no socket (an in-memory one, see AttachStream): its stream, closed
+    // by Close and ShutdownSend, and the peer it reports.
+    let mutable memory: IO.Stream = null
+    let mutable memoryPeer: Net.EndPoint = null
 
     let closedError () = SocketException(int SocketError.OperationAborted)
 
@@ -62,6 +66,16 @@ type internal Descriptor() =
         socket <- accepted
         owned <- null
         current <- SocketDescriptor(accepted.SafeHandle)
+
+    /// No socket: the connection's bytes are `stream`'s (the transport reads and writes it;
+    /// here only its end: Close and ShutdownSend dispose it). For the in-memory test host.
+    member d.AttachStream(stream: IO.Stream, peer: Net.EndPoint) =
+        d.Reset Int32.MaxValue
+        socket <- null
+        owned <- null
+        current <- null
+        memory <- stream
+        memoryPeer <- peer
 
     /// A descriptor accepted with accept4; `onLoops`: its waits are Swoop's event loops'
     /// (else the runtime's, through a Socket).
@@ -84,6 +98,8 @@ type internal Descriptor() =
         mayHaveData <- true
         mustTry <- false
         peerClosed <- 0
+        memory <- null
+        memoryPeer <- null
         Volatile.Write(&d.ReadState, null)
         Volatile.Write(&d.WriteState, null)
 
@@ -100,7 +116,8 @@ type internal Descriptor() =
         lock gate (fun () ->
             socket <- null
             owned <- null
-            current <- null)
+            current <- null
+            memory <- null)
 
     /// Whether the runtime's Socket exists yet.
     member _.HasSocket = not (isNull socket)
@@ -197,7 +214,11 @@ type internal Descriptor() =
         // Under the gate: a Socket made meanwhile must learn of it (see Socket).
         lock gate (fun () ->
             if not shutSend then
-                if isNull socket && Direct.available then
+                if not (isNull memory) then
+                    // A stream has no half-close: its end is the end of both ways.
+                    (try memory.Dispose() with _ -> ())
+                    shutSend <- true
+                elif isNull socket && Direct.available then
                     let handle = d.Acquire()
 
                     try
@@ -216,7 +237,9 @@ type internal Descriptor() =
     member _.RemoteEndPoint: Net.EndPoint =
         let o = owned
 
-        if not (isNull o) then
+        if not (isNull memoryPeer) then
+            memoryPeer
+        elif not (isNull o) then
             o.Peer
         else
             let s = socket
@@ -229,6 +252,7 @@ type internal Descriptor() =
             let s = socket
 
             if not (isNull s) then s.Available > 0
+            elif not (isNull memory) then false
             elif Direct.available then d.Io(Span<byte>(SlabPool.Discard, 0, 1), false, Direct.peek, d.Token) > 0
             else false
         with _ ->
@@ -240,6 +264,8 @@ type internal Descriptor() =
 
         if not (isNull s) then
             s.NoDelay <- true
+        elif not (isNull memory) then
+            ()
         else
             let handle = d.Acquire()
 
@@ -265,6 +291,7 @@ type internal Descriptor() =
                 try
                     if not (isNull socket) then socket.Dispose()
                     elif not (isNull owned) then owned.Dispose()
+                    elif not (isNull memory) then memory.Dispose()
                 with _ ->
                     ())
 

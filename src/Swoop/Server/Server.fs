@@ -175,6 +175,29 @@ type RunningServer internal (listeners: Socket[], secure: bool[], tls: TlsServer
     member _.EndPoint = endPoint
     member _.EndPoints: EndPoint list = endPoints
 
+    /// A connection with no socket (the in-memory test host), counted and limited as one
+    /// accepted; false when refused (past MaxConnections, or stopping): the caller closes it.
+    member internal _.AdmitStream(stream: IO.Stream, peer: EndPoint) : bool =
+        let count = Interlocked.Increment(&open')
+
+        if settings.Stopping || (maxConnections > 0 && count > maxConnections) then
+            Interlocked.Decrement(&open') |> ignore
+
+            if not settings.Stopping then
+                Interlocked.Increment(&rejected) |> ignore
+
+            false
+        else
+            Interlocked.Increment(&acceptedCount) |> ignore
+
+            let connection =
+                match idle.TryTake() with
+                | true, c -> c
+                | _ -> Connection(settings, onClosed)
+
+            connection.StartStream(stream, peer)
+            true
+
     member _.Urls: string list =
         List.zip endPoints (List.ofArray secure)
         |> List.map (fun (ep, tls) ->
@@ -254,7 +277,9 @@ type RunningServer internal (listeners: Socket[], secure: bool[], tls: TlsServer
 
 [<RequireQualifiedAccess>]
 module Server =
-    let start (options: ServerOptions) (handler: RequestHandler) =
+    /// A server on `options`' endpoints, or (`listen` false) on none: connections then come
+    /// only through AdmitStream.
+    let internal create (options: ServerOptions) (handler: RequestHandler) (listen: bool) =
         ServerOptions.validate options
         // The runtime reads this once, at the process's first socket operation; a value the
         // user set in the environment wins over the option.
@@ -265,7 +290,7 @@ module Server =
 
         let inline' = Environment.GetEnvironmentVariable inlineVariable = "1"
 
-        let endpoints = ServerOptions.endpoints options |> Array.ofList
+        let endpoints = if listen then ServerOptions.endpoints options |> Array.ofList else [||]
         let secure = endpoints |> Array.map (function Endpoint.Https _ -> true | _ -> false)
 
         let log = ServerLog.Create(options.LogSink, options.LogLevel, options.LogQueueSize)
@@ -331,8 +356,15 @@ module Server =
         // Socket anyway: the runtime's accept is cheaper then.
         let nativeAccept = options.DeferAccept && Direct.available
         let server = new RunningServer(listeners, secure, tls, settings, options.ShutdownTimeout, options.DrainDelay, options.MaxConnections, nativeAccept)
-        settings.Log.Started(String.Join(", ", server.Urls))
+        if listen then
+            settings.Log.Started(String.Join(", ", server.Urls))
+
         server
+
+    let start (options: ServerOptions) (handler: RequestHandler) = create options handler true
+
+    /// A server with no listener, for the in-memory test host (Swoop.Testing).
+    let internal startInMemory (options: ServerOptions) (handler: RequestHandler) = create options handler false
 
     let run (options: ServerOptions) (handler: RequestHandler) =
         let server =

@@ -42,6 +42,10 @@ type RunningServer =
     /// False once shutdown has begun.
     member IsReady: bool
 
+    /// A connection with no socket whose bytes are `stream`'s, counted and limited as one
+    /// accepted; false when refused (stopping, or past MaxConnections): the caller closes it.
+    member internal AdmitStream: stream: IO.Stream * peer: EndPoint -> bool
+
     interface IDisposable
 
 [<RequireQualifiedAccess>]
@@ -50,6 +54,10 @@ module Server =
     /// ArgumentException for an option out of range, SocketException when an endpoint cannot
     /// be bound (then none stays bound).
     val start: options: ServerOptions -> handler: RequestHandler -> RunningServer
+
+    /// A server with no listener: connections come only through RunningServer.AdmitStream
+    /// (the in-memory test host, Swoop.Testing). Options as `start` (endpoints ignored).
+    val internal startInMemory: options: ServerOptions -> handler: RequestHandler -> RunningServer
 
     /// Starts, prints the addresses, and serves until SIGTERM or Ctrl-C, then shuts down
     /// gracefully (logging each step). Returns the process exit code: 0 after a clean

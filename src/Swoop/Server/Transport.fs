@@ -53,9 +53,11 @@ type internal Transport(pool: BufferPool) =
     let mutable serverStatus = 0
     let mutable serverDone = TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously)
     let mutable flightWaiter: TaskCompletionSource = null
-    // TLS over the socket (null: plain). Every receive and send below goes through it when
-    // set; sendfile does not (see CanSendFile).
-    let mutable secure: SslStream = null
+    // The stream the bytes go through instead of the socket: TLS over it, or (no socket) an
+    // in-memory connection's. Null: the socket itself. Every receive and send below goes
+    // through it when set; sendfile does not (see CanSendFile).
+    let mutable stream: IO.Stream = null
+    let mutable tls = false
 
     /// The connection's socket.
     member _.Descriptor = descriptor
@@ -70,8 +72,18 @@ type internal Transport(pool: BufferPool) =
     /// `onLoops`: a descriptor waits on Swoop's event loops (continuations run inline).
     member t.Attach(socket: Socket, accepted: OwnedDescriptor, onLoops: bool) =
         if isNull socket then descriptor.Attach(accepted, onLoops) else descriptor.Attach socket
+        t.Renew()
+
+    /// Takes a connection with no socket: its bytes are `over`'s (the in-memory test host).
+    member t.AttachStream(over: IO.Stream, peer: Net.EndPoint) =
+        descriptor.AttachStream(over, peer)
+        t.Renew()
+        stream <- over
+
+    member private _.Renew() =
         token <- descriptor.Token
-        secure <- null
+        stream <- null
+        tls <- false
         flight <- 0
         final <- 0
         serverAnswer <- null
@@ -227,14 +239,16 @@ type internal Transport(pool: BufferPool) =
     /// A raw stream of this socket for TLS to run over (see Tls/Handshake.fs).
     member _.RawStream() = new SocketStream(descriptor, receiver, sender, token)
 
-    /// From now on every receive and send goes through `stream` (a finished handshake's).
-    member _.Secure(stream: SslStream) = secure <- stream
+    /// From now on every receive and send goes through `secured` (a finished handshake's).
+    member _.Secure(secured: SslStream) =
+        stream <- secured
+        tls <- true
 
-    /// The TLS stream, or null on a plain connection.
-    member _.SecureStream = secure
+    /// Whether the connection is TLS (https).
+    member _.IsTls = tls
 
-    /// Whether a file may go with sendfile(2): on Swoop's event loops, without TLS.
-    member _.CanSendFile = descriptor.Evented && isNull secure
+    /// Whether a file may go with sendfile(2): on Swoop's event loops, on the socket itself.
+    member _.CanSendFile = descriptor.Evented && isNull stream
 
     /// The socket `expected` names is still this transport's (an upgraded stream's check
     /// before it uses the TLS stream, which carries no token of its own).
@@ -245,20 +259,20 @@ type internal Transport(pool: BufferPool) =
     /// Receives into the free space after InEnd; the caller adds the count to InEnd.
     member t.ReceiveAsync() : ValueTask<int> =
         let free = Memory<byte>(input.Array, input.Offset + t.InEnd, input.Length - t.InEnd)
-        if isNull secure then receiver.Receive(descriptor, token, free) else secure.ReadAsync free
+        if isNull stream then receiver.Receive(descriptor, token, free) else stream.ReadAsync free
 
     /// Receives straight into `buffer` for the socket `expected` names (an upgraded
     /// connection's reads, which may outlive its handler).
     member t.ReceiveInto(expected: int64, buffer: Memory<byte>) : ValueTask<int> =
-        if isNull secure then
+        if isNull stream then
             receiver.Receive(descriptor, expected, buffer)
         else
             t.Check expected
-            secure.ReadAsync buffer
+            stream.ReadAsync buffer
 
     /// Completes when bytes are there to read, without holding a buffer while waiting.
     member t.WaitForDataAsync() : ValueTask<int> =
-        if isNull secure then receiver.Receive(descriptor, token, Memory<byte>.Empty) else secure.ReadAsync(Memory<byte>.Empty)
+        if isNull stream then receiver.Receive(descriptor, token, Memory<byte>.Empty) else stream.ReadAsync(Memory<byte>.Empty)
 
     /// Room to write at least `size` bytes at the end of the output; then call Advance.
     member _.OutputSpan(size: int) : Span<byte> = output.GetSpan size
@@ -523,11 +537,11 @@ type internal Transport(pool: BufferPool) =
 
     /// One send of what it can of `chunk` (all of it over TLS: records go whole).
     member private t.SendChunk(expected: int64, chunk: ReadOnlyMemory<byte>) : ValueTask<int> =
-        if isNull secure then
+        if isNull stream then
             sender.Send(descriptor, expected, chunk)
         else
             t.Check expected
-            let writing = secure.WriteAsync chunk
+            let writing = stream.WriteAsync chunk
 
             if writing.IsCompletedSuccessfully then
                 ValueTask<int>(chunk.Length)
@@ -699,10 +713,10 @@ type internal Transport(pool: BufferPool) =
 
     /// Gives every buffer back (connection closed).
     member t.ReleaseAll() =
-        if not (isNull secure) then
-            let s = secure
-            secure <- null
-            // Its own buffers back to the pool; its socket stream owns nothing.
+        if not (isNull stream) then
+            let s = stream
+            stream <- null
+            // TLS: its own buffers back to the pool (its socket stream owns nothing).
             try s.Dispose() with _ -> ()
 
         receiver.Clear()

@@ -1,0 +1,74 @@
+/// Two ends of an in-memory connection: what one end writes, the other reads, through a pipe
+/// each way with the socket's kind of backpressure (a writer waits while 64 KiB are unread).
+/// Disposing an end ends both of its directions: the other end reads its end of stream.
+namespace Swoop.Testing
+
+open System
+open System.IO
+open System.IO.Pipelines
+open System.Threading
+open System.Threading.Tasks
+
+[<Sealed>]
+type internal MemoryEnd(reader: PipeReader, writer: PipeWriter) =
+    inherit Stream()
+    let input = reader.AsStream()
+    let output = writer.AsStream()
+    let mutable disposed = 0
+
+    static let synchronous () : 'T =
+        raise (NotSupportedException "an in-memory connection is read and written asynchronously")
+
+    override _.CanRead = true
+    override _.CanWrite = true
+    override _.CanSeek = false
+    override _.Length = synchronous ()
+
+    override _.Position
+        with get () = synchronous ()
+        and set (_: int64) = synchronous ()
+
+    override _.Seek(_: int64, _: SeekOrigin) : int64 = synchronous ()
+    override _.SetLength(_: int64) = synchronous ()
+    override _.Flush() = ()
+    override _.FlushAsync(_: CancellationToken) = Task.CompletedTask
+    override _.Read(_: byte[], _: int, _: int) : int = synchronous ()
+    override _.Write(_: byte[], _: int, _: int) = synchronous ()
+
+    override _.ReadAsync(buffer: Memory<byte>, cancellation: CancellationToken) : ValueTask<int> =
+        if buffer.Length = 0 then
+            // A wait for bytes (the server's idle wait): done once some are there, or the end.
+            ValueTask<int>(
+                task {
+                    let! result = reader.ReadAsync cancellation
+                    // Nothing consumed, nothing examined: the bytes stay for the next read.
+                    reader.AdvanceTo result.Buffer.Start
+                    return 0
+                }
+            )
+        else
+            input.ReadAsync(buffer, cancellation)
+
+    override this.ReadAsync(buffer: byte[], offset: int, count: int, cancellation: CancellationToken) : Task<int> =
+        this.ReadAsync(Memory<byte>(buffer, offset, count), cancellation).AsTask()
+
+    override _.WriteAsync(buffer: ReadOnlyMemory<byte>, cancellation: CancellationToken) : ValueTask =
+        output.WriteAsync(buffer, cancellation)
+
+    override this.WriteAsync(buffer: byte[], offset: int, count: int, cancellation: CancellationToken) : Task =
+        this.WriteAsync(ReadOnlyMemory<byte>(buffer, offset, count), cancellation).AsTask()
+
+    override _.Dispose(disposing: bool) =
+        if disposing && Interlocked.Exchange(&disposed, 1) = 0 then
+            reader.Complete()
+            writer.Complete()
+
+        base.Dispose disposing
+
+[<RequireQualifiedAccess>]
+module internal MemoryConnection =
+    /// A new connection: (the client's end, the server's end).
+    let create () =
+        let toServer = Pipe()
+        let toClient = Pipe()
+        new MemoryEnd(toClient.Reader, toServer.Writer), new MemoryEnd(toServer.Reader, toClient.Writer)
