@@ -145,4 +145,7 @@ module LogEvents =
     let EnvironmentVariableIgnored = 81
 
     [<Literal>]
+    let AuthenticationFailed = 90
+
+    [<Literal>]
     let Request = 100
