@@ -69,8 +69,16 @@ type JwtBearer(options: JwtBearerOptions) =
             JwksCache(url, client, options.JwksRefresh, options.JwksMinimumRefetch, TimeProvider.System, parametersFor)
         | SigningKeys.Keys _ -> Unchecked.defaultof<JwksCache>
 
-    let refuse (error: exn) =
-        AuthenticateResult.Failure { Error = "invalid_token"; Description = TokenFailures.describe error }
+    let refuse (token: string) (error: exn) =
+        let description =
+            match error with
+            | :? SecurityTokenInvalidSignatureException ->
+                match TokenFailures.disallowedAlgorithm options.Algorithms token with
+                | null -> TokenFailures.describe error
+                | alg -> "the token's signing algorithm (" + alg + ") is not accepted here"
+            | _ -> TokenFailures.describe error
+
+        AuthenticateResult.Failure { Error = "invalid_token"; Description = description }
 
     let unavailable =
         AuthenticateResult.Failure
@@ -97,11 +105,11 @@ type JwtBearer(options: JwtBearerOptions) =
                         let! fresh = cache.RefetchAsync()
 
                         if isNull fresh || obj.ReferenceEquals(fresh, keys) then
-                            return refuse result.Exception
+                            return refuse token result.Exception
                         else
                             let! again = handler.ValidateTokenAsync(token, fresh.Parameters)
-                            return if again.IsValid then success again else refuse again.Exception
-                    | failure -> return refuse failure
+                            return if again.IsValid then success again else refuse token again.Exception
+                    | failure -> return refuse token failure
         }
 
     member _.Options = options

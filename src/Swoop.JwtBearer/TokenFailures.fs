@@ -3,10 +3,20 @@
 module internal Swoop.JwtBearer.TokenFailures
 
 open System
+open Microsoft.IdentityModel.JsonWebTokens
 open Microsoft.IdentityModel.Tokens
 
 let private utc (time: DateTime) =
     DateTime.SpecifyKind(time, DateTimeKind.Utc).ToString("yyyy-MM-ddTHH:mm:ssZ", Globalization.CultureInfo.InvariantCulture)
+
+/// The `alg` of the token's header when the options do not allow it (IdentityModel reports
+/// such a token as a bad signature), else null. Read only for a refused token.
+let disallowedAlgorithm (allowed: string list) (token: string) =
+    try
+        let alg = JsonWebToken(token).Alg
+        if List.contains alg allowed then null else alg
+    with _ ->
+        null
 
 /// The description of a refusal (the order matters: several are subtypes of others).
 let describe (failure: exn) : string =
@@ -22,4 +32,5 @@ let describe (failure: exn) : string =
     | :? SecurityTokenInvalidSignatureException -> "the token's signature is not valid"
     | :? SecurityTokenMalformedException -> "the token is not a well-formed JWT"
     | :? SecurityTokenReplayDetectedException -> "the token was already used"
+    | :? ArgumentException -> "the token is not a well-formed JWT"
     | _ -> "the token is not valid"
