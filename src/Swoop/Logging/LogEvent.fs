@@ -145,6 +145,9 @@ module LogEvents =
     let EnvironmentVariableIgnored = 81
 
     [<Literal>]
+    let AuthenticationFailed = 90
+
+    [<Literal>]
     let CertificateReloaded = 95
 
     [<Literal>]

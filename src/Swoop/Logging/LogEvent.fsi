@@ -121,6 +121,10 @@ module LogEvents =
     /// (Debug; Variable).
     [<Literal>]
     val EnvironmentVariableIgnored: int = 81
+    /// 90: a request's credentials were refused (a bad, expired or tampered token or login
+    /// cookie): answered as anonymous (Debug; Scheme, Error, Reason, Method, Path).
+    [<Literal>]
+    val AuthenticationFailed: int = 90
     /// 95: a TLS certificate was loaded again after its files changed (Information; File, Subject, NotAfter).
     [<Literal>]
     val CertificateReloaded: int = 95

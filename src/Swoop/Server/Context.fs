@@ -31,6 +31,8 @@ type HttpContext
     let mutable scheme: string = null
     let mutable bodyStream: Stream = null
     let mutable items: Collections.Generic.Dictionary<string, obj> = null
+    // Null until an authentication handler sets it or someone reads it (see User).
+    let mutable user: Security.Claims.ClaimsPrincipal = null
     // RequestAborted (see RequestAbort.fs).
     let abort = RequestAbort(transport)
     // The connection after a 101 (null: not upgraded).
@@ -272,6 +274,14 @@ type HttpContext
 
         items
 
+    member _.User
+        with get () =
+            if isNull user then
+                user <- Security.Claims.ClaimsPrincipal(Security.Claims.ClaimsIdentity())
+
+            user
+        and set (v: Security.Claims.ClaimsPrincipal) = user <- v
+
     // ---- response ----
 
     member _.StatusCode
@@ -471,6 +481,7 @@ type HttpContext
         rawPath <- null
         clientAddress <- null
         scheme <- null
+        user <- null
         this.RouteTemplate <- null
 
         // A source that fired (or will: an abort is queued) is not reused.

@@ -130,6 +130,12 @@ type HttpContext =
     /// before the next request on the connection). Example: `ctx.Items["user"] <- user`.
     member Items: Collections.Generic.IDictionary<string, obj>
 
+    /// Who the client is, as an authentication handler established it (see Swoop.Auth): an
+    /// anonymous principal (`User.Identity.IsAuthenticated` false) unless one was set; reset
+    /// for each request. The anonymous one is made only when read.
+    /// Example: `ctx.User.FindFirst(ClaimTypes.Name)`.
+    member User: Security.Claims.ClaimsPrincipal with get, set
+
     // ---- response ----
 
     /// The response status code (200 to 999); 200 unless set.

@@ -117,6 +117,21 @@ type internal ServerLog(queue: LogQueue, minimum: LogLevel, ownsQueue: bool) =
             null
         )
 
+    /// `reason`: raw; escaped here.
+    member l.AuthenticationFailed(scheme: string, error: string, reason: string, method: string, path: string) =
+        l.Post(
+            LogLevel.Debug,
+            LogEvents.AuthenticationFailed,
+            "AuthenticationFailed",
+            "{Scheme} credentials refused on {Method} {Path}: {Error}, {Reason}",
+            [| field "Scheme" (LogText.escape scheme)
+               field "Error" (LogText.escape error)
+               field "Reason" (LogText.escape reason)
+               field "Method" (LogText.escape method)
+               field "Path" (LogText.escape path) |],
+            null
+        )
+
     member l.HandlerFailed(method: string, path: string, error: exn) =
         l.Post(
             LogLevel.Error,

@@ -1,0 +1,149 @@
+namespace Swoop.Auth
+
+open System
+open System.Buffers
+open System.Security.Claims
+open System.Text
+open System.Text.Json
+open System.Threading.Tasks
+open Swoop
+open Swoop.Web
+open Swoop.Site
+
+[<RequireQualifiedAccess>]
+module CookieAuthenticationDefaults =
+    [<Literal>]
+    let AuthenticationScheme = "Cookies"
+
+/// The login cookie's payload: the identity's claims as compact JSON, with when it was
+/// issued (for sliding renewal). The key ring adds the expiry and the signature.
+module internal LoginTicket =
+    let write (identity: ClaimsIdentity) (authenticationType: string) (issued: DateTimeOffset) =
+        let buffer = ArrayBufferWriter<byte>(256)
+        use w = new Utf8JsonWriter(buffer)
+        w.WriteStartObject()
+        w.WriteString("a", authenticationType)
+        w.WriteString("n", identity.NameClaimType)
+        w.WriteString("r", identity.RoleClaimType)
+        w.WriteNumber("i", issued.ToUnixTimeSeconds())
+        w.WriteStartArray "c"
+
+        for claim in identity.Claims do
+            w.WriteStartArray()
+            w.WriteStringValue claim.Type
+            w.WriteStringValue claim.Value
+            w.WriteEndArray()
+
+        w.WriteEndArray()
+        w.WriteEndObject()
+        w.Flush()
+        Encoding.UTF8.GetString buffer.WrittenSpan
+
+    /// The principal and when it was issued; None when the JSON is not a ticket.
+    let read (json: string) : (ClaimsPrincipal * DateTimeOffset) option =
+        try
+            use doc = JsonDocument.Parse json
+            let root = doc.RootElement
+            let text (name: string) = root.GetProperty(name).GetString()
+
+            let claims =
+                [ for pair in root.GetProperty("c").EnumerateArray() -> Claim(pair[0].GetString(), pair[1].GetString()) ]
+
+            let identity = ClaimsIdentity(claims, text "a", text "n", text "r")
+            Some(ClaimsPrincipal identity, DateTimeOffset.FromUnixTimeSeconds(root.GetProperty("i").GetInt64()))
+        with
+        | :? JsonException
+        | :? InvalidOperationException
+        | :? Collections.Generic.KeyNotFoundException
+        | :? IndexOutOfRangeException
+        | :? ArgumentException -> None
+
+[<Sealed; Class>]
+type CookieAuthentication
+    (
+        ring: KeyRing,
+        ?name: string,
+        ?cookieName: string,
+        ?cookieOptions: CookieOptions,
+        ?lifetime: TimeSpan,
+        ?slidingExpiration: bool,
+        ?loginPath: string,
+        ?timeProvider: TimeProvider
+    ) =
+    inherit AuthenticationScheme(defaultArg name CookieAuthenticationDefaults.AuthenticationScheme)
+
+    let options = defaultArg cookieOptions { CookieOptions.defaults with Secure = true }
+    let cookieName = defaultArg cookieName (if options.Secure then "__Host-auth" else "auth")
+    let lifetime = defaultArg lifetime (TimeSpan.FromDays 14.0)
+    let sliding = defaultArg slidingExpiration true
+    let clock = defaultArg timeProvider TimeProvider.System
+    let schemeName = defaultArg name CookieAuthenticationDefaults.AuthenticationScheme
+
+    do
+        if lifetime <= TimeSpan.Zero then
+            invalidArg "lifetime" "a login cookie's lifetime must be positive"
+
+        // Checked now rather than at the first sign-in (a __Host- name needs Secure, Path=/...).
+        Cookie.header cookieName "x" options |> ignore
+
+        match loginPath with
+        | Some path when not (path.StartsWith "/") -> invalidArg "loginPath" "the login path must start with '/'"
+        | _ -> ()
+
+    let deleteOptions = { options with MaxAge = None; Expires = None }
+
+    let issue (ctx: HttpContext) (identity: ClaimsIdentity) (authenticationType: string) =
+        let now = clock.GetUtcNow()
+        let token = ring.Protect(cookieName, LoginTicket.write identity authenticationType now, now.Add lifetime)
+        let header = Cookie.header cookieName token { options with MaxAge = Some lifetime }
+
+        if header.Length > 4096 then
+            invalidArg "user" "the login cookie would pass 4096 bytes (browsers drop it): sign in with fewer claims"
+
+        ctx.AddHeader("Set-Cookie", header)
+
+    let refused =
+        AuthenticateResult.Failure
+            { Error = "invalid_cookie"
+              Description = "the login cookie is not valid: tampered with, expired, or signed with a key this site no longer has" }
+
+    let authenticate (ctx: HttpContext) =
+        match ctx.GetCookieValue cookieName with
+        | None
+        | Some "" -> AuthenticateResult.NoResult
+        | Some token ->
+            let now = clock.GetUtcNow()
+
+            match ring.UnprotectAt(cookieName, token, now) |> Option.bind LoginTicket.read with
+            | None -> refused
+            | Some(user, issued) ->
+                // Renewed past half its life (ASP.NET Core's rule), so an active user stays in.
+                if sliding && now - issued > lifetime / 2.0 && not ctx.HasStarted then
+                    let identity = user.Identity :?> ClaimsIdentity
+                    issue ctx identity identity.AuthenticationType
+
+                AuthenticateResult.Success user
+
+    member _.CookieName = cookieName
+
+    override _.AuthenticateAsync(ctx: HttpContext) = ValueTask<AuthenticateResult>(authenticate ctx)
+
+    override this.Challenge(ctx: HttpContext, failure: AuthenticationFailure option) =
+        match loginPath with
+        | Some path when Accept.prefersHtml (Accept.header ctx) ->
+            let back = if ctx.QueryString = "" then ctx.Path else ctx.Path + "?" + ctx.QueryString
+            ctx.StatusCode <- 302
+            ctx.SetHeader("Location", path + (if path.Contains '?' then "&" else "?") + "ReturnUrl=" + Uri.EscapeDataString back)
+        | _ -> base.Challenge(ctx, failure)
+
+    override _.SignIn(ctx: HttpContext, user: ClaimsPrincipal) =
+        match user.Identity with
+        | :? ClaimsIdentity as identity ->
+            let authenticationType =
+                if String.IsNullOrEmpty identity.AuthenticationType then schemeName else identity.AuthenticationType
+
+            issue ctx identity authenticationType
+        | _ -> invalidArg "user" "signing in needs a ClaimsIdentity"
+
+    override _.SignOut(ctx: HttpContext) =
+        ctx.AddHeader("Set-Cookie", Cookie.deleteHeader cookieName deleteOptions)

@@ -1,0 +1,71 @@
+namespace Swoop.Auth
+
+open System
+open System.Security.Claims
+open System.Threading.Tasks
+open Swoop
+open Swoop.Site
+
+/// The scheme name ASP.NET Core's cookie login uses, for ported code.
+[<RequireQualifiedAccess>]
+module CookieAuthenticationDefaults =
+    /// "Cookies".
+    [<Literal>]
+    val AuthenticationScheme: string = "Cookies"
+
+/// Cookie login: the signed-in user's claims kept in a cookie signed by the key ring
+/// (HMAC-SHA256, see KeyRing), which the browser cannot change. Sign in sets it, sign out
+/// deletes it, and each request it comes with is authenticated by its signature alone (no
+/// server-side session). A tampered, expired or foreign cookie is refused (logged at Debug),
+/// and the request is anonymous. Keep the claims few: the cookie must stay under 4 KB.
+///
+/// Defaults fit production: HttpOnly, Secure, SameSite=Lax, Path=/, named "__Host-auth"
+/// (browsers then refuse it from a subdomain or over plain HTTP), 14 days, sliding (a cookie
+/// past half its life is renewed by the next request). Over plain HTTP in development, give
+/// `cookieOptions = { CookieOptions.defaults with Secure = false }` (the cookie is then "auth").
+///
+/// Example:
+/// ```fsharp
+/// let cookies = CookieAuthentication(ring, loginPath = "/login")
+/// let login = handleContext (fun ctx -> task {
+///     let user = ClaimsPrincipal(ClaimsIdentity([ Claim(ClaimTypes.Name, "ada") ], "password"))
+///     do! ctx.SignInAsync("Cookies", user)
+///     return! redirectTo false "/" earlyReturn ctx })
+/// ```
+[<Sealed; Class>]
+type CookieAuthentication =
+    inherit AuthenticationScheme
+
+    /// A cookie login signed by `ring`. `name`: the scheme's name ("Cookies");
+    /// `cookieName`: "__Host-auth" when Secure, else "auth"; `cookieOptions`: HttpOnly, Secure,
+    /// SameSite=Lax, Path=/ (`CookieOptions.defaults` with Secure); `lifetime`: 14 days;
+    /// `slidingExpiration`: true; `loginPath`: where a browser is sent by `challenge`, with
+    /// `?ReturnUrl=` the page it asked for (none: 401 for everyone); `timeProvider`: the
+    /// clock (tests). Raises ArgumentException for options browsers would refuse.
+    new:
+        ring: KeyRing *
+        ?name: string *
+        ?cookieName: string *
+        ?cookieOptions: CookieOptions *
+        ?lifetime: TimeSpan *
+        ?slidingExpiration: bool *
+        ?loginPath: string *
+        ?timeProvider: TimeProvider ->
+            CookieAuthentication
+
+    /// The cookie's name. Example: "__Host-auth".
+    member CookieName: string
+
+    /// Reads and checks the login cookie; renews it when sliding and past half its life.
+    override AuthenticateAsync: ctx: HttpContext -> ValueTask<AuthenticateResult>
+
+    /// A browser (Accept prefers text/html) to the login page with 302 when there is one;
+    /// otherwise 401, `WWW-Authenticate: <name>`, and a problem answer.
+    override Challenge: ctx: HttpContext * failure: AuthenticationFailure option -> unit
+
+    /// Sets the login cookie holding the first identity's claims (its authentication type,
+    /// name and role claim types kept). Raises ArgumentException when it would pass 4096 bytes.
+    override SignIn: ctx: HttpContext * user: ClaimsPrincipal -> unit
+
+    /// Deletes the login cookie.
+    override SignOut: ctx: HttpContext -> unit
