@@ -6,8 +6,12 @@ open Microsoft.Extensions.Logging
 open Swoop
 
 [<Sealed>]
-type internal MicrosoftSink(server: ILogger, access: ILogger) =
+type internal MicrosoftSink(server: ILogger, access: ILogger, factory: ILoggerFactory) =
     static let formatter = Func<LogState, exn, string>(fun state _ -> state.Event.Message)
+
+    /// The factory the sink was made from (null: made from one logger): handlers' loggers
+    /// come from it when the app's services have none.
+    member _.Factory = factory
 
     interface ILogSink with
         member _.IsEnabled(level: Swoop.LogLevel) =
@@ -23,6 +27,6 @@ type internal MicrosoftSink(server: ILogger, access: ILogger) =
 [<RequireQualifiedAccess>]
 module LoggerSink =
     let create (factory: ILoggerFactory) : ILogSink =
-        MicrosoftSink(factory.CreateLogger "Swoop.Server", factory.CreateLogger "Swoop.AccessLog")
+        MicrosoftSink(factory.CreateLogger "Swoop.Server", factory.CreateLogger "Swoop.AccessLog", factory)
 
-    let ofLogger (logger: ILogger) : ILogSink = MicrosoftSink(logger, logger)
+    let ofLogger (logger: ILogger) : ILogSink = MicrosoftSink(logger, logger, null)

@@ -3,6 +3,13 @@ namespace Swoop.Logging
 open Microsoft.Extensions.Logging
 open Swoop
 
+/// The sink `create` and `ofLogger` make; `Factory` is create's factory (null for ofLogger).
+[<Sealed>]
+type internal MicrosoftSink =
+    new: server: ILogger * access: ILogger * factory: ILoggerFactory -> MicrosoftSink
+    member Factory: ILoggerFactory
+    interface ILogSink
+
 /// Swoop's log sink over Microsoft.Extensions.Logging.
 [<RequireQualifiedAccess>]
 module LoggerSink =

@@ -106,6 +106,7 @@ type RequestView =
 [<Sealed>]
 type ResponseView(ctx: HttpContext) =
     let headers = ResponseHeadersView ctx
+    let cookies = ResponseCookies ctx
 
     member _.StatusCode
         with get () = ctx.StatusCode
@@ -116,6 +117,7 @@ type ResponseView(ctx: HttpContext) =
         and set (value: string) = ctx.ContentType <- value
 
     member _.Headers = headers
+    member _.Cookies = cookies
     member _.HasStarted = ctx.HasStarted
 
     member _.WriteAsync(text: string) : Task =
@@ -126,8 +128,35 @@ type ResponseView(ctx: HttpContext) =
         ctx.StatusCode <- (if defaultArg permanent false then 301 else 302)
         ctx.SetHeader("Location", location)
 
+/// What `ctx.RequestServices` is when the app supplied none: it has no service.
+[<Sealed>]
+type internal NoServices() =
+    static member val Instance = NoServices()
+
+    interface IServiceProvider with
+        member _.GetService(_: Type) = null
+
 [<AutoOpen>]
 module ContextExtensions =
+    /// The services of this request (see WebOptions.Services), found once per connection.
+    let private requestServices (ctx: HttpContext) : IServiceProvider =
+        let state = RequestState.Of ctx
+
+        match state.Services with
+        | null ->
+            let services: IServiceProvider =
+                match state.Options.Services with
+                | None -> NoServices.Instance
+                | Some(:? IRequestServicesFactory as factory) ->
+                    let perRequest = factory.CreateForConnection()
+                    state.RequestServices <- perRequest
+                    perRequest
+                | Some provider -> provider
+
+            state.Services <- services
+            services
+        | services -> services
+
     let private written (ctx: HttpContext) (contentType: string) (bytes: ReadOnlySpan<byte>) =
         if not (isNull contentType) then ctx.ContentType <- contentType
         ctx.Write bytes
@@ -144,6 +173,19 @@ module ContextExtensions =
                 let view = ResponseView ctx
                 state.ResponseView <- view
                 view
+
+        member ctx.RequestServices: IServiceProvider = requestServices ctx
+
+        member ctx.GetService<'T>() : 'T =
+            match (requestServices ctx).GetService typeof<'T> with
+            | :? 'T as service -> service
+            | _ ->
+                let name = typeof<'T>.FullName
+
+                if (RequestState.Of ctx).Options.Services.IsNone then
+                    invalidOp ("no service of type " + name + ": the app has no services (WebOptions.Services)")
+                else
+                    invalidOp ("no service of type " + name + " is registered in the app's services")
 
         member ctx.TryGetRequestHeader(key: string) : string option =
             let values = HeaderValues(ctx, key)

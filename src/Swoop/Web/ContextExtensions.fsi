@@ -79,6 +79,8 @@ type ResponseView =
     member StatusCode: int with get, set
     member ContentType: string with get, set
     member Headers: ResponseHeadersView
+    /// Set-Cookie headers as ASP.NET Core writes them. Example: `ctx.Response.Cookies.Append("theme", "dark")`.
+    member Cookies: ResponseCookies
     /// Whether the head was sent.
     member HasStarted: bool
     /// Appends UTF-8 text to the body. Example: `ctx.Response.WriteAsync "hi"`.
@@ -97,6 +99,14 @@ module ContextExtensions =
         member Request: RequestView
         /// ASP.NET Core's `ctx.Response`, for the members ported code writes most.
         member Response: ResponseView
+
+        /// The services of this request (WebOptions.Services; per request when the app's
+        /// provider makes them so, as Swoop.DependencyInjection's does). With no services, a
+        /// provider that has none. Example: `ctx.RequestServices.GetService typeof<IClock>`.
+        member RequestServices: System.IServiceProvider
+        /// A service of the app's (Giraffe's `ctx.GetService`); raises InvalidOperationException
+        /// naming the type when there is none. Example: `let clock = ctx.GetService<IClock>()`.
+        member GetService<'T> : unit -> 'T
 
         /// A request header's values joined with ",", or None. Example: `ctx.TryGetRequestHeader "X-Key"`.
         member TryGetRequestHeader: key: string -> string option

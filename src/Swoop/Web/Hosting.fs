@@ -129,9 +129,37 @@ module Web =
 
             state.Cleanup <- []
 
+    /// Whether the request made per-request services (a scope) that must be ended.
+    let inline private servicesInUse (state: RequestState) =
+        not (isNull state.RequestServices) && state.RequestServices.InUse
+
+    /// Waits for the end of the request's services; a failure there is logged, never made
+    /// the request's (its answer is made).
+    let private awaitServicesEnd (ctx: HttpContext) (ended: ValueTask) : Task =
+        task {
+            try
+                do! ended
+            with e ->
+                let log = if isNull ctx.Log then ServerLog.Shared else ctx.Log
+                if log.IsEnabled LogLevel.Error then log.HandlerFailed(ctx.MethodName, ctx.Path, e)
+        }
+
+    /// Ends the request's services (disposes its scope): no task when that is synchronous.
+    let private endServices (ctx: HttpContext) (state: RequestState) : ValueTask =
+        let ended =
+            try
+                state.RequestServices.EndRequestAsync()
+            with e ->
+                ValueTask.FromException e
+
+        if ended.IsCompletedSuccessfully then ValueTask.CompletedTask
+        else ValueTask(awaitServicesEnd ctx ended)
+
     let private finishAsync (ctx: HttpContext) (state: RequestState) (pending: Task<bool>) : ValueTask =
         ValueTask(
             task {
+                state.Unanswered <- null
+
                 try
                     state.Failure <- null
 
@@ -143,11 +171,19 @@ module Web =
 
                     if not (isNull state.Failure) then
                         let! answered = recoverAsync ctx state state.Failure
-                        let failure = state.Failure
+                        if not answered then state.Unanswered <- state.Failure
                         state.Failure <- null
-                        if not answered then ExceptionDispatchInfo.Throw failure
                 finally
                     cleanup state
+
+                // After the handler and the error handler, streams included: the response ended.
+                if servicesInUse state then
+                    do! endServices ctx state
+
+                if not (isNull state.Unanswered) then
+                    let failure = state.Unanswered
+                    state.Unanswered <- null
+                    ExceptionDispatchInfo.Throw failure
             }
             :> Task
         )
@@ -212,7 +248,8 @@ module Web =
                 if pending.IsCompletedSuccessfully then
                     if not pending.Result then unhandled ctx state
                     if not state.Cleanup.IsEmpty then cleanup state
-                    ValueTask.CompletedTask
+
+                    if servicesInUse state then endServices ctx state else ValueTask.CompletedTask
                 else
                     finishAsync ctx state pending
 

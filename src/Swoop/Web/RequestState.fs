@@ -92,6 +92,11 @@ type WebOptions =
         /// `*/*`, none) get problem+json whatever this is. Default: Swoop's page
         /// (ErrorPage.standard); None: problem+json for every client.
         HtmlErrorPage: (HttpContext -> ProblemDetails -> string) option
+        /// The app's services, what `ctx.GetService` and `ctx.RequestServices` resolve from
+        /// (Swoop.DependencyInjection's `Services.provider`, or any IServiceProvider). One that
+        /// is also an IRequestServicesFactory gets services per request, ended when the
+        /// response ends. None (the default): handlers take their dependencies as arguments.
+        Services: IServiceProvider option
     }
 
 module WebOptions =
@@ -114,7 +119,8 @@ module WebOptions =
           FormBinding = BindingOptions.strict
           Negotiation = None
           ErrorHandler = None
-          HtmlErrorPage = Some(fun _ problem -> ErrorPage.standard problem) }
+          HtmlErrorPage = Some(fun _ problem -> ErrorPage.standard problem)
+          Services = None }
 
 [<Sealed; AllowNullLiteral>]
 type internal RequestState(options: WebOptions) =
@@ -136,6 +142,8 @@ type internal RequestState(options: WebOptions) =
     member val Handled = false with get, set
     /// What a handler that did not finish at once failed with (a field for the same reason).
     member val Failure: exn = null with get, set
+    /// A failure no one answered, rethrown for the server once the request's services ended.
+    member val Unanswered: exn = null with get, set
     /// Route values of the matched route: start and length pairs in `Path`.
     member val Captures: int[] = Array.zeroCreate 16 with get, set
     member val Query: obj = null with get, set
@@ -146,6 +154,10 @@ type internal RequestState(options: WebOptions) =
     member val Cleanup: (unit -> unit) list = [] with get, set
     /// `ctx.Response` (ContextExtensions), made once per connection.
     member val ResponseView: obj = null with get, set
+    /// What `ctx.RequestServices` gives, found on its first use on the connection (null until).
+    member val Services: IServiceProvider = null with get, set
+    /// The connection's per-request services, when the app's provider makes them (else null).
+    member val RequestServices: IRequestServices = null with get, set
 
     /// Candidate routes, as a stack: each route table pushes its own above what an outer
     /// table (still running) pushed, and pops them when done.
