@@ -78,6 +78,7 @@ let private references () =
         "Microsoft.IdentityModel.Logging"
         "Swoop.DependencyInjection"
         "Swoop.Settings"
+        "Swoop.Testing"
         "Giraffe.ViewEngine"
         "Microsoft.Extensions.Logging.Abstractions"
         "Microsoft.Extensions.Logging"

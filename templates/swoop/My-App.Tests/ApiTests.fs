@@ -1,5 +1,6 @@
-/// The app on a real socket: each test starts it on a free port with an empty store and
-/// calls it with HttpClient, as a client would.
+/// The app through Swoop's in-memory test host: each test serves it with an empty store and
+/// calls it with HttpClient, through the same parser and response writer as over a socket
+/// (no port; thousands of tests stay quick).
 module My_App.Tests.ApiTests
 
 open System
@@ -12,23 +13,22 @@ open System.Threading.Tasks
 open Xunit
 open Swoop
 open Swoop.Web
+open Swoop.Testing
 open My_App.Api
 
 let private jsonBody (json: string) =
     new StringContent(json, Encoding.UTF8, "application/json")
 
 type ApiTests() =
-    let server =
-        Server.start { ServerOptions.defaults with Port = 0 } (Web.handler WebOptions.defaults (app (TodoStore())))
-
-    let client = new HttpClient(BaseAddress = Uri(sprintf "http://127.0.0.1:%d" server.Port))
+    let server = TestServer.Create(app (TodoStore()))
+    let client = server.CreateClient()
 
     interface IAsyncLifetime with
         member _.InitializeAsync() = Task.CompletedTask
 
         member _.DisposeAsync() =
             client.Dispose()
-            server.StopAsync()
+            (server :> IAsyncDisposable).DisposeAsync().AsTask()
 
     [<Fact>]
     member _.``GET /hello/{name} greets by name``() =

@@ -5,6 +5,7 @@ open System.Net.Http
 open Xunit
 open Swoop
 open Swoop.Web
+open Swoop.Testing
 
 type User = { Id: int; Name: string }
 
