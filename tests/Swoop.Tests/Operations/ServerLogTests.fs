@@ -25,7 +25,7 @@ let ``start, a handler failure and each shutdown step are events with their fiel
     server.StopAsync().Wait()
 
     let started = sink.WithId LogEvents.Started |> List.exactlyOne
-    Assert.Equal("127.0.0.1:" + string server.Port, string (fieldOf started "Endpoints"))
+    Assert.Equal("http://127.0.0.1:" + string server.Port, string (fieldOf started "Endpoints"))
 
     let failed = sink.WithId LogEvents.HandlerFailed |> List.exactlyOne
     Assert.Equal(LogLevel.Error, failed.Level)
