@@ -35,19 +35,34 @@ type internal MemoryEnd(reader: PipeReader, writer: PipeWriter) =
     override _.Read(_: byte[], _: int, _: int) : int = synchronous ()
     override _.Write(_: byte[], _: int, _: int) = synchronous ()
 
-    override _.ReadAsync(buffer: Memory<byte>, cancellation: CancellationToken) : ValueTask<int> =
-        if buffer.Length = 0 then
-            // A wait for bytes (the server's idle wait): done once some are there, or the end.
-            ValueTask<int>(
-                task {
-                    let! result = reader.ReadAsync cancellation
-                    // Nothing consumed, nothing examined: the bytes stay for the next read.
-                    reader.AdvanceTo result.Buffer.Start
-                    return 0
-                }
-            )
+    /// Ends as a socket's read does when its own side closed it: the end of stream (0), not a
+    /// failure; an empty buffer waits for bytes (the server's idle wait).
+    override this.ReadAsync(buffer: Memory<byte>, cancellation: CancellationToken) : ValueTask<int> =
+        if Volatile.Read(&disposed) = 1 then
+            ValueTask<int>(0)
         else
-            input.ReadAsync(buffer, cancellation)
+            let reading = if buffer.Length = 0 then this.WaitAsync cancellation else input.ReadAsync(buffer, cancellation)
+
+            if reading.IsCompletedSuccessfully then reading else ValueTask<int>(this.EndQuietly reading)
+
+    member private _.WaitAsync(cancellation: CancellationToken) : ValueTask<int> =
+        ValueTask<int>(
+            task {
+                let! result = reader.ReadAsync cancellation
+                // Nothing consumed, nothing examined: the bytes stay for the next read.
+                reader.AdvanceTo result.Buffer.Start
+                return 0
+            }
+        )
+
+    member private _.EndQuietly(reading: ValueTask<int>) : Task<int> =
+        task {
+            try
+                return! reading
+            with
+            | :? InvalidOperationException
+            | :? ObjectDisposedException when Volatile.Read(&disposed) = 1 -> return 0
+        }
 
     override this.ReadAsync(buffer: byte[], offset: int, count: int, cancellation: CancellationToken) : Task<int> =
         this.ReadAsync(Memory<byte>(buffer, offset, count), cancellation).AsTask()

@@ -162,3 +162,15 @@ let ``a raw handler is served too, and after the server stops a request fails`` 
         let! failure = Assert.ThrowsAnyAsync<HttpRequestException>(fun () -> client.GetStringAsync "/again" :> Task)
         Assert.NotNull failure
     }
+
+[<Fact>]
+let ``stopping with idle keep-alive connections ends them quietly (no connection failure logged)`` () =
+    task {
+        let sink = Swoop.Tests.LogSupport.CapturingSink(LogLevel.Debug)
+        let server = TestServer.Create(app, options = { ServerOptions.defaults with LogSink = Some sink })
+        use client = server.CreateClient()
+        let! _ = Task.WhenAll [ for _ in 1..8 -> client.GetStringAsync "/hello" ]
+        do! (server :> IAsyncDisposable).DisposeAsync()
+        Assert.Empty(sink.WithId LogEvents.ConnectionFailed)
+        Assert.Equal(0, server.Server.ConnectionCount)
+    }
