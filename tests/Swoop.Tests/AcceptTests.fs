@@ -43,7 +43,7 @@ let ``a handler that holds one loop delays no other client's new connection`` ()
 
 [<Fact>]
 let ``connections opened one at a time, as a proxy's upstream pool opens them, are served by every loop`` () =
-    if Environment.ProcessorCount >= 2 && Epoll.available then
+    if Environment.ProcessorCount >= 2 && Epoll.available () then
         let handler = sync (fun ctx -> ctx.WriteString Thread.CurrentThread.Name)
         use server = serve testOptions handler
         let clients = ResizeArray()

@@ -52,7 +52,7 @@ let private registeredAndDrained (client: Socket) (d: Descriptor) (receiver: Soc
 
 [<Fact>]
 let ``a receive waits on a loop, wakes for each request, and never makes a Socket`` () =
-    if Epoll.available then
+    if Epoll.available () then
         let client, d, receiver, _ = evented ()
         use _c = client
         Assert.True d.Evented
@@ -71,7 +71,7 @@ let ``a receive waits on a loop, wakes for each request, and never makes a Socke
 
 [<Fact>]
 let ``a wait for data only leaves the bytes for the receive after it`` () =
-    if Epoll.available then
+    if Epoll.available () then
         let client, d, receiver, _ = evented ()
         use _c = client
         let buffer = registeredAndDrained client d receiver
@@ -87,7 +87,7 @@ let ``a wait for data only leaves the bytes for the receive after it`` () =
 
 [<Fact>]
 let ``bytes signalled before a wait for data are still received after it`` () =
-    if Epoll.available then
+    if Epoll.available () then
         let client, d, receiver, _ = evented ()
         use _c = client
         let buffer = registeredAndDrained client d receiver
@@ -104,7 +104,7 @@ let ``bytes signalled before a wait for data are still received after it`` () =
 
 [<Fact>]
 let ``the client's end wakes a waiting receive with 0`` () =
-    if Epoll.available then
+    if Epoll.available () then
         let client, d, receiver, _ = evented ()
         let pending = receiver.Receive(d, d.Token, Memory(Array.zeroCreate<byte> 16))
         client.Shutdown SocketShutdown.Send
@@ -114,7 +114,7 @@ let ``the client's end wakes a waiting receive with 0`` () =
 
 [<Fact>]
 let ``the client's end signalled with its last bytes: the receive after them sees the end`` () =
-    if Epoll.available then
+    if Epoll.available () then
         let client, d, receiver, _ = evented ()
         let buffer = registeredAndDrained client d receiver
         // Bytes and the end in one edge: a short read takes the bytes; no event follows.
@@ -128,7 +128,7 @@ let ``the client's end signalled with its last bytes: the receive after them see
 
 [<Fact>]
 let ``a close under a wait fails it with OperationAborted, not on the closing thread`` () =
-    if Epoll.available then
+    if Epoll.available () then
         let client, d, receiver, _ = evented ()
         use _c = client
         let pending = receiver.Receive(d, d.Token, Memory(Array.zeroCreate<byte> 16))
@@ -156,7 +156,7 @@ let ``a close under a wait fails it with OperationAborted, not on the closing th
 
 [<Fact>]
 let ``a send bigger than the socket's buffers waits for room and all of it arrives`` () =
-    if Epoll.available then
+    if Epoll.available () then
         let client, d, _, sender = evented ()
         use _c = client
         let total = 8 * 1024 * 1024
@@ -187,7 +187,7 @@ let ``a send bigger than the socket's buffers waits for room and all of it arriv
 
 [<Fact>]
 let ``many connections wait at once, each woken for its own bytes`` () =
-    if Epoll.available then
+    if Epoll.available () then
         let pairs = Array.init 64 (fun _ -> evented ())
         let buffers = Array.init pairs.Length (fun _ -> Array.zeroCreate<byte> 16)
 
@@ -209,7 +209,7 @@ let ``many connections wait at once, each woken for its own bytes`` () =
 
 [<Fact>]
 let ``a send and a receive wait at once on one socket, each woken for its own event`` () =
-    if Epoll.available then
+    if Epoll.available () then
         let client, d, receiver, sender = evented ()
         use _c = client
         // More than the kernel's send and receive buffers can hold together (their autotuned
@@ -243,7 +243,7 @@ let ``a send and a receive wait at once on one socket, each woken for its own ev
 
 [<Fact>]
 let ``a receive a handler left waiting never reads the next socket's bytes`` () =
-    if Epoll.available then
+    if Epoll.available () then
         let first, d, left, _ = evented ()
         let abandoned = left.Receive(d, d.Token, Memory(Array.zeroCreate<byte> 16))
         Assert.False(abandoned.IsCompleted)
@@ -297,7 +297,7 @@ let private acceptNow (listener: Socket) =
 
 [<Fact>]
 let ``an event read for a closed socket never reaches the next socket with its descriptor number`` () =
-    if Epoll.available then
+    if Epoll.available () then
         // The same number again: the next accept right after the close takes the lowest free
         // descriptor (other tests open descriptors too: tried until it happens).
         let mutable checkedOnce = false

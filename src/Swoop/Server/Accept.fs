@@ -178,7 +178,7 @@ type internal Acceptor
     // The listeners the event loops accept on, each with its acceptor (see loopAcceptor).
     let onLoops =
         [| for listener in listeners do
-               if nativeAccept && settings.Inline && Epoll.available && listener.AddressFamily <> AddressFamily.Unix then
+               if nativeAccept && settings.Inline && Epoll.available () && listener.AddressFamily <> AddressFamily.Unix then
                    listener, loopAcceptor listener |]
 
     /// Starts accepting on every listener.

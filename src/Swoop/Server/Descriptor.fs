@@ -84,7 +84,7 @@ type internal Descriptor() =
         socket <- null
         owned <- descriptor
         current <- descriptor
-        evented <- onLoops && Epoll.available
+        evented <- onLoops && Epoll.available ()
 
     member private d.Reset(fd: int) =
         // First: whoever sees the new socket sees its token (see SocketOf).

@@ -33,7 +33,7 @@ module internal Direct =
 
     /// Linux only (the flags' values and errno's are Linux's), and only where libc resolves
     /// (a receive on no descriptor, at start: it fails with EBADF, or the import is missing).
-    let available =
+    let private libc =
         OperatingSystem.IsLinux()
         && BitConverter.IsLittleEndian // the structs below are written as integers
         && (try
@@ -42,6 +42,14 @@ module internal Direct =
                 true
             with _ ->
                 false)
+
+    /// Whether Swoop calls libc itself (and, with Epoll.available, waits on its own event
+    /// loops). False elsewhere than Linux, and once `useRuntimeSockets` was called: every
+    /// socket is then the runtime's, as on macOS and Windows (ServerOptions.RuntimeSockets).
+    let mutable available = libc
+
+    /// From now on, for the whole process: the runtime's sockets only (see `available`).
+    let useRuntimeSockets () = available <- false
 
     /// The socket error a failed call reports, as the runtime would, for the errors that a
     /// retry would not see again (the kernel reports a reset once): otherwise None (would

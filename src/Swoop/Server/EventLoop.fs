@@ -83,7 +83,7 @@ module internal Epoll =
         e
 
     /// Linux on x86-64 or Arm64 (the two layouts above), where libc has epoll.
-    let available =
+    let private epoll =
         Direct.available
         && (x64 || RuntimeInformation.ProcessArchitecture = Architecture.Arm64)
         && (try
@@ -95,6 +95,10 @@ module internal Epoll =
                 probe >= 0
             with _ ->
                 false)
+
+    /// The loops wait: epoll works here and the runtime's sockets were not chosen instead
+    /// (Direct.useRuntimeSockets).
+    let available () = epoll && Direct.available
 
 /// Told by a loop that its descriptor is ready (on the loop's thread), or that it was closed
 /// while a wait was pending (on the closing thread: the waiter must not resume there).

@@ -186,6 +186,12 @@ let all: Setting list =
         Kestrel = "no limit"
         Show = fun o -> string o.MaxConcurrentHandshakes
         Set = map (fun v o -> { o with MaxConcurrentHandshakes = v }) (inRange integer) }
+      { Name = "RuntimeSockets"
+        Value = ""
+        Help = "Linux: the .NET runtime's sockets for every connection, as on macOS and Windows, instead of Swoop's own libc calls and epoll loops."
+        Kestrel = "(always the runtime's)"
+        Show = fun o -> showBool o.RuntimeSockets
+        Set = map (fun v o -> { o with RuntimeSockets = v }) boolean }
       { Name = "InlineCompletions"
         Value = ""
         Help = "Run handlers on the event-loop threads (fastest; handlers must not block). Also --inline / --no-inline."

@@ -281,6 +281,9 @@ module Server =
     /// only through AdmitStream.
     let internal create (options: ServerOptions) (handler: RequestHandler) (listen: bool) =
         ServerOptions.validate options
+
+        if options.RuntimeSockets then
+            Direct.useRuntimeSockets ()
         // The runtime reads this once, at the process's first socket operation; a value the
         // user set in the environment wins over the option.
         let inlineVariable = "DOTNET_SYSTEM_NET_SOCKETS_INLINE_COMPLETIONS"

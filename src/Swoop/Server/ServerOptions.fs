@@ -102,7 +102,8 @@ type ServerOptions =
       TlsCert: string list
       TlsKey: string list
       HandshakeTimeout: TimeSpan
-      MaxConcurrentHandshakes: int }
+      MaxConcurrentHandshakes: int
+      RuntimeSockets: bool }
 
 [<RequireQualifiedAccess>]
 module ServerOptions =
@@ -140,7 +141,8 @@ module ServerOptions =
           TlsCert = []
           TlsKey = []
           HandshakeTimeout = TimeSpan.FromSeconds 10.0
-          MaxConcurrentHandshakes = 1024 }
+          MaxConcurrentHandshakes = 1024
+          RuntimeSockets = false }
 
     let maxDuration = TimeSpan.FromMilliseconds(float Int32.MaxValue)
 

@@ -156,6 +156,10 @@ type ServerOptions =
         /// Most TLS handshakes in progress at once (default 1024); more wait, within
         /// HandshakeTimeout. Handshakes run on the thread pool, never on an event loop.
         MaxConcurrentHandshakes: int
+        /// False (default): on Linux, Swoop calls libc itself and waits on its own epoll event
+        /// loops. True: the .NET runtime's sockets carry every connection, as on macOS and
+        /// Windows (where this is always so), for the whole process from this start on.
+        RuntimeSockets: bool
     }
 
 [<RequireQualifiedAccess>]

@@ -25,9 +25,17 @@ let private freePort () =
     probe.Stop()
     port
 
-[<Fact>]
-let ``samples/Api passes its end-to-end checks (routef, bindings, problem+json, OpenAPI) under the JIT`` () =
+/// On Swoop's own event loops (Linux's default), and on the runtime's sockets
+/// (`SWOOP_RUNTIME_SOCKETS=1`): the path every connection takes on macOS and Windows.
+[<Theory>]
+[<InlineData(false)>]
+[<InlineData(true)>]
+let ``samples/Api passes its end-to-end checks (routef, bindings, problem+json, OpenAPI) under the JIT`` (runtimeSockets: bool) =
     let start = ProcessStartInfo("bash", RedirectStandardOutput = true, RedirectStandardError = true, UseShellExecute = false)
+
+    if runtimeSockets then
+        start.Environment["SWOOP_RUNTIME_SOCKETS"] <- "true"
+
     start.ArgumentList.Add(Path.Combine(repository (), "samples", "Api", "e2e.sh"))
     start.ArgumentList.Add "dotnet"
     start.ArgumentList.Add(Path.Combine(AppContext.BaseDirectory, "Api.dll"))
