@@ -122,3 +122,24 @@ let ``nothing listening, no span is made`` () =
     let answer, _ = Support.exchange server (Support.ascii "GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n") 2000
     Assert.EndsWith("ok", answer)
     Assert.Equal("none", current)
+
+[<Fact>]
+let ``the server's log events inside a traced request carry its trace and span ids`` () =
+    let sink = LogSupport.CapturingSink(LogLevel.Debug)
+    let app = GET >=> route "/boom" >=> (fun _ _ -> failwith "boom")
+
+    let spans =
+        traced (fun () ->
+            use server = Support.serve { Support.testOptions with LogSink = Some sink } (Web.handler WebOptions.defaults app)
+            let answer, _ = Support.exchange server (Support.ascii "GET /boom HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n") 2000
+            Assert.StartsWith("HTTP/1.1 500", answer)
+            server.StopAsync().Wait())
+
+    let span = spans |> List.filter (fun s -> tag s "url.path" = "/boom") |> List.exactlyOne
+    let failed = sink.WithId LogEvents.HandlerFailed |> List.exactlyOne
+    let field name = failed.Fields |> Array.find (fun f -> f.Key = name) |> fun f -> string f.Value
+    Assert.Equal(span.TraceId.ToHexString(), field "TraceId")
+    Assert.Equal(span.SpanId.ToHexString(), field "SpanId")
+    // Outside a request (the start, the shutdown), no ids.
+    let started = sink.WithId LogEvents.Started |> List.exactlyOne
+    Assert.DoesNotContain(started.Fields, fun f -> f.Key = "TraceId")

@@ -31,8 +31,18 @@ type internal ServerLog(queue: LogQueue, minimum: LogLevel, ownsQueue: bool) =
     member _.IsEnabled(level: LogLevel) =
         level >= minimum && level <> LogLevel.None && queue.Sink.IsEnabled level
 
+    /// Inside a traced request (an Activity current: see Tracing.fs) the event carries its
+    /// TraceId and SpanId, read here: the sink writes later, on the log's own thread.
     member l.Post(level: LogLevel, id: int, name: string, template: string, fields: KeyValuePair<string, obj>[], error: exn) =
         if l.IsEnabled level then
+            let current = Diagnostics.Activity.Current
+
+            let fields =
+                if isNull current then
+                    fields
+                else
+                    Array.append fields [| field "TraceId" (current.TraceId.ToHexString()); field "SpanId" (current.SpanId.ToHexString()) |]
+
             queue.Post(LogEvent(level, id, name, "Swoop.Server", template, fields, error)) |> ignore
 
     /// Posts an access-log event. Neither LogLevel nor the sink's IsEnabled (which is for the
