@@ -462,6 +462,10 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                 | :? ObjectDisposedException
                 | :? ClientDisconnectedException
                 | :? OperationCanceledException -> ()
+                // TLS reports the socket's end, a reset or a record it cannot read as IOException:
+                // the client's doing (or the close's), as the socket's own errors are.
+                | :? IO.IOException
+                | :? Security.Authentication.AuthenticationException when transport.IsTls -> ()
                 | e -> if settings.Log.IsEnabled LogLevel.Error && settings.MayLog() then settings.Log.ConnectionFailed e
             with _ ->
                 () // a log sink that throws: the connection still ends as it must

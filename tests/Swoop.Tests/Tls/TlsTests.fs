@@ -266,3 +266,23 @@ let ``replaced certificate files are used for new connections; open connections 
     Assert.True(reloaded, "the new certificate was not presented")
     // The connection made before the change still works.
     Assert.EndsWith("https /still", tlsExchange before "GET /still HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n" 2000)
+
+[<Fact>]
+let ``idle TLS connections end quietly at shutdown, and garbage after the handshake ends only its connection`` () =
+    let sink = Swoop.Tests.LogSupport.CapturingSink(LogLevel.Debug)
+    let server = serve { httpsOptions [ rsa.Value ] with LogSink = Some sink } hello
+    let idle, _ = tlsConnect server "localhost" SslProtocols.None
+    use _ = idle
+    Assert.Contains("https /idle", tlsExchange idle "GET /idle HTTP/1.1\r\nHost: a\r\n\r\n" 300)
+    // A raw record that is no TLS record, on a connection past its handshake.
+    let raw = connect server
+    let broken = new SslStream(new NetworkStream(raw, false), false, (fun _ _ _ _ -> true))
+    broken.AuthenticateAsClientAsync("localhost").Wait(10000) |> ignore
+    raw.Send(Array.init 64 (fun i -> byte (i * 7))) |> ignore
+    let _, closed = readAll raw 3000
+    Assert.True(closed, "the connection that sent garbage stays open")
+    broken.Dispose()
+    raw.Dispose()
+    server.StopAsync().Wait()
+    Assert.Empty(sink.WithId LogEvents.ConnectionFailed)
+    Assert.Equal(0, server.ConnectionCount)
