@@ -187,7 +187,8 @@ type internal HpackDynamicTable(maxSize: int) =
     /// Copies the live entries, oldest first, to the start of a ring with room for `extra` more.
     let compact (extra: int) =
         let live = liveBytes ()
-        let capacity = max (live + extra) (min (2 * limit) (max 64 (2 * data.Length)))
+        let grown = min (2L * int64 limit) (int64 (max 64 (2 * data.Length)))
+        let capacity = int (max (int64 (live + extra)) grown)
         let fresh = Array.zeroCreate<byte> capacity
         let mutable at = 0
 
@@ -529,8 +530,8 @@ type internal HpackEncoder(maxTableSize: int) =
 
     static member MaxFieldLength(nameLength: int, valueLength: int) = nameLength + valueLength + 16
 
-    member _.SetPeerMaxTableSize(size: int) =
-        let effective = min maxTableSize size
+    member _.SetPeerMaxTableSize(size: uint32) =
+        let effective = if size > uint32 maxTableSize then maxTableSize else int size
 
         if effective <> table.MaxSize then
             smallestUpdate <- if updatePending then min smallestUpdate effective else effective

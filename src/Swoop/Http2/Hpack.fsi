@@ -149,7 +149,7 @@ type internal HpackEncoder =
     new: maxTableSize: int -> HpackEncoder
     /// The peer's SETTINGS_HEADER_TABLE_SIZE changed: the table shrinks now if needed, and the
     /// next block starts with the size update(s) the decoder needs (RFC 7541 section 4.2).
-    member SetPeerMaxTableSize: size: int -> unit
+    member SetPeerMaxTableSize: size: uint32 -> unit
     /// Starts a header block: writes pending dynamic table size updates (at most 12 octets);
     /// returns the octets written, often 0.
     member BeginBlock: dst: Span<byte> -> int

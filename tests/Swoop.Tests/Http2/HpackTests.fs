@@ -491,16 +491,16 @@ let ``the peer's table size is followed: shrink now, announce at the next block,
     let e = HpackEncoder(4096)
     encodeBlock e 200 [ "content-type", "text/html"; "server", "swoop" ] |> ignore
     Assert.Equal(2, e.Table.Count)
-    e.SetPeerMaxTableSize 0
+    e.SetPeerMaxTableSize 0u
     Assert.Equal(0, e.Table.Count)
-    e.SetPeerMaxTableSize 1000
+    e.SetPeerMaxTableSize 1000u
     let block = encodeBlock e 200 []
     // 0, then 1000 (= 31 + 969: 3f c9 07), then :status 200.
     Assert.Equal("203fc90788", toHex (ReadOnlySpan block))
     Assert.Equal("88", toHex (ReadOnlySpan(encodeBlock e 200 [])))
     // Never above its own limit, whatever the peer allows.
     let small = HpackEncoder(100)
-    small.SetPeerMaxTableSize 65536
+    small.SetPeerMaxTableSize UInt32.MaxValue
     Assert.Equal(100, small.Table.MaxSize)
 
 let genField =
@@ -533,7 +533,7 @@ let ``encoder then decoder: random responses, across blocks and peer table size 
 
         responses
         |> List.forall (fun (status, fields, resize) ->
-            if resize >= 0 then e.SetPeerMaxTableSize resize
+            if resize >= 0 then e.SetPeerMaxTableSize(uint32 resize)
             let r, got = decode d (encodeBlock e status fields)
 
             r = HpackResult.Ok
@@ -551,3 +551,40 @@ let ``random octets never throw: Ok, a compression error or too large`` () =
         r = HpackResult.Ok || r = HpackResult.CompressionError || r = HpackResult.HeaderListTooLarge
 
     Check.One(Config.QuickThrowOnFailure.WithMaxTest(3000), Prop.forAll (Arb.fromGen (Gen.arrayOf (Gen.choose (0, 255) |> Gen.map byte))) property)
+
+// ---------------------------------------------------------------- allocation
+
+type Ignore() =
+    interface IHeaderFieldVisitor with
+        member _.OnField(_, _) = ()
+
+[<Fact>]
+let ``once warm, decoding and encoding blocks allocates nothing`` () =
+    let d = HpackDecoder(4096, 65536)
+    let e = HpackEncoder(4096)
+    let blocks = (c4blocks @ c3blocks) |> List.map (fun (h, _, _, _) -> hex h) |> Array.ofList
+    let visitor = Ignore()
+    let dst = Array.zeroCreate<byte> 4096
+    let name, value, dateName, date = latin1 "content-type", latin1 "text/plain", latin1 "date", latin1 date1
+    let names = Array.init 64 (fun i -> latin1 (sprintf "x-field-%d" i))
+
+    let round (i: int) =
+        for b in blocks do
+            d.Decode(ReadOnlySpan b, visitor) |> ignore
+
+        let mutable n = e.BeginBlock(Span dst)
+        n <- n + e.WriteStatus(200, Span(dst, n, dst.Length - n))
+        n <- n + e.WriteField(ReadOnlySpan name, ReadOnlySpan value, Span(dst, n, dst.Length - n))
+        n <- n + e.WriteField(ReadOnlySpan dateName, ReadOnlySpan date, Span(dst, n, dst.Length - n))
+        // A new name each round: insertions and evictions round the ring.
+        e.WriteField(ReadOnlySpan names[i % 64], ReadOnlySpan value, Span(dst, n, dst.Length - n)) |> ignore
+
+    for i in 0..2000 do
+        round i
+
+    let before = GC.GetAllocatedBytesForCurrentThread()
+
+    for i in 0..999 do
+        round i
+
+    Assert.Equal(0L, GC.GetAllocatedBytesForCurrentThread() - before)
