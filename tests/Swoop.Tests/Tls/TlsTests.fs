@@ -286,3 +286,30 @@ let ``idle TLS connections end quietly at shutdown, and garbage after the handsh
     server.StopAsync().Wait()
     Assert.Empty(sink.WithId LogEvents.ConnectionFailed)
     Assert.Equal(0, server.ConnectionCount)
+
+[<Fact>]
+let ``TLS 1.2 offers AEAD ciphers only: a client that knows only CBC is refused`` () =
+    if OperatingSystem.IsLinux() then
+        use server = serve (httpsOptions [ rsa.Value ]) hello
+        use socket = connect server
+        use stream = new SslStream(new NetworkStream(socket, false), false)
+
+        let options =
+            SslClientAuthenticationOptions(
+                TargetHost = "localhost",
+                EnabledSslProtocols = SslProtocols.Tls12,
+                CipherSuitesPolicy = CipherSuitesPolicy [ TlsCipherSuite.TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA256 ],
+                RemoteCertificateValidationCallback = (fun _ _ _ _ -> true)
+            )
+
+        let refused =
+            try
+                stream.AuthenticateAsClientAsync(options).Wait(10000) |> ignore
+                false
+            with _ ->
+                true
+
+        Assert.True(refused, "a CBC-only TLS 1.2 client was served")
+        let ok, _ = tlsConnect server "localhost" SslProtocols.Tls12
+        use _ = ok
+        Assert.True(ok.CipherAlgorithm = CipherAlgorithmType.Aes128 || ok.CipherAlgorithm = CipherAlgorithmType.Aes256)
