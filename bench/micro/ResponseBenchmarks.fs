@@ -29,8 +29,13 @@ type ResponseBenchmarks() =
     [<GlobalSetup>]
     member _.Setup() =
         // A parsed GET /plaintext HTTP/1.1 so keep-alive and method checks see a real request.
+        // In the transport's input, as the connection receives it (the context reads the
+        // request line from there).
         head.Reset()
-        match Parser.parse (ReadOnlySpan<byte>(Inputs.shortGet)) Parser.defaultLimits head with
+        transport.EnsureInput()
+        Buffer.BlockCopy(Inputs.shortGet, 0, transport.InputArray, transport.InputOffset, Inputs.shortGet.Length)
+        transport.InEnd <- Inputs.shortGet.Length
+        match Parser.parse transport.Request Parser.defaultLimits head with
         | Parser.ParseResult.Done -> ()
         | other -> failwithf "setup parse: %A" other
         writer <- new Utf8JsonWriter(context.BodyWriter)
@@ -56,4 +61,21 @@ type ResponseBenchmarks() =
         writer.Flush()
         context.ContentType <- "application/json"
         context.Complete(true) |> ignore
+        transport.OutLength
+
+    /// The plaintext response with the request's tracing calls around it, as the connection
+    /// makes them, with nothing listening to the "Swoop" ActivitySource: beside Plaintext,
+    /// the whole cost of tracing when it is off (one HasListeners check; null, no Activity).
+    [<Benchmark>]
+    member _.PlaintextTracingOff() =
+        transport.Output.Release()
+        context.Begin()
+        let span = Tracing.start context
+        context.ContentType <- "text/plain"
+        context.Write(ReadOnlySpan<byte>(helloWorld))
+        context.Complete(true) |> ignore
+
+        if not (isNull span) then
+            Tracing.stop span context 200 null
+
         transport.OutLength
