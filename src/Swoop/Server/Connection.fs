@@ -457,6 +457,8 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
 
                     if linger then
                         do! transport.LingerAsync()
+                    else
+                        do! transport.SayGoodbyeAsync()
                 with
                 | :? SocketException
                 | :? ObjectDisposedException

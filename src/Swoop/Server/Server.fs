@@ -282,13 +282,16 @@ module Server =
     let internal create (options: ServerOptions) (handler: RequestHandler) (listen: bool) =
         ServerOptions.validate options
 
-        if options.RuntimeSockets then
+        if listen && options.RuntimeSockets then
             Direct.useRuntimeSockets ()
+
         // The runtime reads this once, at the process's first socket operation; a value the
         // user set in the environment wins over the option.
         let inlineVariable = "DOTNET_SYSTEM_NET_SOCKETS_INLINE_COMPLETIONS"
 
-        if options.InlineCompletions && String.IsNullOrEmpty(Environment.GetEnvironmentVariable inlineVariable) then
+        // (Not for an in-memory server: it uses no socket, and must not change the process's
+        // sockets, a test's HttpClient among them.)
+        if listen && options.InlineCompletions && String.IsNullOrEmpty(Environment.GetEnvironmentVariable inlineVariable) then
             Environment.SetEnvironmentVariable(inlineVariable, "1")
 
         let inline' = Environment.GetEnvironmentVariable inlineVariable = "1"

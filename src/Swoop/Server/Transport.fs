@@ -557,6 +557,31 @@ type internal Transport(pool: BufferPool) =
     /// Closes the socket (if any); never throws.
     member _.Close() = descriptor.Close()
 
+    /// TLS: sends close_notify before the connection ends, when nothing else sends (and no
+    /// last answer was given): a TLS 1.2 session ended without it is not resumable (OpenSSL
+    /// drops it from its cache), and clients read it as a clean end. Bounded by the send
+    /// timeout (the heartbeat cuts a client that does not read); never throws.
+    member t.SayGoodbyeAsync() : Task =
+        if not tls || isNull stream || Threading.Volatile.Read(&final) <> 0 then
+            Task.CompletedTask
+        elif Threading.Interlocked.CompareExchange(&flight, int Writer.Connection, 0) <> 0 then
+            Task.CompletedTask
+        else
+            t.GoodbyeAsync()
+
+    member private t.GoodbyeAsync() : Task =
+        task {
+            try
+                try
+                    t.WaitingOnClient()
+                    do! (stream :?> SslStream).ShutdownAsync()
+                with _ ->
+                    ()
+            finally
+                t.DoneWaitingOnClient()
+                t.Leave()
+        }
+
     /// No more sending; what the client still sends is read for up to 2 s (the heartbeat
     /// closes a lingering connection past its deadline).
     member private t.HalfClose() =
@@ -570,6 +595,7 @@ type internal Transport(pool: BufferPool) =
     member t.LingerAsync() : Task =
         task {
             try
+                do! t.SayGoodbyeAsync()
                 t.HalfClose()
                 discarded <- 0
                 lingering <- true

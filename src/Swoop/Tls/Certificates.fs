@@ -36,27 +36,10 @@ module internal Certificates =
         with _ ->
             ""
 
-    /// TLS 1.2 and 1.3 only.
+    /// TLS 1.2 and 1.3 only. The ciphers are the system OpenSSL's (no CipherSuitesPolicy: on
+    /// Linux, .NET shares its OpenSSL context, and so its session cache, only among
+    /// connections without one; with a policy no session would ever be resumed).
     let protocols = SslProtocols.Tls12 ||| SslProtocols.Tls13
-
-    /// Mozilla's "intermediate" choice: the TLS 1.3 suites, and for TLS 1.2 only ECDHE with
-    /// AEAD ciphers (no CBC: LUCKY13 and its kin), AES-128-GCM first (fastest with AES-NI).
-    /// Linux only: elsewhere the runtime cannot set a policy, and the system's applies.
-    let cipherSuites =
-        if OperatingSystem.IsLinux() then
-            CipherSuitesPolicy(
-                [ TlsCipherSuite.TLS_AES_128_GCM_SHA256
-                  TlsCipherSuite.TLS_AES_256_GCM_SHA384
-                  TlsCipherSuite.TLS_CHACHA20_POLY1305_SHA256
-                  TlsCipherSuite.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256
-                  TlsCipherSuite.TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256
-                  TlsCipherSuite.TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384
-                  TlsCipherSuite.TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384
-                  TlsCipherSuite.TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256
-                  TlsCipherSuite.TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256 ]
-            )
-        else
-            null
 
     /// Loads `certPath` (the certificate first, then its chain, PEM) and `keyPath` (its
     /// private key, PEM), checking that they exist, parse, match and are valid now; the error
@@ -111,9 +94,6 @@ module internal Certificates =
                             AllowRenegotiation = false,
                             AllowTlsResume = true
                         )
-
-                    if not (isNull cipherSuites) then
-                        options.CipherSuitesPolicy <- cipherSuites
 
                     Ok(LoadedCertificate(certPath, keyPath, options, leaf, stampBefore))
 
