@@ -1,5 +1,6 @@
-/// HPACK, header compression for HTTP/2 (RFC 7541): integers, string literals, the static and
-/// dynamic tables, a decoder for request header blocks and an encoder for response headers.
+/// HPACK, header compression for HTTP/2 (RFC 7541): integers, string literals and the static
+/// table here; the dynamic table, the decoder of request header blocks and the encoder of
+/// response headers each in their own file beside (HpackDynamicTable, HpackDecoder, HpackEncoder).
 ///
 /// Decoding hands each field to a visitor as two spans (valid during the call only) that point
 /// into the block itself (raw literals), the tables (indexed fields) or the decoder's scratch
@@ -49,6 +50,9 @@ module internal Hpack =
     /// Value of static entry `index` (1..61). Example: `staticValue 8` = "200"B.
     val staticValue: index: int -> ReadOnlySpan<byte>
 
+    /// The static names as arrays (index 0 empty): the decoder hands a span of one to its visitor.
+    val staticNames: byte[][]
+
     /// The static index of a field: the exact (name, value) entry if there is one, else 0;
     /// `nameIndex` gets the first entry with that name, or 0. O(61) span comparisons at worst.
     /// Example: `findStatic (":status"B, "404"B, &n)` = 13, with n = 8.
@@ -74,93 +78,3 @@ module internal Hpack =
     /// Writes a string literal (RFC 7541 section 5.2), Huffman coded when that is shorter.
     /// Example: `writeString (dst, "no-cache"B)` writes 86 a8 eb 10 64 9c bf and returns 7.
     val writeString: dst: Span<byte> * src: ReadOnlySpan<byte> -> int
-
-/// The dynamic table (RFC 7541 section 2.3.2 and 4): entries newest first, evicted oldest first
-/// when the size (32 + name + value octets per entry) would pass the limit.
-[<Sealed>]
-type internal HpackDynamicTable =
-    /// An empty table with this size limit. Memory is taken as entries arrive.
-    new: maxSize: int -> HpackDynamicTable
-    /// Number of entries.
-    member Count: int
-    /// Current size in the RFC's accounting (32 + name + value octets per entry).
-    member Size: int
-    /// Size limit.
-    member MaxSize: int
-    /// Changes the limit, evicting the oldest entries until the size fits.
-    member SetMaxSize: maxSize: int -> unit
-    /// Inserts a field as the newest entry, evicting as needed; an entry larger than the limit
-    /// empties the table and is not inserted (RFC 7541 section 4.4). `name` may point at an
-    /// entry about to be evicted. Returns whether it was inserted.
-    member Add: name: ReadOnlySpan<byte> * value: ReadOnlySpan<byte> -> bool
-    /// Name of entry `index`, 1 being the newest (HPACK index 62). Example: after
-    /// `Add("a"B, "b"B)`, `Name 1` = "a"B.
-    member Name: index: int -> ReadOnlySpan<byte>
-    /// Value of entry `index`, 1 being the newest.
-    member Value: index: int -> ReadOnlySpan<byte>
-    /// The newest entry with this name and value (1-based), else 0; `nameIndex` gets the newest
-    /// entry with this name, or 0. O(entries).
-    member Find: name: ReadOnlySpan<byte> * value: ReadOnlySpan<byte> * nameIndex: byref<int> -> int
-    /// Removes every entry.
-    member Clear: unit -> unit
-
-/// Decodes the header blocks of one connection, in the order they arrive (RFC 7541 section 3).
-/// A block is decoded whole: the connection joins a HEADERS frame's fragment with its
-/// CONTINUATION frames' first (within its own bound on their total size).
-[<Sealed>]
-type internal HpackDecoder =
-    /// A decoder whose table may grow to `maxTableSize` (the SETTINGS_HEADER_TABLE_SIZE this
-    /// side announced; 4096 by default) and that refuses header lists over `maxHeaderListSize`
-    /// (SETTINGS_MAX_HEADER_LIST_SIZE: 32 + name + value octets per field).
-    new: maxTableSize: int * maxHeaderListSize: int -> HpackDecoder
-    /// Decodes one complete header block, calling `visitor` for each field.
-    /// Example: `Decode("\x82\x86\x84\x41\x8c\xf1\xe3\xc2\xe5\xf2\x3a\x6b\xa0\xab\x90\xf4\xff"B, v)`
-    /// = Ok, after v saw :method GET, :scheme http, :path /, :authority www.example.com.
-    member Decode: block: ReadOnlySpan<byte> * visitor: IHeaderFieldVisitor -> HpackResult
-    /// Why the last `Decode` did not answer Ok (a short constant text, for GOAWAY's debug data).
-    member Error: string
-    /// The header list size limit; may change between blocks.
-    member MaxHeaderListSize: int with get, set
-    /// Applies a new SETTINGS_HEADER_TABLE_SIZE of this side, once the peer has acknowledged
-    /// it. Lower than the table's current limit: the peer's next block must start with a size
-    /// update at or below it (else COMPRESSION_ERROR).
-    member SetMaxTableSize: maxTableSize: int -> unit
-    /// The dynamic table, as the peer's encoder last set it.
-    member Table: HpackDynamicTable
-
-/// Encodes response header blocks for one connection.
-///
-/// Strategy: `:status` 200, 204, 206, 304, 400, 404 and 500 are one octet (static index);
-/// others are a literal with the static name. A field found whole in the static or dynamic
-/// table is one index. Otherwise: `authorization`, `proxy-authorization`, `cookie` and
-/// `set-cookie` (and any field written with `sensitive`) are never indexed (RFC 7541 section
-/// 7.1.3: intermediaries must not index them either); `content-length`, `content-range`,
-/// `etag`, `last-modified`, `age` and `expires`, whose values rarely repeat, are literals
-/// without indexing, so they do not push useful entries out; every other field (content-type,
-/// date, server, cache-control, vary, the app's own names) is inserted with incremental
-/// indexing when its entry is at most half the table, so from the second response on it
-/// costs one octet. Names come from the static table, then the dynamic one; strings are Huffman
-/// coded when shorter. The table never exceeds the peer's SETTINGS_HEADER_TABLE_SIZE, nor the
-/// limit given here.
-[<Sealed>]
-type internal HpackEncoder =
-    /// An encoder whose dynamic table holds at most `maxTableSize` octets (and at most the
-    /// peer's setting, 4096 until it says otherwise).
-    new: maxTableSize: int -> HpackEncoder
-    /// The peer's SETTINGS_HEADER_TABLE_SIZE changed: the table shrinks now if needed, and the
-    /// next block starts with the size update(s) the decoder needs (RFC 7541 section 4.2).
-    member SetPeerMaxTableSize: size: uint32 -> unit
-    /// Starts a header block: writes pending dynamic table size updates (at most 12 octets);
-    /// returns the octets written, often 0.
-    member BeginBlock: dst: Span<byte> -> int
-    /// Writes `:status` (100..999; at most 5 octets). Example: `WriteStatus(200, dst)` writes 88, returns 1.
-    member WriteStatus: status: int * dst: Span<byte> -> int
-    /// Writes one field by the strategy above; returns the octets written, or -1 (nothing
-    /// written, nothing changed) when `dst` is shorter than `MaxFieldLength`.
-    member WriteField: name: ReadOnlySpan<byte> * value: ReadOnlySpan<byte> * dst: Span<byte> -> int
-    /// Writes one field as never indexed (a secret the app marked). Same contract as `WriteField`.
-    member WriteSensitiveField: name: ReadOnlySpan<byte> * value: ReadOnlySpan<byte> * dst: Span<byte> -> int
-    /// Room `WriteField` needs for a field: its octets plus 16.
-    static member MaxFieldLength: nameLength: int * valueLength: int -> int
-    /// The encoder's view of the peer's dynamic table.
-    member Table: HpackDynamicTable
