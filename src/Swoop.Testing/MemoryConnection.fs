@@ -8,32 +8,14 @@ open System.IO
 open System.IO.Pipelines
 open System.Threading
 open System.Threading.Tasks
+open Swoop
 
 [<Sealed>]
 type internal MemoryEnd(reader: PipeReader, writer: PipeWriter) =
-    inherit Stream()
+    inherit AsyncOnlyStream("an in-memory connection")
     let input = reader.AsStream()
     let output = writer.AsStream()
     let mutable disposed = 0
-
-    static let synchronous () : 'T =
-        raise (NotSupportedException "an in-memory connection is read and written asynchronously")
-
-    override _.CanRead = true
-    override _.CanWrite = true
-    override _.CanSeek = false
-    override _.Length = synchronous ()
-
-    override _.Position
-        with get () = synchronous ()
-        and set (_: int64) = synchronous ()
-
-    override _.Seek(_: int64, _: SeekOrigin) : int64 = synchronous ()
-    override _.SetLength(_: int64) = synchronous ()
-    override _.Flush() = ()
-    override _.FlushAsync(_: CancellationToken) = Task.CompletedTask
-    override _.Read(_: byte[], _: int, _: int) : int = synchronous ()
-    override _.Write(_: byte[], _: int, _: int) = synchronous ()
 
     /// Ends as a socket's read does when its own side closed it: the end of stream (0), not a
     /// failure; an empty buffer waits for bytes (the server's idle wait).
@@ -64,14 +46,10 @@ type internal MemoryEnd(reader: PipeReader, writer: PipeWriter) =
             | :? ObjectDisposedException when Volatile.Read(&disposed) = 1 -> return 0
         }
 
-    override this.ReadAsync(buffer: byte[], offset: int, count: int, cancellation: CancellationToken) : Task<int> =
-        this.ReadAsync(Memory<byte>(buffer, offset, count), cancellation).AsTask()
 
     override _.WriteAsync(buffer: ReadOnlyMemory<byte>, cancellation: CancellationToken) : ValueTask =
         output.WriteAsync(buffer, cancellation)
 
-    override this.WriteAsync(buffer: byte[], offset: int, count: int, cancellation: CancellationToken) : Task =
-        this.WriteAsync(ReadOnlyMemory<byte>(buffer, offset, count), cancellation).AsTask()
 
     override _.Dispose(disposing: bool) =
         if disposing && Interlocked.Exchange(&disposed, 1) = 0 then

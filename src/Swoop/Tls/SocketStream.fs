@@ -12,14 +12,11 @@ open System.Threading.Tasks
 
 [<Sealed>]
 type internal SocketStream(descriptor: Descriptor, receiver: SocketOp, sender: SocketOp, token: int64) =
-    inherit Stream()
+    inherit AsyncOnlyStream("a TLS connection's socket")
 
     // What the write in progress still has to send (SslStream writes one at a time); a field:
     // a mutable local across an await would be a heap cell.
     let mutable unsent = ReadOnlyMemory<byte>.Empty
-
-    static let synchronous () : 'T =
-        raise (NotSupportedException "a TLS connection's socket is read and written asynchronously only")
 
     /// Receives continue on the thread pool (during the handshake).
     member val Offload = false with get, set
@@ -52,22 +49,6 @@ type internal SocketStream(descriptor: Descriptor, receiver: SocketOp, sender: S
                 unsent <- unsent.Slice sent
         }
 
-    override _.CanRead = true
-    override _.CanWrite = true
-    override _.CanSeek = false
-    override _.Length = synchronous ()
-
-    override _.Position
-        with get () = synchronous ()
-        and set (_: int64) = synchronous ()
-
-    override _.Seek(_: int64, _: SeekOrigin) : int64 = synchronous ()
-    override _.SetLength(_: int64) = synchronous ()
-    override _.Flush() = ()
-    override _.FlushAsync(_: CancellationToken) = Task.CompletedTask
-    override _.Read(_: byte[], _: int, _: int) : int = synchronous ()
-    override _.Write(_: byte[], _: int, _: int) = synchronous ()
-
     /// An empty buffer waits until bytes can be read (SslStream's zero-byte read: an idle
     /// connection holds no buffer).
     override this.ReadAsync(buffer: Memory<byte>, _: CancellationToken) : ValueTask<int> =
@@ -77,9 +58,6 @@ type internal SocketStream(descriptor: Descriptor, receiver: SocketOp, sender: S
             ValueTask<int>(this.AfterReceiveAsync receiving)
         else
             receiving
-
-    override this.ReadAsync(buffer: byte[], offset: int, count: int, cancellation: CancellationToken) : Task<int> =
-        this.ReadAsync(Memory<byte>(buffer, offset, count), cancellation).AsTask()
 
     /// Sends all of `buffer` (SslStream hands over whole records).
     override this.WriteAsync(buffer: ReadOnlyMemory<byte>, _: CancellationToken) : ValueTask =
@@ -102,6 +80,3 @@ type internal SocketStream(descriptor: Descriptor, receiver: SocketOp, sender: S
                 pending <- true
 
         if pending then ValueTask(this.SendRestAsync(waiting, left)) else ValueTask.CompletedTask
-
-    override this.WriteAsync(buffer: byte[], offset: int, count: int, cancellation: CancellationToken) : Task =
-        this.WriteAsync(ReadOnlyMemory<byte>(buffer, offset, count), cancellation).AsTask()
