@@ -102,7 +102,7 @@ let contextFor (request: string) =
     | other -> failwithf "set-up parse of %s: %A" request other
 
     transport.InPos <- head.HeadLength
-    let ctx = HttpContext(transport, head, pool, 1L <<< 20, 30_000L)
+    let ctx = HttpContext(Http1Exchange(transport, head, 30_000L), head, pool, 1L <<< 20)
     ctx.Begin()
     ctx
 

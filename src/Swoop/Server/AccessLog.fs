@@ -25,7 +25,7 @@ let private remoteOf (ctx: HttpContext) =
     | other -> string other
 
 let private protocolOf (ctx: HttpContext) =
-    if ctx.Version = HttpVersion.Http10 then "HTTP/1.0" else "HTTP/1.1"
+    ctx.Protocol
 
 let private json (out: StringBuilder) (name: string) (value: string) =
     out.Append('"').Append(name).Append("\":") |> ignore

@@ -15,8 +15,10 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
     let transport = Transport(settings.Pool, SendTimeoutMs = settings.BodyMs)
     let head = RequestHead(settings.Limits.MaxHeaderCount)
 
+    let exchange = Http1Exchange(transport, head, settings.BodyMs)
+
     let context =
-        HttpContext(transport, head, settings.Pool, settings.MaxRequestBodySize, settings.BodyMs, AllowSynchronousIO = settings.AllowSynchronousIO, Log = settings.Log)
+        HttpContext(exchange, head, settings.Pool, settings.MaxRequestBodySize, AllowSynchronousIO = settings.AllowSynchronousIO, Log = settings.Log)
 
     do
         context.Lifetime <- settings.Lifetime
@@ -95,13 +97,13 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
     let recover (failure: exn) =
         if ClientDisconnectedException.IsIn failure || (failure :? OperationCanceledException && context.IsAborted) then
             // The client left; nothing can be answered, and it is not the handler's fault.
-            context.Reader.FramingBroken <- true
+            exchange.Reader.FramingBroken <- true
             false
         else
             let status =
                 match failure with
                 | :? BadRequestException as bad ->
-                    context.Reader.FramingBroken <- true
+                    exchange.Reader.FramingBroken <- true
                     Metrics.badRequest bad.StatusCode
 
                     if settings.Log.IsEnabled LogLevel.Debug then
@@ -331,7 +333,7 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                                             do! flushed.ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing)
 
                                             if not flushed.IsCompletedSuccessfully then
-                                                context.Reader.FramingBroken <- true
+                                                exchange.Reader.FramingBroken <- true
                                                 handlerOk <- false
 
                                         if handlerOk && not running.IsCompletedSuccessfully then
@@ -356,7 +358,7 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                                     // finished in order (the handler's mistake, named in the log).
                                     if handlerOk && transport.InFlight <> 0 then
                                         handlerOk <- false
-                                        context.Reader.FramingBroken <- true
+                                        exchange.Reader.FramingBroken <- true
 
                                         if settings.Log.IsEnabled LogLevel.Error && settings.MayLog() then
                                             settings.Log.HandlerFailed(
@@ -385,7 +387,7 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                                     meter.EndRequest()
                                     endSpan ()
                                 else
-                                    let! drained = context.Reader.DrainAsync settings.DrainLimit
+                                    let! drained = exchange.Reader.DrainAsync settings.DrainLimit
 
                                     if settings.AccessLogOn then
                                         AccessLog.record settings.Log settings.AccessLogFormat context context.ResponseBodyBytes accessStart
@@ -402,7 +404,7 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                                         go <- false
                                         // The client may still be sending (an unread body, pipelined
                                         // requests): linger, so the answer is not lost to a reset.
-                                        linger <- not drained || context.Reader.FramingBroken || transport.InStart < transport.InEnd
+                                        linger <- not drained || exchange.Reader.FramingBroken || transport.InStart < transport.InEnd
                                     elif transport.OutLength > 65536L then
                                         do! transport.FlushAsync Writer.Connection
 

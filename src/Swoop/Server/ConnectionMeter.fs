@@ -45,7 +45,7 @@ type internal ConnectionMeter(transport: Transport, context: HttpContext) =
                     tags.Add("http.route", context.RouteTemplate)
 
                 tags.Add("url.scheme", "http")
-                tags.Add("network.protocol.version", (if context.Version = HttpVersion.Http10 then "1.0" else "1.1"))
+                tags.Add("network.protocol.version", (match context.Version with HttpVersion.Http10 -> "1.0" | HttpVersion.Http20 -> "2" | _ -> "1.1"))
                 Metrics.requestDuration.Record(Metrics.secondsSince requestStart, &tags)
 
             requestStart <- 0L

@@ -11,19 +11,12 @@ open Microsoft.Win32.SafeHandles
 open Swoop.Ascii
 
 [<Sealed; AllowNullLiteral>]
-type HttpContext
-    internal (transport: Transport, head: RequestHead, pool: BufferPool, maxBodySize: int64, bodyTimeoutMs: int64)
-    =
-    let reader = BodyReader(transport, head, bodyTimeoutMs)
+type HttpContext internal (exchange: Exchange, head: RequestHead, pool: BufferPool, maxBodySize: int64) =
     let latin1 = Encoding.Latin1
-    let response = ResponseHead()
+    let out = OutgoingResponse(pool)
+    let response = out.Head
     /// The body written so far and not yet moved to the output.
-    let body = BufferChain(pool)
-    let mutable started = false
-    let mutable chunkedOut = false
-    let mutable closeDelimited = false
-    /// Body bytes sent after a streamed head, to hold the handler to its Content-Length.
-    let mutable streamed = 0L
+    let body = out.Body
     let mutable path: string = null
     let mutable rawPath: string = null
     // The client as proxies report it (see Forwarded), worked out when first asked for.
@@ -34,9 +27,7 @@ type HttpContext
     // Null until an authentication handler sets it or someone reads it (see User).
     let mutable user: Security.Claims.ClaimsPrincipal = null
     // RequestAborted (see RequestAbort.fs).
-    let abort = RequestAbort(transport)
-    // The connection after a 101 (null: not upgraded).
-    let mutable upgraded: UpgradedStream = null
+    let abort = RequestAbort(exchange)
     // Exempt from RequestTimeout (a long-lived stream).
     let mutable unbounded = false
     // The request line for the heartbeat's reports (see RequestForLog).
@@ -45,7 +36,7 @@ type HttpContext
     let mutable logLineCut = false
 
     let bytesAt (start: int) (length: int) =
-        ReadOnlySpan<byte>(transport.InputArray, transport.InputOffset + transport.InStart + start, length)
+        ReadOnlySpan<byte>(exchange.HeadArray, exchange.HeadOffset + start, length)
 
     let stringAt (start: int) (length: int) =
         if length = 0 then "" else latin1.GetString(bytesAt start length)
@@ -67,86 +58,18 @@ type HttpContext
 
     let releaseBody () = body.Release()
 
-    let sendsBody () =
-        head.Method <> HttpMethod.Head && Response.statusHasBody response.Status
-
-    /// Writes the response head; `length`: >= 0 Content-Length, -1 none, -2 chunked.
-    let writeHead (length: int64) (keepAlive: bool) =
-        response.Write(transport, length, keepAlive, head.Version)
-
-    /// The Content-Length a complete, non-streamed response gets (-1: none).
-    let finalLength () =
-        let status = response.Status
-        let explicitLength = response.ExplicitLength
-
-        if status < 200 || status = 204 then -1L
-        elif status = 304 then explicitLength
-        elif head.Method = HttpMethod.Head && explicitLength >= 0L then explicitLength
-        else body.Length
-
-    /// Moves the body written so far to the output as one chunk.
-    let writeChunk () =
-        if body.Length > 0L then
-            let span = transport.OutputSpan 20
-            let mutable p = writeHex body.Length span
-            p <- Response.put Response.crlf span p
-            transport.Advance p
-            transport.Output.TakeFrom body
-            transport.Append(Response.crlf)
-
     /// Status and headers are sent with the first flush: changing them later is a mistake.
     let notStarted (what: string) =
-        if started then
+        if out.Started then
             invalidOp (what + " after the response started (FlushAsync sent the status and headers)")
 
     /// A body needs room to go: a streamed 204/304 has none.
     let checkBodyAllowed () =
-        if not (isNull upgraded) then
+        if exchange.IsUpgraded then
             invalidOp "the connection switched protocols (101): write to the upgraded stream, not to the response"
 
-        if started && not (sendsBody ()) && head.Method <> HttpMethod.Head then
+        if out.Started && not out.SendsBody && not out.IsHead then
             invalidOp ("a " + string response.Status + " response has no body: nothing may be written to it")
-
-    /// Moves what the handler wrote so far into the output buffer, framed as started.
-    let moveBodyToOutput () =
-        if sendsBody () then
-            let explicitLength = response.ExplicitLength
-
-            if explicitLength >= 0L && streamed + body.Length > explicitLength then
-                invalidOp (
-                    "the handler wrote " + string (streamed + body.Length) + " bytes, more than the Content-Length it set (" + string explicitLength + ")"
-                )
-
-            streamed <- streamed + body.Length
-            if chunkedOut then writeChunk () else transport.Output.TakeFrom body
-
-        releaseBody ()
-
-    let keepAliveNow (allowed: bool) =
-        allowed && head.KeepAlive && not response.CloseRequested && not reader.FramingBroken && not closeDelimited
-
-    /// Called with the right to send taken (transport.Enter Writer.Handler: the response is the handler's).
-    let startStreaming () =
-        started <- true
-        reader.SuppressContinue()
-
-        if not (sendsBody ()) then
-            // HEAD (or 204/304) streamed: the length is unknown unless the handler set it.
-            let length =
-                if head.Method = HttpMethod.Head && Response.statusHasBody response.Status then response.ExplicitLength
-                else finalLength ()
-
-            writeHead length (keepAliveNow true)
-        elif response.ExplicitLength >= 0L then
-            writeHead response.ExplicitLength (keepAliveNow true)
-        elif head.Version = HttpVersion.Http10 then
-            closeDelimited <- true
-            writeHead -1L false
-        else
-            chunkedOut <- true
-            writeHead -2L (keepAliveNow true)
-
-        moveBodyToOutput ()
 
     // ---- request ----
 
@@ -183,6 +106,7 @@ type HttpContext
         if head.QueryStart < 0 then "" else stringAt head.QueryStart head.QueryLength
 
     member _.Version = head.Version
+    member _.Protocol = exchange.Protocol
     member _.HeaderCount = head.HeaderCount
     /// The header line at `index`, or ArgumentOutOfRangeException.
     member private _.Slot(index: int) : HeaderSlice =
@@ -214,47 +138,42 @@ type HttpContext
     member _.HasRequestBody = head.Body <> BodyKind.NoBody
     member _.ReadAsync(destination: Memory<byte>) =
         abort.ThrowIfCut()
-        reader.ReadAsync destination
+        exchange.ReadAsync destination
 
-    member _.ReadBodyAsync() : Task<byte[]> = reader.ReadAllAsync()
+    member _.ReadBodyAsync() : Task<byte[]> = exchange.ReadAllAsync()
 
     member this.RequestBody =
         if isNull bodyStream then
-            bodyStream <- new RequestBodyStream((fun m -> reader.ReadAsync m), (fun () -> this.AllowSynchronousIO))
+            bodyStream <- new RequestBodyStream((fun m -> exchange.ReadAsync m), (fun () -> this.AllowSynchronousIO))
 
         bodyStream
 
     member _.MaxRequestBodySize
-        with get () = reader.MaxSize
-        and set (v: int64) = reader.MaxSize <- v
+        with get () = exchange.MaxBodySize
+        and set (v: int64) = exchange.MaxBodySize <- v
 
-    member _.TrailerCount =
-        if head.Body <> BodyKind.Chunked || isNull reader.Decoder || not reader.Decoder.IsDone then
-            0
-        else
-            reader.Decoder.Trailers.Count
+    member _.TrailerCount = exchange.TrailerCount
 
-    member private this.Trailer(index: int) =
+    member private this.CheckTrailer(index: int) =
         if index < 0 || index >= this.TrailerCount then
-            raise (ArgumentOutOfRangeException("index", "no trailer at that index (trailers exist once a chunked body was read to its end)"))
-
-        reader.Decoder.Trailers[index]
+            raise (ArgumentOutOfRangeException("index", "no trailer at that index (trailers exist once a body was read to its end)"))
 
     member this.TrailerName(index: int) =
-        let t = this.Trailer index
-        latin1.GetString(reader.Decoder.TrailerBytes, t.NameStart, t.NameLength)
+        this.CheckTrailer index
+        exchange.TrailerName index
 
     member this.TrailerValue(index: int) =
-        let t = this.Trailer index
-        latin1.GetString(reader.Decoder.TrailerBytes, t.ValueStart, t.ValueLength)
+        this.CheckTrailer index
+        exchange.TrailerValue index
 
-    member _.RemoteEndPoint = transport.Descriptor.RemoteEndPoint
+    member _.RemoteEndPoint = exchange.RemoteEndPoint
 
     member this.RequestAborted: CancellationToken =
         // On Swoop's loops, the socket registers when the source is made, so that the client's
         // end is heard of (also one signalled before this).
-        if abort.EnsureSource() && transport.Descriptor.WatchPeer() && transport.Descriptor.PeerClosed <> 0 then
-            this.PeerClosed(transport.Descriptor.PeerClosed = 2)
+        if abort.EnsureSource() then
+            let ended = exchange.WatchPeer()
+            if ended <> 0 then this.PeerClosed((ended = 2))
 
         abort.Token
 
@@ -265,8 +184,8 @@ type HttpContext
     /// The client's end came while a handler runs: a reset aborts the request, and so does a
     /// FIN with nothing pipelined behind the request (else it is a half-close: answers go on).
     member internal this.PeerClosed(reset: bool) =
-        if reset || not transport.HasPipelined then
-            this.Abort(transport.RequestNumber, reset)
+        if reset || not exchange.HasPipelined then
+            this.Abort(exchange.RequestNumber, reset)
 
     member _.Items: Collections.Generic.IDictionary<string, obj> =
         if isNull items then
@@ -338,41 +257,12 @@ type HttpContext
     member this.FlushAsync() : ValueTask =
         abort.ThrowIfCut()
 
-        if not (isNull upgraded) then
-            invalidOp "the connection switched protocols (101): flush the upgraded stream, not the response"
+        if not (isNull this.Encoder) && not exchange.IsUpgraded then
+            this.Encoder.Encode(this, body, false)
 
-        // The right to send first (it claims the response): the output is touched only then.
-        if transport.Enter Writer.Handler then
-            this.FlushEntered()
-        else
-            ValueTask(this.FlushAfterWaitAsync())
+        exchange.FlushAsync out
 
-    member private this.FlushAfterWaitAsync() : Task =
-        task {
-            do! transport.WaitToEnterAsync Writer.Handler
-            do! this.FlushEntered()
-        }
-
-    /// Moves the response so far to the output and sends it; the right to send is held.
-    member private this.FlushEntered() : ValueTask =
-        try
-            if not (isNull this.Encoder) then this.Encoder.Encode(this, body, false)
-
-            if not started then
-                startStreaming ()
-
-                // A streamed response may live long (an event stream): its request head need not
-                // keep a 4 KiB segment meanwhile.
-                if reader.IsDone then transport.ShrinkInput()
-            else
-                moveBodyToOutput ()
-        with _ ->
-            transport.Leave()
-            reraise ()
-
-        transport.LeaveAfter(transport.SendOutput())
-
-    member _.HasStarted = started
+    member _.HasStarted = out.Started
     member _.CloseConnection() = response.CloseRequested <- true
 
     interface IBufferWriter<byte> with
@@ -392,7 +282,6 @@ type HttpContext
 
     // ---- for the connection ----
 
-    member internal _.Reader = reader
     member val internal Toolkit: obj = null with get, set
     member val internal AllowSynchronousIO = false with get, set
     member val internal RouteTemplate: string = null with get, set
@@ -418,7 +307,7 @@ type HttpContext
                 | _ -> null
 
             let trusted = this.TrustedProxies
-            let own = if transport.IsTls then "https" else "http"
+            let own = if exchange.IsTls then "https" else "http"
 
             if isNull trusted || trusted.IsEmpty then
                 clientAddress <- peer
@@ -471,12 +360,7 @@ type HttpContext
     member internal this.Begin() =
         this.SnapshotRequestLine()
         this.Encoder <- null
-        response.Clear()
-        response.CloseRequested <- false
-        started <- false
-        chunkedOut <- false
-        closeDelimited <- false
-        streamed <- 0L
+        out.Clear(head.Method = HttpMethod.Head)
         path <- null
         rawPath <- null
         clientAddress <- null
@@ -485,14 +369,13 @@ type HttpContext
         this.RouteTemplate <- null
 
         // A source that fired (or will: an abort is queued) is not reused.
-        abort.Reset transport.RequestNumber
+        abort.Reset exchange.RequestNumber
         unbounded <- false
 
         if not (isNull items) && items.Count > 0 then
             items.Clear()
 
-        releaseBody ()
-        reader.Begin maxBodySize
+        exchange.Begin maxBodySize
 
     /// Forgets the status, headers and body written so far (before the response started).
     member internal _.ClearResponse() =
@@ -512,97 +395,37 @@ type HttpContext
     member internal _.LengthMismatch: string =
         let explicitLength = response.ExplicitLength
 
-        if not started && explicitLength >= 0L && sendsBody () && response.Status <> 304 && body.Length <> explicitLength then
+        if not out.Started && explicitLength >= 0L && out.SendsBody && response.Status <> 304 && body.Length <> explicitLength then
             "the handler set Content-Length: " + string explicitLength + " but wrote " + string body.Length + " bytes"
         else
             null
 
-    /// Writes the rest of the response into the output buffer; returns whether the
-    /// connection stays open.
+    /// Writes the rest of the response into the output; returns whether the connection
+    /// stays open.
     member internal this.Complete(keepAliveAllowed: bool) =
         if not (isNull this.Encoder) then this.Encoder.Encode(this, body, true)
-        let keepAlive = keepAliveNow keepAliveAllowed
-
-        if not started then
-            writeHead (finalLength ()) keepAlive
-
-            if sendsBody () then
-                transport.Output.TakeFrom body
-        else
-            moveBodyToOutput ()
-
-            if chunkedOut then
-                transport.Append(Response.lastChunk)
-
-        // A streamed body that broke its own Content-Length leaves the client out of step.
-        let lengthKept =
-            not started || chunkedOut || closeDelimited || not (sendsBody ()) || streamed = response.ExplicitLength
-
-        releaseBody ()
-        keepAlive && lengthKept && not closeDelimited
+        exchange.Complete(out, keepAliveAllowed)
 
     member internal _.UpgradeAsync(protocol: string) : Task<Stream> =
         notStarted "the connection cannot switch protocols"
+        exchange.UpgradeAsync(out, protocol)
 
-        if head.Version <> HttpVersion.Http11 then
-            invalidOp "only an HTTP/1.1 connection can switch protocols"
-
-        if head.Body <> BodyKind.NoBody then
-            invalidOp "a request with a body cannot switch protocols"
-
-        if not (transport.ClaimForHandler()) then
-            raise (OperationCanceledException "the request ran past RequestTimeout and was answered 503: it can no longer switch protocols")
-
-        // From Processing only: a timeout or a close the heartbeat decided stands.
-        if Interlocked.CompareExchange(&transport.State, ConnectionState.Upgraded, ConnectionState.Processing) <> ConnectionState.Processing then
-            raise (OperationCanceledException "the connection closed before it could switch protocols")
-
-        started <- true
-        reader.SuppressContinue()
-        transport.RequestDeadline <- 0L
-        // The 101 goes out through the one send path, like any response.
-        let entered = transport.Enter Writer.Handler
-
-        task {
-            if not entered then
-                do! transport.WaitToEnterAsync Writer.Handler
-
-            try
-                response.WriteUpgrade(transport, protocol)
-                releaseBody ()
-                // The upgraded connection reads its own buffers from now on (UpgradedStream):
-                // the request head and any bytes after it move out of the 4 KiB segment.
-                transport.ShrinkInput()
-            with e ->
-                transport.Leave()
-                Runtime.ExceptionServices.ExceptionDispatchInfo.Throw e
-
-            let stream = new UpgradedStream(transport)
-            upgraded <- stream
-            do! transport.LeaveAfter(transport.SendOutput())
-            return stream :> Stream
-        }
-
-    member internal _.IsUpgraded = not (isNull upgraded)
+    member internal _.IsUpgraded = exchange.IsUpgraded
 
     member internal _.MakeUnbounded() =
         unbounded <- true
-        transport.RequestDeadline <- 0L
+        exchange.Unbound()
 
     member internal _.Unbounded = unbounded
 
-    member internal _.ResponseBodyBytes = if sendsBody () then streamed + body.Length else 0L
+    member internal _.ResponseBodyBytes = if out.SendsBody then out.Streamed + body.Length else 0L
 
     member internal _.Release() =
-        if not (isNull upgraded) then
-            upgraded.Detach()
-            upgraded <- null
-
         releaseBody ()
-        reader.LetGo()
+        exchange.Release()
 
-        if not (isNull reader.Decoder) then
-            reader.Decoder.Release()
+    /// The protocol side of this request (HTTP/1.1's, or an HTTP/2 stream's).
+    member internal _.Exchange = exchange
 
     // ---- files and body encodings (additions: FileSend.fs, Static/, Compression/) ----
 
@@ -616,37 +439,8 @@ type HttpContext
             invalidOp "SendFileAsync sends the whole body: nothing may be written before it"
 
         abort.ThrowIfCut()
-
-        // The right to send first (it claims the response), held until the last file byte went.
-        if transport.Enter Writer.Handler then
-            this.SendFileEntered(file, offset, count)
-        else
-            ValueTask(
-                task {
-                    do! transport.WaitToEnterAsync Writer.Handler
-                    do! this.SendFileEntered(file, offset, count)
-                }
-            )
-
-    member private this.SendFileEntered(file: SafeFileHandle, offset: int64, count: int64) : ValueTask =
-        try
-            this.Encoder <- null
-            response.ExplicitLength <- count
-            started <- true
-            reader.SuppressContinue()
-            writeHead count (keepAliveNow true)
-        with _ ->
-            transport.Leave()
-            reraise ()
-
-        if sendsBody () then
-            streamed <- count
-            let sending = try FileSend.send transport file offset count with e -> ValueTask.FromException e
-            transport.LeaveAfter sending
-        else
-            // HEAD: the head waits in the output for the loop's send (pipelined answers share it).
-            transport.Leave()
-            ValueTask.CompletedTask
+        this.Encoder <- null
+        exchange.SendFileAsync(out, file, offset, count)
 
     /// What encodes the body on its way out (compression), or null; reset for each request.
     member val internal Encoder: BodyEncoder = null with get, set

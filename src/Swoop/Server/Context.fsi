@@ -13,9 +13,7 @@ open Microsoft.Win32.SafeHandles
 /// the handler's ValueTask completes. Request strings are made only when asked for.
 [<Sealed; AllowNullLiteral>]
 type HttpContext =
-    internal new:
-        transport: Transport * head: RequestHead * pool: BufferPool * maxBodySize: int64 * bodyTimeoutMs: int64 ->
-            HttpContext
+    internal new: exchange: Exchange * head: RequestHead * pool: BufferPool * maxBodySize: int64 -> HttpContext
 
     // ---- request ----
 
@@ -47,8 +45,11 @@ type HttpContext =
     /// The query after '?', without it; "" when there is none.
     member QueryString: string
 
-    /// HTTP/1.0 or HTTP/1.1.
+    /// HTTP/1.0, HTTP/1.1 or HTTP/2.
     member Version: Swoop.HttpVersion
+
+    /// The protocol as a string: "HTTP/1.0", "HTTP/1.1" or "HTTP/2".
+    member Protocol: string
 
     /// Number of header lines, in arrival order.
     member HeaderCount: int
@@ -174,7 +175,8 @@ type HttpContext =
 
     interface IBufferWriter<byte>
 
-    member internal Reader: BodyReader
+    /// The protocol side of this request (HTTP/1.1's, or an HTTP/2 stream's).
+    member internal Exchange: Exchange
     /// The web toolkit's per-connection state (kept across requests; the toolkit resets it).
     member internal Toolkit: obj with get, set
     member internal AllowSynchronousIO: bool with get, set

@@ -23,7 +23,7 @@ type internal LentSource(source: CancellationTokenSource, lentTo: int64) =
         this
 
 [<Sealed>]
-type internal RequestAbort(transport: Transport) =
+type internal RequestAbort(exchange: Exchange) =
     [<VolatileField>]
     let mutable lent: LentSource = null
     // The request aborted, in one value: number * 2 + 1 when its socket went with it (0: none).
@@ -35,7 +35,7 @@ type internal RequestAbort(transport: Transport) =
         |> ignore
 
     /// Whether the current request was aborted.
-    member _.IsAborted = (Volatile.Read(&aborted) >>> 1) = transport.RequestNumber
+    member _.IsAborted = (Volatile.Read(&aborted) >>> 1) = exchange.RequestNumber
 
     /// Whether it was aborted with its socket: nothing more of its response may go out.
     member this.IsCut = this.IsAborted && Volatile.Read(&aborted) &&& 1L = 1L
@@ -48,7 +48,7 @@ type internal RequestAbort(transport: Transport) =
     /// Makes the source if there is none; true when it was made just now.
     member _.EnsureSource() =
         if isNull lent then
-            lent <- LentSource(new CancellationTokenSource(), transport.RequestNumber).Init()
+            lent <- LentSource(new CancellationTokenSource(), exchange.RequestNumber).Init()
             true
         else
             false
@@ -58,14 +58,14 @@ type internal RequestAbort(transport: Transport) =
     member this.Token: CancellationToken =
         let current = lent
 
-        if this.IsAborted && Interlocked.CompareExchange(&current.For, -1L, transport.RequestNumber) = transport.RequestNumber then
+        if this.IsAborted && Interlocked.CompareExchange(&current.For, -1L, exchange.RequestNumber) = exchange.RequestNumber then
             current.Source.Cancel()
 
         current.Source.Token
 
     /// Aborts request `number` if it is still the current one.
     member _.Abort(number: int64, isHard: bool) =
-        if number = transport.RequestNumber then
+        if number = exchange.RequestNumber then
             let value = number * 2L + (if isHard then 1L else 0L)
             let mutable go = true
 

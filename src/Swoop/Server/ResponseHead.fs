@@ -74,6 +74,11 @@ type internal ResponseHead() =
         count <- w
         this.Add(name, value)
 
+    /// The fields the handler added, in order (not Content-Type or Content-Length: see those).
+    member _.FieldCount = count
+    member _.FieldName(index: int) = names[index]
+    member _.FieldValue(index: int) = values[index]
+
     /// The value of the first field of that name (not Content-Type or Content-Length), or null.
     member _.Find(name: string) : string =
         let mutable found: string = null

@@ -54,7 +54,7 @@ module internal Tracing =
                 activity.SetTag("url.path", ctx.Path) |> ignore
                 activity.SetTag("url.scheme", ctx.Scheme) |> ignore
 
-                activity.SetTag("network.protocol.version", (if ctx.Version = HttpVersion.Http10 then "1.0" else "1.1"))
+                activity.SetTag("network.protocol.version", (match ctx.Version with HttpVersion.Http10 -> "1.0" | HttpVersion.Http20 -> "2" | _ -> "1.1"))
                 |> ignore
 
         activity

@@ -31,10 +31,11 @@ module internal MethodNames =
         | HttpMethod.Connect -> "CONNECT"
         | _ -> null
 
-/// The protocol version of a request: only HTTP/1.0 and HTTP/1.1 get this far.
+/// The protocol version of a request.
 type HttpVersion =
     | Http10 = 10
     | Http11 = 11
+    | Http20 = 20
 
 /// Where a header line sits in the receive buffer, relative to the start of the head.
 [<Struct; NoComparison; NoEquality>]

@@ -1,0 +1,72 @@
+/// What a protocol provides to a request's context: where the request head's bytes are, the
+/// request body, the peer, and the framing and sending of the response. HTTP/1.1 gives one per
+/// connection (Http1Exchange, over the connection's Transport); HTTP/2 one per stream
+/// (Http2/Http2Stream.fs). The context (HttpContext) is the same for both: what a handler sees
+/// does not depend on the protocol.
+namespace Swoop
+
+open System
+open System.IO
+open System.Net
+open System.Threading.Tasks
+open Microsoft.Win32.SafeHandles
+
+[<AbstractClass; AllowNullLiteral>]
+type internal Exchange() =
+    // ---- request ----
+
+    /// The bytes the request head's slices (RequestHead) index, and where the head starts in them.
+    abstract HeadArray: byte[]
+    abstract HeadOffset: int
+    /// The number of the current request on this exchange (a late abort names the request it
+    /// is for: it never reaches the next one).
+    abstract RequestNumber: int64
+    abstract RemoteEndPoint: EndPoint
+    /// Whether the bytes travel over TLS.
+    abstract IsTls: bool
+    /// "HTTP/1.0", "HTTP/1.1" or "HTTP/2".
+    abstract Protocol: string
+
+    /// Reads body bytes into `destination`; 0 at the end of the body.
+    abstract ReadAsync: destination: Memory<byte> -> ValueTask<int>
+    /// Reads the whole body (up to MaxBodySize).
+    abstract ReadAllAsync: unit -> Task<byte[]>
+    /// The largest body a read accepts for this request.
+    abstract MaxBodySize: int64 with get, set
+    /// The body was read to its end (or there is none).
+    abstract BodyDone: bool
+    /// Trailer fields, once the body was read to its end.
+    abstract TrailerCount: int
+    abstract TrailerName: index: int -> string
+    abstract TrailerValue: index: int -> string
+
+    /// Asks to hear of the client's end while the handler runs; returns how it already ended:
+    /// 0 not (or not known), 1 it finished sending (a half-close), 2 it reset.
+    abstract WatchPeer: unit -> int
+    /// Whether more requests are already here behind this one (a FIN after them is a
+    /// half-close, not the client leaving).
+    abstract HasPipelined: bool
+
+    // ---- response ----
+
+    /// Sends the head (the first time) and the body written since the last flush; the body
+    /// from then on streams.
+    abstract FlushAsync: response: OutgoingResponse -> ValueTask
+    /// Sends the head with Content-Length `count`, then those bytes of `file` from `offset`;
+    /// the response is then complete.
+    abstract SendFileAsync: response: OutgoingResponse * file: SafeFileHandle * offset: int64 * count: int64 -> ValueTask
+    /// Writes what is left of the response (the handler ended); returns whether the
+    /// connection may carry another request.
+    abstract Complete: response: OutgoingResponse * keepAliveAllowed: bool -> bool
+    /// Switches to `protocol` (101) and returns the stream of the connection.
+    abstract UpgradeAsync: response: OutgoingResponse * protocol: string -> Task<Stream>
+    abstract IsUpgraded: bool
+    /// Exempts the current request from the request timeout (a stream meant to last).
+    abstract Unbound: unit -> unit
+
+    // ---- the exchange's own life ----
+
+    /// A new request begins (its head parsed).
+    abstract Begin: maxBodySize: int64 -> unit
+    /// The connection (or stream) ended: nothing is kept.
+    abstract Release: unit -> unit
