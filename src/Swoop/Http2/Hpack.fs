@@ -8,6 +8,7 @@ type internal HpackResult =
     | CompressionError = 1
     | HeaderListTooLarge = 2
 
+[<AllowNullLiteral>]
 type internal IHeaderFieldVisitor =
     abstract OnField: name: ReadOnlySpan<byte> * value: ReadOnlySpan<byte> -> unit
 

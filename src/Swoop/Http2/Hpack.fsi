@@ -28,6 +28,7 @@ type internal HpackResult =
     | HeaderListTooLarge = 2
 
 /// Receives decoded fields. The spans are valid only during the call.
+[<AllowNullLiteral>]
 type internal IHeaderFieldVisitor =
     /// One decoded field, in block order.
     abstract OnField: name: ReadOnlySpan<byte> * value: ReadOnlySpan<byte> -> unit

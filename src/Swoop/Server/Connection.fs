@@ -40,6 +40,11 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
     // A connection with no socket (the in-memory test host): its stream and peer.
     let mutable memory: IO.Stream = null
     let mutable memoryPeer: Net.EndPoint = null
+    // The HTTP/2 session this connection switched to (null: HTTP/1.x).
+    let mutable h2: Http2.Http2Connection = null
+    // The first bytes may still be HTTP/2's preface (h2c by prior knowledge).
+    let mutable mayBeH2 = false
+    let mutable prefaceSeen = Http2.Frames.PrefaceMatch.Mismatch
     // The earlier answers' send started while an asynchronous handler runs (null: none).
     let mutable earlyFlush: Task = null
     // Whether the object may serve another socket (see cleanUp).
@@ -202,6 +207,7 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
     member c.RunAsync(socket: Socket, accepted: OwnedDescriptor) : Task =
         task {
             home <- ExecutionContext.Capture()
+            h2 <- null
             transport.Descriptor.Watcher <- c
             if isNull memory then
                 transport.Attach(socket, accepted, settings.Inline)
@@ -232,6 +238,14 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                         transport.Deadline <- Heartbeat.NowMs + int64 tls.HandshakeTimeout.TotalMilliseconds
                         let! secured = tls.HandshakeAsync(transport, transport.Descriptor.RemoteEndPoint)
                         go <- secured && Volatile.Read(&transport.State) = ConnectionState.Idle
+
+                        // ALPN chose h2: the connection speaks HTTP/2 from its first byte.
+                        if go && (transport.AlpnH2 || settings.Http2Only) then
+                            go <- false
+                            h2 <- Http2.Http2Connection(transport, settings, true)
+                            do! h2.RunAsync()
+
+                    mayBeH2 <- go && isNull tls && settings.Http2
 
                     while go do
                         if transport.InStart = transport.InEnd then
@@ -270,7 +284,29 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                                     transport.InEnd <- transport.InEnd + received
                                     transport.TotalReceived <- transport.TotalReceived + int64 received
 
-                        if go then
+                        // h2c by prior knowledge: the preface instead of a first request.
+                        if go && mayBeH2 then
+                            prefaceSeen <- Http2.Frames.matchPreface transport.Request
+
+                            if prefaceSeen = Http2.Frames.PrefaceMatch.Complete
+                               || (prefaceSeen = Http2.Frames.PrefaceMatch.Mismatch && settings.Http2Only) then
+                                go <- false
+                                h2 <- Http2.Http2Connection(transport, settings, false)
+                                do! h2.RunAsync()
+                            elif prefaceSeen = Http2.Frames.PrefaceMatch.Partial then
+                                // Not enough yet to tell: more bytes, within the head's timeout.
+                                transport.MakeRoom 512
+                                let! n = transport.ReceiveAsync()
+
+                                if n = 0 || Volatile.Read(&transport.State) <> ConnectionState.ReadingHead then
+                                    go <- false
+                                else
+                                    transport.InEnd <- transport.InEnd + n
+                                    transport.TotalReceived <- transport.TotalReceived + int64 n
+                            else
+                                mayBeH2 <- false
+
+                        if go && not mayBeH2 then
                             match Parser.parse transport.Request settings.Limits head with
                             | Parser.ParseResult.Done ->
                                 transport.InPos <- transport.InStart + head.HeadLength
@@ -491,97 +527,102 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
     interface ITimed with
         member _.Tick(now: int64) =
             let state = Volatile.Read(&transport.State)
-            // The claim before the deadline: a deadline read after a claim is that request's (see NextRequest).
-            let claim = Volatile.Read(&transport.Claim)
-            let requestDeadline = Volatile.Read(&transport.RequestDeadline)
 
-            if
-                requestDeadline > 0L
-                && now > requestDeadline
-                && (state = ConnectionState.Processing || state = ConnectionState.ReadingBody)
-                && Interlocked.CompareExchange(&transport.RequestDeadline, 0L, requestDeadline) = requestDeadline
-            then
-                if (Volatile.Read(&transport.Claim) >>> 2) = (claim >>> 2) then
-                    requestTimedOut claim
-                else
-                    // The claim read was the last request's: the deadline is the next one's.
-                    Interlocked.CompareExchange(&transport.RequestDeadline, requestDeadline, 0L) |> ignore
+            if state = ConnectionState.Http2 then
+                let session = h2
+                if not (isNull session) then session.Tick now
+            else
+                // The claim before the deadline: a deadline read after a claim is that request's (see NextRequest).
+                let claim = Volatile.Read(&transport.Claim)
+                let requestDeadline = Volatile.Read(&transport.RequestDeadline)
 
-            let received = transport.TotalReceived
+                if
+                    requestDeadline > 0L
+                    && now > requestDeadline
+                    && (state = ConnectionState.Processing || state = ConnectionState.ReadingBody)
+                    && Interlocked.CompareExchange(&transport.RequestDeadline, 0L, requestDeadline) = requestDeadline
+                then
+                    if (Volatile.Read(&transport.Claim) >>> 2) = (claim >>> 2) then
+                        requestTimedOut claim
+                    else
+                        // The claim read was the last request's: the deadline is the next one's.
+                        Interlocked.CompareExchange(&transport.RequestDeadline, requestDeadline, 0L) |> ignore
 
-            if received <> receivedAtTick then
-                receivedAtTick <- received
-                settings.SawTraffic <- true
+                let received = transport.TotalReceived
 
-            let sendDeadline = Volatile.Read(&transport.SendDeadline)
-            let callStart = handlerCallStart
+                if received <> receivedAtTick then
+                    receivedAtTick <- received
+                    settings.SawTraffic <- true
 
-            if
-                callStart > 0L
-                && callStart <> reportedCallStart
-                && now - callStart >= BlockingWatch.ThresholdMs
-                && not settings.OffloadHandlers
-            then
-                reportedCallStart <- callStart
-                // Read while the handler runs on another thread, from the context's own copy
-                // of the request line (never the input buffer, which may be another's by
-                // now); the path only (a query may hold secrets).
-                let request = context.RequestForLog
+                let sendDeadline = Volatile.Read(&transport.SendDeadline)
+                let callStart = handlerCallStart
 
-                // The call may have returned while we looked: then the text may be another's.
-                if handlerCallStart = callStart then
-                    BlockingWatch.report settings (now - callStart) request
+                if
+                    callStart > 0L
+                    && callStart <> reportedCallStart
+                    && now - callStart >= BlockingWatch.ThresholdMs
+                    && not settings.OffloadHandlers
+                then
+                    reportedCallStart <- callStart
+                    // Read while the handler runs on another thread, from the context's own copy
+                    // of the request line (never the input buffer, which may be another's by
+                    // now); the path only (a query may hold secrets).
+                    let request = context.RequestForLog
 
-            // Minimum data rates (after a grace period): a body that trickles in, or a client
-            // that reads our answer slower than the rate, is cut. Time counts beat by beat.
-            let elapsed = if lastTickMs = 0L then 0L else min 2000L (now - lastTickMs)
-            lastTickMs <- now
+                    // The call may have returned while we looked: then the text may be another's.
+                    if handlerCallStart = callStart then
+                        BlockingWatch.report settings (now - callStart) request
 
-            let tooSlow =
-                if state = ConnectionState.ReadingBody && settings.MinRequestBodyDataRate > 0 then
-                    transport.BodyWaitMs <- transport.BodyWaitMs + elapsed
-                    belowRate transport.BodyBytes transport.BodyWaitMs settings.MinRequestBodyDataRate
-                elif sendDeadline > 0L && settings.MinResponseDataRate > 0 then
-                    transport.SendWaitMs <- transport.SendWaitMs + elapsed
-                    belowRate transport.SentBytes transport.SendWaitMs settings.MinResponseDataRate
-                else
-                    false
+                // Minimum data rates (after a grace period): a body that trickles in, or a client
+                // that reads our answer slower than the rate, is cut. Time counts beat by beat.
+                let elapsed = if lastTickMs = 0L then 0L else min 2000L (now - lastTickMs)
+                lastTickMs <- now
 
-            if settings.ForceClose && state <> ConnectionState.Closed then
-                transport.Close()
-            elif tooSlow then
-                if state = ConnectionState.ReadingBody then
-                    if tryState ConnectionState.TimedOut state then bodyTimedOut ()
-                else
+                let tooSlow =
+                    if state = ConnectionState.ReadingBody && settings.MinRequestBodyDataRate > 0 then
+                        transport.BodyWaitMs <- transport.BodyWaitMs + elapsed
+                        belowRate transport.BodyBytes transport.BodyWaitMs settings.MinRequestBodyDataRate
+                    elif sendDeadline > 0L && settings.MinResponseDataRate > 0 then
+                        transport.SendWaitMs <- transport.SendWaitMs + elapsed
+                        belowRate transport.SentBytes transport.SendWaitMs settings.MinResponseDataRate
+                    else
+                        false
+
+                if settings.ForceClose && state <> ConnectionState.Closed then
                     transport.Close()
-            elif sendDeadline > 0L && now > sendDeadline then
-                // The client stopped reading our answers.
-                transport.Close()
-            elif settings.Stopping && state = ConnectionState.Upgraded then
-                // Another protocol (a WebSocket) runs on: the server's stop tells it (RequestAborted:
-                // a WebSocket says goodbye with 1001), then closes it two seconds later.
-                if not context.IsAborted then
-                    transport.Deadline <- now + 2000L
+                elif tooSlow then
+                    if state = ConnectionState.ReadingBody then
+                        if tryState ConnectionState.TimedOut state then bodyTimedOut ()
+                    else
+                        transport.Close()
+                elif sendDeadline > 0L && now > sendDeadline then
+                    // The client stopped reading our answers.
+                    transport.Close()
+                elif settings.Stopping && state = ConnectionState.Upgraded then
+                    // Another protocol (a WebSocket) runs on: the server's stop tells it (RequestAborted:
+                    // a WebSocket says goodbye with 1001), then closes it two seconds later.
+                    if not context.IsAborted then
+                        transport.Deadline <- now + 2000L
+                        context.Abort(transport.RequestNumber, false)
+                    elif now > transport.Deadline then
+                        transport.Close()
+                elif settings.Stopping && state = ConnectionState.Processing && context.Unbounded && not context.IsAborted then
+                    // A stream meant to last (Server-Sent Events) is told to end: RequestAborted fires.
                     context.Abort(transport.RequestNumber, false)
+                elif settings.Stopping && state = ConnectionState.Idle then
+                    // Not one whose next request is already here: that one is answered (and closed).
+                    if not (transport.Descriptor.HasUnread()) && tryState ConnectionState.Closed ConnectionState.Idle then
+                        transport.Close()
                 elif now > transport.Deadline then
-                    transport.Close()
-            elif settings.Stopping && state = ConnectionState.Processing && context.Unbounded && not context.IsAborted then
-                // A stream meant to last (Server-Sent Events) is told to end: RequestAborted fires.
-                context.Abort(transport.RequestNumber, false)
-            elif settings.Stopping && state = ConnectionState.Idle then
-                // Not one whose next request is already here: that one is answered (and closed).
-                if not (transport.Descriptor.HasUnread()) && tryState ConnectionState.Closed ConnectionState.Idle then
-                    transport.Close()
-            elif now > transport.Deadline then
-                match state with
-                | ConnectionState.ReadingHead ->
-                    if tryState ConnectionState.TimedOut state then
-                        Metrics.badRequest 408
-                        transport.AnswerLast 408
-                | ConnectionState.ReadingBody -> if tryState ConnectionState.TimedOut state then bodyTimedOut ()
-                | ConnectionState.Idle
-                | ConnectionState.Lingering -> if tryState ConnectionState.TimedOut state then transport.Close()
-                | _ -> ()
+                    match state with
+                    | ConnectionState.ReadingHead ->
+                        if tryState ConnectionState.TimedOut state then
+                            Metrics.badRequest 408
+                            transport.AnswerLast 408
+                    | ConnectionState.ReadingBody -> if tryState ConnectionState.TimedOut state then bodyTimedOut ()
+                    | ConnectionState.Idle
+                    | ConnectionState.Lingering -> if tryState ConnectionState.TimedOut state then transport.Close()
+                    | _ -> ()
 
     /// Starts serving the runtime's `socket` or a descriptor `accepted` with accept4: when
     /// `here` on the event loop that accepted it, or on the runtime's engine thread, right

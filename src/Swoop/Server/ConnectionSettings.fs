@@ -38,6 +38,10 @@ type internal ConnectionSettings
     member val Lifetime = Lifetime()
     member val TrustedProxies: Forwarded.TrustedProxies = null with get, set
     member val AllowSynchronousIO = false with get, set
+    /// HTTP/2: h2c by prior knowledge on plain endpoints (ALPN decides over TLS).
+    member val Http2 = true with get, set
+    /// Every connection is HTTP/2 (no HTTP/1.1 at all).
+    member val Http2Only = false with get, set
     /// Bytes a second a request body must arrive at (0: no minimum), after the grace period.
     member val MinRequestBodyDataRate = 240 with get, set
     /// Bytes a second the client must read a response at (0: no minimum), after the grace period.

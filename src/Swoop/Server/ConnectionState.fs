@@ -36,3 +36,7 @@ module internal ConnectionState =
     /// Switched to another protocol (101): no HTTP timeouts; closed when the server stops.
     [<Literal>]
     let Upgraded = 7
+
+    /// Speaking HTTP/2 (Http2/Http2Connection.fs keeps its own timeouts).
+    [<Literal>]
+    let Http2 = 8

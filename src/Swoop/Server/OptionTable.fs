@@ -186,6 +186,12 @@ let all: Setting list =
         Kestrel = "no limit"
         Show = fun o -> string o.MaxConcurrentHandshakes
         Set = map (fun v o -> { o with MaxConcurrentHandshakes = v }) (inRange integer) }
+      { Name = "Http2"
+        Value = "MODE"
+        Help = "HTTP/2: on (h2 by ALPN over TLS, h2c by prior knowledge on plain endpoints, beside HTTP/1.1), off, or only (every connection HTTP/2)."
+        Kestrel = "Http1AndHttp2 (h2c needs Protocols=Http2)"
+        Show = fun o -> showHttp2Mode o.Http2
+        Set = map (fun v o -> { o with Http2 = v }) http2Mode }
       { Name = "RuntimeSockets"
         Value = ""
         Help = "Linux: the .NET runtime's sockets for every connection, as on macOS and Windows, instead of Swoop's own libc calls and epoll loops."

@@ -156,6 +156,19 @@ let forwardedHeader (text: string) =
     | "forwarded" -> Ok ForwardedHeader.Forwarded
     | _ -> Error("'" + text + "' is not a forwarding header (x-forwarded-for, forwarded)")
 
+let http2Mode (text: string) =
+    match text.Trim().ToLowerInvariant() with
+    | "on" | "true" | "yes" | "1" -> Ok Http2Mode.On
+    | "off" | "false" | "no" | "0" -> Ok Http2Mode.Off
+    | "only" -> Ok Http2Mode.Only
+    | _ -> Error("'" + text + "' is not an HTTP/2 mode (on, off, only)")
+
+let showHttp2Mode (mode: Http2Mode) =
+    match mode with
+    | Http2Mode.On -> "on"
+    | Http2Mode.Off -> "off"
+    | Http2Mode.Only -> "only"
+
 let showForwardedHeader (h: ForwardedHeader) =
     match h with
     | ForwardedHeader.XForwardedFor -> "x-forwarded-for"

@@ -306,7 +306,14 @@ module Server =
         let tls =
             if Array.contains true secure then
                 let pairs = List.zip options.TlsCert options.TlsKey
-                let store = CertificateStore(pairs, [ SslApplicationProtocol.Http11 ], log)
+                let store = CertificateStore(
+                    pairs,
+                    (match options.Http2 with
+                     | Http2Mode.On -> [ SslApplicationProtocol.Http2; SslApplicationProtocol.Http11 ]
+                     | Http2Mode.Off -> [ SslApplicationProtocol.Http11 ]
+                     | Http2Mode.Only -> [ SslApplicationProtocol.Http2 ]),
+                    log
+                )
                 new TlsServer(store, options.HandshakeTimeout, options.MaxConcurrentHandshakes, log)
             else
                 null
@@ -349,6 +356,8 @@ module Server =
             )
 
         settings.AllowSynchronousIO <- options.AllowSynchronousIO
+        settings.Http2 <- options.Http2 <> Http2Mode.Off
+        settings.Http2Only <- options.Http2 = Http2Mode.Only
         settings.MinRequestBodyDataRate <- options.MinRequestBodyDataRate
         settings.MinResponseDataRate <- options.MinResponseDataRate
         settings.DataRateGraceMs <- int64 options.DataRateGracePeriod.TotalMilliseconds

@@ -64,6 +64,12 @@ module Endpoint =
         | Endpoint.Https(host, port) -> "https://" + host + ":" + string port
 
 [<RequireQualifiedAccess>]
+type Http2Mode =
+    | On
+    | Off
+    | Only
+
+[<RequireQualifiedAccess>]
 type ForwardedHeader =
     | XForwardedFor
     | Forwarded
@@ -103,6 +109,7 @@ type ServerOptions =
       TlsKey: string list
       HandshakeTimeout: TimeSpan
       MaxConcurrentHandshakes: int
+      Http2: Http2Mode
       RuntimeSockets: bool }
 
 [<RequireQualifiedAccess>]
@@ -142,6 +149,7 @@ module ServerOptions =
           TlsKey = []
           HandshakeTimeout = TimeSpan.FromSeconds 10.0
           MaxConcurrentHandshakes = 1024
+          Http2 = Http2Mode.On
           RuntimeSockets = false }
 
     let maxDuration = TimeSpan.FromMilliseconds(float Int32.MaxValue)

@@ -33,6 +33,18 @@ type ForwardedHeader =
     /// `X-Forwarded-Proto` are then ignored.
     | Forwarded
 
+/// Whether connections speak HTTP/2 (`ServerOptions.Http2`).
+[<RequireQualifiedAccess>]
+type Http2Mode =
+    /// h2 where TLS's ALPN chooses it, h2c by prior knowledge on plain endpoints (a connection
+    /// whose first bytes are the HTTP/2 preface), HTTP/1.1 otherwise. The default.
+    | On
+    /// HTTP/1.1 only (ALPN offers http/1.1 alone; a preface is answered as HTTP/1.1 would).
+    | Off
+    /// HTTP/2 only: every connection must begin with the preface (after TLS, whatever ALPN
+    /// said), as nginx's `listen ... http2` without TLS and Kestrel's `Protocols = Http2`.
+    | Only
+
 /// How a server listens and what it tolerates. Start from `ServerOptions.defaults`.
 type ServerOptions =
     {
@@ -156,6 +168,8 @@ type ServerOptions =
         /// Most TLS handshakes in progress at once (default 1024); more wait, within
         /// HandshakeTimeout. Handshakes run on the thread pool, never on an event loop.
         MaxConcurrentHandshakes: int
+        /// HTTP/2 on, off, or alone (default `Http2Mode.On`).
+        Http2: Http2Mode
         /// False (default): on Linux, Swoop calls libc itself and waits on its own epoll event
         /// loops. True: the .NET runtime's sockets carry every connection, as on macOS and
         /// Windows (where this is always so), for the whole process from this start on.

@@ -247,6 +247,10 @@ type internal Transport(pool: BufferPool) =
     /// Whether the connection is TLS (https).
     member _.IsTls = tls
 
+    /// TLS: ALPN chose HTTP/2.
+    member _.AlpnH2 =
+        tls && (stream :?> SslStream).NegotiatedApplicationProtocol = SslApplicationProtocol.Http2
+
     /// Whether a file may go with sendfile(2): on Swoop's event loops, on the socket itself.
     member _.CanSendFile = descriptor.Evented && isNull stream
 

@@ -50,6 +50,8 @@ type internal BodyKind =
     | NoBody = 0
     | Sized = 1
     | Chunked = 2
+    /// HTTP/2: DATA frames until END_STREAM, no content-length given.
+    | Framed = 3
 
 /// A parsed request head: every field is an offset into the bytes the head was parsed from,
 /// so nothing is copied or decoded until a handler asks. One instance per connection,

@@ -20,7 +20,7 @@ let private HTTP_ = "HTTP/"B
 let private httpScheme = "http://"B
 let private httpsScheme = "https://"B
 
-let private classifyMethod (m: ReadOnlySpan<byte>) =
+let classifyMethod (m: ReadOnlySpan<byte>) =
     match m.Length with
     | 3 ->
         if m.SequenceEqual(GET) then HttpMethod.Get

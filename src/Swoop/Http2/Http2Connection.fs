@@ -1,0 +1,814 @@
+/// An HTTP/2 connection (RFC 9113): the client's preface and SETTINGS, then frames read in
+/// order from the connection's Transport, streams opened by HEADERS and served by the same
+/// handler and context as HTTP/1.1 (each stream an Http2Stream exchange), flow control both
+/// ways, and every error answered as the RFC assigns it: a stream error resets the one stream
+/// (RST_STREAM), a connection error ends the connection with GOAWAY. The bounds that keep a
+/// hostile client from holding more than its share (streams, header blocks, control frames,
+/// resets) are here too; docs/reliability.md lists them.
+namespace Swoop.Http2
+
+open System
+open System.Collections.Generic
+open System.Net
+open System.Threading
+open System.Threading.Tasks
+open Swoop
+
+/// A connection error found while reading: GOAWAY with this code, then the close.
+type internal Http2ConnectionException(code: Http2ErrorCode, message: string) =
+    inherit Exception(message)
+    member _.Code = code
+
+/// The server's HTTP/2 limits (its SETTINGS and the bounds behind them).
+[<RequireQualifiedAccess>]
+module internal Http2Limits =
+    /// SETTINGS_MAX_CONCURRENT_STREAMS (Kestrel's and nginx's default).
+    [<Literal>]
+    let MaxConcurrentStreams = 100
+
+    /// SETTINGS_INITIAL_WINDOW_SIZE: what a stream's body may send before its handler reads.
+    [<Literal>]
+    let StreamWindow = 131072
+
+    /// The connection's receive window (raised from 65,535 by the first WINDOW_UPDATE).
+    [<Literal>]
+    let ConnectionWindow = 1048576
+
+    /// SETTINGS_MAX_FRAME_SIZE: the protocol's default, the largest frame this side reads.
+    [<Literal>]
+    let MaxFrameSize = 16384
+
+    /// SETTINGS_HEADER_TABLE_SIZE for the client's encoder (the decoder's table).
+    [<Literal>]
+    let HeaderTableSize = 4096
+
+    /// Control frames that need an answer (PING, SETTINGS) or are worth nothing (empty DATA
+    /// without END_STREAM, PRIORITY, WINDOW_UPDATE on closed streams), allowed per second before the
+    /// connection is closed with ENHANCE_YOUR_CALM.
+    [<Literal>]
+    let ControlFramesPerSecond = 1000
+
+    /// Streams the client may reset (or have reset) per second while their handlers run
+    /// (Rapid Reset, CVE-2023-44487).
+    [<Literal>]
+    let ResetsPerSecond = 200
+
+[<Sealed; AllowNullLiteral>]
+type internal Http2Connection(transport: Transport, settings: ConnectionSettings, isTls: bool) as this =
+    inherit Http2StreamOwner()
+
+    let pool = settings.Pool
+    let output = Http2Output(transport, pool)
+    let maxHeaderListSize = max 16384 settings.Limits.MaxHeaderSectionSize
+    let decoder = HpackDecoder(Http2Limits.HeaderTableSize, maxHeaderListSize)
+    let streams = Dictionary<int, Http2Stream>()
+    let spare = Stack<Http2Stream>()
+    let mutable peer = Http2Settings.Defaults
+    let mutable lastStreamId = 0
+    let mutable requestNumber = 0L
+    // The header block being gathered (HEADERS, then CONTINUATION) and its stream.
+    let mutable blockStream = 0
+    let mutable blockEndStream = false
+    let mutable blockTrailers = false
+    let mutable blockBytes: byte[] = Array.zeroCreate 4096
+    let mutable blockLength = 0
+    // Receive windows: the connection's, and what the handlers read since the last update.
+    let mutable receiveWindow = 65535L
+    let mutable consumedUnsent = 0L
+    // GOAWAY sent (no new streams); the connection ends once the last stream ends.
+    let mutable goingAway = false
+    let mutable settingsSeen = false
+    // Floods: frames of little worth and resets, counted per second.
+    let mutable floodSecond = 0L
+    let mutable controlFrames = 0
+    let mutable resets = 0
+    // The read loop's state across awaits, in fields (see Transport).
+    let mutable go = true
+    let mutable received = 0
+    let mutable finished = TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously)
+    let remote = transport.Descriptor.RemoteEndPoint
+
+    let fail (code: Http2ErrorCode) (message: string) : 'a = raise (Http2ConnectionException(code, message))
+
+    let checkFrame (error: FrameError) =
+        if error.Scope = ErrorScope.Connection then
+            fail error.Code ("frame error: " + string error.Code)
+
+    /// One more frame of little worth this second: past the bound, ENHANCE_YOUR_CALM.
+    let countControl () =
+        let second = Heartbeat.NowMs / 1000L
+
+        if second <> floodSecond then
+            floodSecond <- second
+            controlFrames <- 0
+            resets <- 0
+
+        controlFrames <- controlFrames + 1
+
+        if controlFrames > Http2Limits.ControlFramesPerSecond then
+            fail Http2ErrorCode.EnhanceYourCalm "too many control frames"
+
+        // Answers the client does not read pile up: a flood of PINGs by a client that never reads.
+        if output.Queued > 4L * Http2Output.QueueLimit then
+            fail Http2ErrorCode.EnhanceYourCalm "the client does not read the answers to its control frames"
+
+    let countReset () =
+        let second = Heartbeat.NowMs / 1000L
+
+        if second <> floodSecond then
+            floodSecond <- second
+            controlFrames <- 0
+            resets <- 0
+
+        resets <- resets + 1
+
+        if resets > Http2Limits.ResetsPerSecond then
+            fail Http2ErrorCode.EnhanceYourCalm "too many streams reset"
+
+    let withGate (f: unit -> unit) =
+        Monitor.Enter output.Gate
+
+        try
+            f ()
+        finally
+            Monitor.Exit output.Gate
+
+        output.Kick()
+
+    /// A stream error: RST_STREAM, and the stream (if open) is over.
+    let resetStream (id: int) (code: Http2ErrorCode) =
+        withGate (fun () ->
+            output.RstStream(id, code)
+
+            match streams.TryGetValue id with
+            | true, s ->
+                s.Reset()
+                if not (isNull s.Context) then s.Context.Abort(s.RequestNumber, true)
+            | _ -> ())
+
+    member _.Output = output
+
+    override _.RemoteEndPoint = remote
+    override _.IsTls = isTls
+    override _.SendTimeoutMs = settings.BodyMs
+
+    override _.Consumed(streamId: int, count: int) =
+        // Credited back in batches: a WINDOW_UPDATE per half window read, not per read.
+        let mutable send = false
+
+        withGate (fun () ->
+            consumedUnsent <- consumedUnsent + int64 count
+
+            if consumedUnsent >= int64 (Http2Limits.ConnectionWindow / 2) then
+                output.WindowUpdate(0, int consumedUnsent)
+                receiveWindow <- receiveWindow + consumedUnsent
+                consumedUnsent <- 0L
+
+            match streams.TryGetValue streamId with
+            | true, s when not s.Ended ->
+                s.ReceiveWindow <- s.ReceiveWindow + int64 count
+
+                if s.ReceiveWindow <= int64 (Http2Limits.StreamWindow / 2) then
+                    let increment = int64 Http2Limits.StreamWindow - s.ReceiveWindow
+                    output.WindowUpdate(streamId, int increment)
+                    s.ReceiveWindow <- s.ReceiveWindow + increment
+                    send <- true
+            | _ -> ())
+
+        ignore send
+
+    /// Bytes the connection's window got back without a handler (padding, a closed stream's DATA).
+    member private _.CreditConnection(count: int) =
+        if count > 0 then
+            consumedUnsent <- consumedUnsent + int64 count
+
+            if consumedUnsent >= int64 (Http2Limits.ConnectionWindow / 2) then
+                output.WindowUpdate(0, int consumedUnsent)
+                receiveWindow <- receiveWindow + consumedUnsent
+                consumedUnsent <- 0L
+
+    /// Serves the connection from its preface (the first bytes in the transport's input) to its end.
+    member c.RunAsync() : Task =
+        task {
+            Volatile.Write(&transport.State, ConnectionState.Http2)
+            transport.Deadline <- Heartbeat.NowMs + settings.RequestHeadMs
+
+            try
+                try
+                    withGate (fun () ->
+                        let ours =
+                            [| { Id = SettingId.MaxConcurrentStreams; Value = uint32 Http2Limits.MaxConcurrentStreams }
+                               { Id = SettingId.InitialWindowSize; Value = uint32 Http2Limits.StreamWindow }
+                               { Id = SettingId.MaxHeaderListSize; Value = uint32 maxHeaderListSize }
+                               { Id = SettingId.EnablePush; Value = 0u } |]
+
+                        output.Settings(ReadOnlySpan<Setting>(ours))
+                        output.WindowUpdate(0, Http2Limits.ConnectionWindow - 65535)
+                        receiveWindow <- int64 Http2Limits.ConnectionWindow
+                        output.ConnectionWindow <- 65535L)
+
+                    // The preface first (h2c: its first octets were seen; TLS: ALPN said h2).
+                    do! c.Need Frames.preface.Length
+
+                    if go && Frames.matchPreface transport.Unread <> Frames.PrefaceMatch.Complete then
+                        fail Http2ErrorCode.ProtocolError "the connection did not start with the HTTP/2 preface"
+
+                    transport.InPos <- transport.InPos + Frames.preface.Length
+
+                    while go do
+                        do! c.Need Frames.HeaderLength
+
+                        if go then
+                            let header = Frames.readHeader transport.Unread
+
+                            if header.Length > Http2Limits.MaxFrameSize then
+                                checkFrame (Frames.checkLength (header, Http2Limits.MaxFrameSize))
+
+                                // A stream-scoped FRAME_SIZE_ERROR: the frame is skipped.
+                                resetStream header.StreamId Http2ErrorCode.FrameSizeError
+
+                            do! c.Need(Frames.HeaderLength + header.Length)
+
+                            if go then
+                                transport.InPos <- transport.InPos + Frames.HeaderLength
+                                c.OnFrame header
+                                transport.InPos <- transport.InPos + header.Length
+                with
+                | :? Http2ConnectionException as e ->
+                    if settings.Log.IsEnabled LogLevel.Debug then
+                        settings.Log.BadRequest(string remote, 400, "HTTP/2 connection error " + string e.Code + ": " + e.Message)
+
+                    withGate (fun () -> output.GoAway(lastStreamId, e.Code, e.Message))
+                    do! c.DrainOutputAsync()
+                | :? Net.Sockets.SocketException
+                | :? ObjectDisposedException
+                | :? ClientDisconnectedException
+                | :? OperationCanceledException
+                | :? IO.IOException -> ()
+            finally
+                c.EndAll()
+        }
+
+    /// Reads until `count` unread octets are in the input (go false: the client left).
+    member private c.Need(count: int) : ValueTask =
+        if transport.InEnd - transport.InPos >= count then
+            ValueTask.CompletedTask
+        else
+            ValueTask(c.ReceiveAsync count)
+
+    member private _.ReceiveAsync(count: int) : Task =
+        task {
+            while go && transport.InEnd - transport.InPos < count do
+                if transport.InPos = transport.InEnd then
+                    transport.InStart <- 0
+                    transport.InPos <- 0
+                    transport.InEnd <- 0
+                else
+                    transport.InStart <- transport.InPos
+
+                transport.EnsureInput()
+                transport.MakeRoom(max 512 (count - (transport.InEnd - transport.InPos)))
+                let! n = transport.ReceiveAsync()
+                received <- n
+
+                if received <= 0 then
+                    go <- false
+                else
+                    transport.InEnd <- transport.InEnd + received
+                    transport.TotalReceived <- transport.TotalReceived + int64 received
+        }
+
+    /// Sends what is queued (a GOAWAY) before the connection closes, within the send timeout.
+    member private _.DrainOutputAsync() : Task =
+        task {
+            output.Kick()
+            let wait = output.WaitForRoomAsync()
+
+            if not wait.IsCompleted then
+                try
+                    do! wait.AsTask().WaitAsync(TimeSpan.FromMilliseconds(float settings.BodyMs))
+                with _ ->
+                    ()
+        }
+
+    /// The payload of the frame being handled (valid until the next receive).
+    member private _.Payload(header: FrameHeader) =
+        ReadOnlySpan<byte>(transport.InputArray, transport.InputOffset + transport.InPos, header.Length)
+
+    member private c.OnFrame(header: FrameHeader) =
+        if blockStream <> 0 && (header.Type <> FrameType.Continuation || header.StreamId <> blockStream) then
+            fail Http2ErrorCode.ProtocolError "a header block was interrupted: CONTINUATION expected"
+
+        if not settingsSeen && header.Type <> FrameType.Settings then
+            fail Http2ErrorCode.ProtocolError "the client's first frame must be SETTINGS"
+
+        match header.Type with
+        | FrameType.Data -> c.OnData header
+        | FrameType.Headers -> c.OnHeaders header
+        | FrameType.Continuation -> c.OnContinuation header
+        | FrameType.Priority ->
+            let mutable priority = Unchecked.defaultof<PriorityFields>
+            let error = Frames.readPriority (header, c.Payload header, &priority)
+            checkFrame error
+            countControl ()
+
+            if error.IsError then
+                resetStream header.StreamId error.Code
+        | FrameType.RstStream -> c.OnRstStream header
+        | FrameType.Settings -> c.OnSettings header
+        | FrameType.PushPromise -> checkFrame (Frames.readPushPromise header)
+        | FrameType.Ping ->
+            let mutable opaque = 0UL
+            checkFrame (Frames.readPing (header, c.Payload header, &opaque))
+
+            if not (header.Has FrameFlags.Ack) then
+                countControl ()
+                withGate (fun () -> output.Ping(true, opaque))
+        | FrameType.GoAway ->
+            let mutable goAway = Unchecked.defaultof<GoAwayPayload>
+            checkFrame (Frames.readGoAway (header, c.Payload header, &goAway))
+            // The client leaves: no new streams; the open ones finish.
+            goingAway <- true
+            c.EndIfIdle()
+        | FrameType.WindowUpdate -> c.OnWindowUpdate header
+        | _ -> () // extension frames are ignored (RFC 9113 section 5.5)
+
+    /// Whether `id` names a stream the client has not opened yet.
+    member private _.Idle(id: int) = id > lastStreamId
+
+    member private c.OnData(header: FrameHeader) =
+        let mutable data = Unchecked.defaultof<DataPayload>
+        let error = Frames.readData (header, c.Payload header, &data)
+        checkFrame error
+        let id = header.StreamId
+
+        if c.Idle id then
+            fail Http2ErrorCode.ProtocolError "DATA on a stream not opened"
+
+        // The whole frame counts against the windows, padding included (RFC 9113 section 6.9.1).
+        if int64 header.Length > receiveWindow then
+            fail Http2ErrorCode.FlowControlError "DATA beyond the connection's window"
+
+        receiveWindow <- receiveWindow - int64 header.Length
+        let endStream = header.Has FrameFlags.EndStream
+
+        if header.Length = 0 && not endStream then countControl ()
+
+        let mutable streamError = Http2ErrorCode.NoError
+        let mutable credit = header.Length
+        let mutable finishedNow = false
+
+        withGate (fun () ->
+            match streams.TryGetValue id with
+            | true, s when not s.Ended && not s.IsReset ->
+                if int64 header.Length > s.ReceiveWindow then
+                    streamError <- Http2ErrorCode.FlowControlError
+                else
+                    s.ReceiveWindow <- s.ReceiveWindow - int64 header.Length
+                    // Padding is credited at once; the data when the handler reads it (all of
+                    // it when the response already ended: nobody will).
+                    credit <- (if s.EndSent then header.Length else header.Length - data.DataLength)
+
+                    if not (s.Receive(c.Payload(header).Slice(data.DataOffset, data.DataLength), endStream)) then
+                        streamError <- Http2ErrorCode.ProtocolError
+                    elif endStream && s.EndSent then
+                        finishedNow <- true
+            | true, s when s.IsReset -> ()
+            | _ -> streamError <- Http2ErrorCode.StreamClosed
+
+            c.CreditConnection credit)
+
+        if streamError <> Http2ErrorCode.NoError then
+            resetStream id streamError
+            c.Forget id
+        elif finishedNow then
+            c.Forget id
+
+    member private c.OnHeaders(header: FrameHeader) =
+        let mutable headers = Unchecked.defaultof<HeadersPayload>
+        let error = Frames.readHeaders (header, c.Payload header, &headers)
+        checkFrame error
+        let id = header.StreamId
+
+        if id % 2 = 0 then
+            fail Http2ErrorCode.ProtocolError "a client's stream id must be odd"
+
+        let mutable trailers = false
+
+        if not (c.Idle id) then
+            // Trailers of an open stream, or a closed stream (a connection error).
+            let open' =
+                Monitor.Enter output.Gate
+
+                try
+                    match streams.TryGetValue id with
+                    | true, s -> if s.Ended then 1 elif s.IsReset then 2 else 0
+                    | _ -> 3
+                finally
+                    Monitor.Exit output.Gate
+
+            match open' with
+            | 0 ->
+                if not (header.Has FrameFlags.EndStream) then
+                    fail Http2ErrorCode.ProtocolError "trailers must end the stream"
+
+                trailers <- true
+            | 1 -> fail Http2ErrorCode.StreamClosed "HEADERS on a stream the client had ended"
+            | 2 -> ()
+            | _ -> fail Http2ErrorCode.StreamClosed "HEADERS on a closed stream"
+
+        if not trailers then
+            if c.Idle id then
+                lastStreamId <- id
+
+        blockStream <- id
+        blockEndStream <- header.Has FrameFlags.EndStream
+        blockTrailers <- trailers
+        blockLength <- 0
+
+        if error.IsError then
+            // A stream error (a stream depending on itself): the block is still decoded (the
+            // table must stay in step), then the stream is refused.
+            blockTrailers <- false
+
+        c.AddFragment(c.Payload(header).Slice(headers.FragmentOffset, headers.FragmentLength))
+
+        if header.Has FrameFlags.EndHeaders then
+            c.EndBlock(error.IsError)
+        else
+            c.PendingError <- error.IsError
+
+    member val private PendingError = false with get, set
+
+    member private c.OnContinuation(header: FrameHeader) =
+        checkFrame (Frames.readContinuation header)
+
+        if blockStream = 0 then
+            fail Http2ErrorCode.ProtocolError "CONTINUATION without HEADERS"
+
+        // The CONTINUATION flood (2024): a block is bounded, however it is cut.
+        if header.Length = 0 && not (header.Has FrameFlags.EndHeaders) then countControl ()
+
+        c.AddFragment(c.Payload header)
+
+        if header.Has FrameFlags.EndHeaders then
+            c.EndBlock c.PendingError
+
+    member private _.AddFragment(fragment: ReadOnlySpan<byte>) =
+        if blockLength + fragment.Length > maxHeaderListSize * 2 + 1024 then
+            fail Http2ErrorCode.EnhanceYourCalm "a header block longer than the header list size allows"
+
+        if blockBytes.Length - blockLength < fragment.Length then
+            let bigger = Array.zeroCreate (max (blockBytes.Length * 2) (blockLength + fragment.Length))
+            Buffer.BlockCopy(blockBytes, 0, bigger, 0, blockLength)
+            blockBytes <- bigger
+
+        fragment.CopyTo(Span<byte>(blockBytes, blockLength, fragment.Length))
+        blockLength <- blockLength + fragment.Length
+
+    /// The block is whole: decode it (always: HPACK's table must stay in step) and act.
+    member private c.EndBlock(refuse: bool) =
+        let id = blockStream
+        blockStream <- 0
+        let block = ReadOnlySpan<byte>(blockBytes, 0, blockLength)
+
+        if blockTrailers then
+            let s = lock output.Gate (fun () -> match streams.TryGetValue id with | true, s -> s | _ -> null)
+            s.ReadingTrailers <- true
+            let result = decoder.Decode(block, s)
+
+            if result = HpackResult.CompressionError then
+                fail Http2ErrorCode.CompressionError decoder.Error
+
+            if result <> HpackResult.Ok || s.Check <> HeadCheck.Ok then
+                resetStream id Http2ErrorCode.ProtocolError
+                c.Forget id
+            else
+                let mismatch =
+                    lock output.Gate (fun () ->
+                        s.EndReceived()
+                        s.DeclaredLength >= 0L && s.DeclaredLength <> s.Received)
+
+                if mismatch then
+                    resetStream id Http2ErrorCode.ProtocolError
+                    c.Forget id
+        else
+            let s = c.Rent()
+            requestNumber <- requestNumber + 1L
+            s.Open(id, requestNumber)
+            let result = decoder.Decode(block, s)
+
+            if result = HpackResult.CompressionError then
+                c.Return s
+                fail Http2ErrorCode.CompressionError decoder.Error
+
+            let active = lock output.Gate (fun () -> streams.Count)
+
+            if refuse then
+                c.Return s
+                resetStream id Http2ErrorCode.ProtocolError
+            elif goingAway || settings.Stopping then
+                c.Return s
+                resetStream id Http2ErrorCode.RefusedStream
+            elif active >= Http2Limits.MaxConcurrentStreams then
+                c.Return s
+                countReset ()
+                resetStream id Http2ErrorCode.RefusedStream
+            else
+                s.FinishHead blockEndStream
+
+                if s.Check = HeadCheck.Malformed then
+                    c.Return s
+                    resetStream id Http2ErrorCode.ProtocolError
+                else
+                    withGate (fun () ->
+                        s.SendWindow <- int64 peer.InitialWindowSize
+                        s.ReceiveWindow <- int64 Http2Limits.StreamWindow
+                        streams[id] <- s)
+
+                    transport.Deadline <- Int64.MaxValue
+
+                    if result = HpackResult.HeaderListTooLarge || s.Check = HeadCheck.TooMany then
+                        c.Serve(s, 431)
+                    else
+                        c.Serve(s, 0)
+
+    member private _.Rent() : Http2Stream =
+        let reused = lock spare (fun () -> if spare.Count > 0 then spare.Pop() else null)
+
+        if isNull reused then
+            Http2Stream(this, output, pool, settings.Limits.MaxHeaderCount)
+        else
+            reused
+
+    member private _.Return(s: Http2Stream) =
+        s.Release()
+
+        if spare.Count < 8 then
+            lock spare (fun () -> spare.Push s)
+
+    /// Runs the handler for stream `s` (or answers `status` itself: 431).
+    member private c.Serve(s: Http2Stream, status: int) =
+        if isNull s.Context then
+            let ctx = HttpContext(s, s.Head, pool, settings.MaxRequestBodySize, AllowSynchronousIO = settings.AllowSynchronousIO, Log = settings.Log)
+            ctx.Lifetime <- settings.Lifetime
+            ctx.TrustedProxies <- settings.TrustedProxies
+            s.Context <- ctx
+
+        let ctx = s.Context
+        ctx.Begin()
+
+        if status <> 0 then
+            ctx.ResetResponse status
+            c.Finish(s, null)
+        else
+            let pending =
+                try
+                    settings.Handler ctx
+                with e ->
+                    ValueTask.FromException e
+
+            if pending.IsCompletedSuccessfully then
+                c.Finish(s, null)
+            else
+                c.AwaitHandler(s, pending) |> ignore
+
+    member private c.AwaitHandler(s: Http2Stream, pending: ValueTask) : Task =
+        task {
+            let mutable failure: exn = null
+
+            try
+                do! pending
+            with e ->
+                failure <- e
+
+            c.Finish(s, failure)
+        }
+
+    /// The handler ended: its response completes (or the stream is reset), then the stream
+    /// is forgotten once its last frames are queued.
+    member private c.Finish(s: Http2Stream, failure: exn) =
+        let ctx = s.Context
+        let mutable ok = true
+
+        if not (isNull failure) then
+            if ClientDisconnectedException.IsIn failure || (failure :? OperationCanceledException && ctx.IsAborted) then
+                ok <- false
+            else
+                let status =
+                    match failure with
+                    | :? BadRequestException as bad -> bad.StatusCode
+                    | e ->
+                        if settings.Log.IsEnabled LogLevel.Error && settings.MayLog() then
+                            settings.Log.HandlerFailed(ctx.MethodName, ctx.Path, e)
+
+                        500
+
+                if ctx.HasStarted then ok <- false else ctx.ResetResponse status
+
+        if ok && not (isNull ctx.LengthMismatch) then
+            if settings.Log.IsEnabled LogLevel.Error && settings.MayLog() then
+                settings.Log.HandlerFailed(ctx.MethodName, ctx.Path, InvalidOperationException ctx.LengthMismatch)
+
+            ctx.ResetResponse 500
+
+        let kept =
+            if ok && not s.IsReset then
+                try
+                    ctx.Complete true
+                with _ ->
+                    false
+            else
+                false
+
+        if not kept && not s.EndSent then
+            resetStream s.Id Http2ErrorCode.InternalError
+
+        let ending = s.Finishing
+
+        if ending.IsCompleted then
+            c.Done s
+        else
+            ending.ContinueWith((fun (_: Task) (state: obj) -> c.Done(state :?> Http2Stream)), s, TaskContinuationOptions.ExecuteSynchronously)
+            |> ignore
+
+    /// The stream's response is queued: if the client still sends a body nobody reads, it is
+    /// told to stop (RST_STREAM NO_ERROR, RFC 9113 section 8.1); the stream is forgotten.
+    member private c.Done(s: Http2Stream) =
+        let waiting = lock output.Gate (fun () -> not s.Ended && not s.IsReset)
+
+        if waiting then
+            // Its frames still in flight are taken (and checked) for a moment; the heartbeat
+            // then resets it if the client has not finished.
+            s.DrainUntil <- Heartbeat.NowMs + 1000L
+        else
+            c.Forget s.Id
+
+    member private c.Forget(id: int) =
+        let mutable gone: Http2Stream = null
+        let mutable unread = 0L
+
+        withGate (fun () ->
+            match streams.TryGetValue id with
+            | true, s when s.EndSent || s.IsReset ->
+                streams.Remove id |> ignore
+                unread <- s.Unread
+                // What the handler never read goes back to the connection's window.
+                c.CreditConnection(int unread)
+                gone <- s
+            | _ -> ())
+
+        if not (isNull gone) then
+            if not (isNull gone.Context) then gone.Context.Release()
+            c.Return gone
+            c.EndIfIdle()
+
+    /// No stream left: after a GOAWAY (either way) the connection ends; else the keep-alive
+    /// timeout starts.
+    member private _.EndIfIdle() =
+        let idle = lock output.Gate (fun () -> streams.Count = 0)
+
+        if idle then
+            transport.Deadline <- Heartbeat.NowMs + settings.KeepAliveMs
+
+            if goingAway then
+                go <- false
+                transport.Close()
+
+    member private c.OnRstStream(header: FrameHeader) =
+        let mutable code = Http2ErrorCode.NoError
+        checkFrame (Frames.readRstStream (header, c.Payload header, &code))
+        let id = header.StreamId
+
+        if c.Idle id then
+            fail Http2ErrorCode.ProtocolError "RST_STREAM on a stream not opened"
+
+        let mutable running = false
+
+        withGate (fun () ->
+            match streams.TryGetValue id with
+            | true, s ->
+                running <- not s.EndSent
+                s.Reset()
+                if not (isNull s.Context) then s.Context.Abort(s.RequestNumber, true)
+            | _ -> ())
+
+        if running then countReset ()
+        c.Forget id
+
+    member private c.OnSettings(header: FrameHeader) =
+        if header.Has FrameFlags.Ack then
+            checkFrame (Frames.readSettings (header, c.Payload header, &peer))
+        else
+            let before = peer
+            checkFrame (Frames.readSettings (header, c.Payload header, &peer))
+
+            if settingsSeen then countControl ()
+            settingsSeen <- true
+
+            withGate (fun () ->
+                output.PeerMaxFrameSize <- peer.MaxFrameSize
+
+                if peer.HeaderTableSize <> before.HeaderTableSize then
+                    output.SetPeerTableSize peer.HeaderTableSize
+
+                let delta = int64 peer.InitialWindowSize - int64 before.InitialWindowSize
+
+                if delta <> 0L then
+                    for s in streams.Values do
+                        s.SendWindow <- s.SendWindow + delta
+
+                        if s.SendWindow > int64 Frames.MaxWindowSize then
+                            fail Http2ErrorCode.FlowControlError "SETTINGS_INITIAL_WINDOW_SIZE took a window past 2^31-1"
+
+                        if delta > 0L then s.WindowOpened()
+
+                output.SettingsAck())
+
+    member private c.OnWindowUpdate(header: FrameHeader) =
+        let mutable increment = 0
+        let error = Frames.readWindowUpdate (header, c.Payload header, &increment)
+        checkFrame error
+        let id = header.StreamId
+
+        if id <> 0 && c.Idle id then
+            fail Http2ErrorCode.ProtocolError "WINDOW_UPDATE on a stream not opened"
+
+        if error.IsError then
+            resetStream id error.Code
+            c.Forget id
+        elif id = 0 then
+            withGate (fun () ->
+                output.ConnectionWindow <- output.ConnectionWindow + int64 increment
+
+                if output.ConnectionWindow > int64 Frames.MaxWindowSize then
+                    fail Http2ErrorCode.FlowControlError "the connection's window went past 2^31-1"
+
+                for s in streams.Values do
+                    s.WindowOpened())
+        else
+            let mutable overflow = false
+            let mutable known = false
+
+            withGate (fun () ->
+                match streams.TryGetValue id with
+                | true, s ->
+                    known <- true
+                    s.SendWindow <- s.SendWindow + int64 increment
+
+                    if s.SendWindow > int64 Frames.MaxWindowSize then overflow <- true else s.WindowOpened()
+                | _ -> ())
+
+            if not known then countControl ()
+
+            if overflow then
+                resetStream id Http2ErrorCode.FlowControlError
+                c.Forget id
+
+    /// The connection ended: every stream is reset (their handlers see RequestAborted), the
+    /// writer closes, buffers go back.
+    member private _.EndAll() =
+        go <- false
+        let open' = lock output.Gate (fun () -> List<Http2Stream>(streams.Values))
+
+        for s in open' do
+            lock output.Gate (fun () -> s.Reset())
+            if not (isNull s.Context) then s.Context.Abort(s.RequestNumber, true)
+
+        output.Close()
+        finished.TrySetResult() |> ignore
+
+    /// From the heartbeat (Connection's Tick while the state is Http2).
+    member c.Tick(now: int64) =
+        if settings.ForceClose then
+            transport.Close()
+        elif transport.SendDeadline > 0L && now > transport.SendDeadline then
+            transport.Close()
+        elif (settings.Stopping || settings.Lifetime.Draining) && not goingAway then
+            // Graceful: GOAWAY with the last stream id; streams in flight finish.
+            goingAway <- true
+            withGate (fun () -> output.GoAway(lastStreamId, Http2ErrorCode.NoError, null))
+            let idle = lock output.Gate (fun () -> streams.Count = 0)
+            if idle then transport.Close()
+        else
+            let late =
+                lock output.Gate (fun () ->
+                    let found = List<int>()
+
+                    for s in streams.Values do
+                        if s.DrainUntil > 0L && now > s.DrainUntil then found.Add s.Id
+
+                    found)
+
+            for id in late do
+                resetStream id Http2ErrorCode.NoError
+                c.Forget id
+
+            if now > transport.Deadline then
+                let idle = lock output.Gate (fun () -> streams.Count = 0)
+
+                if idle then
+                    if settingsSeen then
+                        withGate (fun () -> output.GoAway(lastStreamId, Http2ErrorCode.NoError, null))
+
+                    transport.Close()

@@ -1,0 +1,301 @@
+/// The one writer of an HTTP/2 connection. Every stream's frames and the connection's own
+/// (SETTINGS, PING, WINDOW_UPDATE, GOAWAY, RST_STREAM) are appended to one queue under one
+/// lock, in the order the HPACK encoder saw them, and one pump at a time moves the queue to the
+/// connection's Transport and sends it (its Connection flight: nothing else writes to an HTTP/2
+/// connection's socket). The same lock guards the send windows (RFC 9113 section 5.2): the
+/// connection's here, each stream's in its Http2Stream.
+namespace Swoop.Http2
+
+open System
+open System.Text
+open System.Threading
+open System.Threading.Tasks
+open Swoop
+
+[<Sealed; AllowNullLiteral>]
+type internal Http2Output(transport: Transport, pool: BufferPool) =
+    let gate = obj ()
+    // Frames waiting for the pump.
+    let queue = BufferChain(pool)
+    let encoder = HpackEncoder(4096)
+    // A header block is encoded here first, then cut into HEADERS and CONTINUATION frames.
+    let mutable block: byte[] = Array.zeroCreate 1024
+    let mutable field: byte[] = Array.zeroCreate 256
+    let mutable sending = false
+    let mutable closed = false
+    // Writers waiting for the queue to drain (backpressure), released together.
+    let mutable drained: TaskCompletionSource = null
+    // The pump's state across an await, in fields (see Transport).
+    let mutable inFlight = ValueTask()
+
+    /// Queued beyond this, a stream's flush waits for the socket (a client that does not
+    /// read holds at most this much of the server's memory per connection, plus its windows).
+    static member QueueLimit = 65536L
+
+    /// The lock that orders frames and guards the windows.
+    member _.Gate = gate
+
+    /// The peer's SETTINGS_MAX_FRAME_SIZE (DATA and field blocks are cut to it).
+    member val PeerMaxFrameSize = Frames.MinMaxFrameSize with get, set
+
+    /// The connection's send window (RFC 9113 section 6.9.1), under Gate.
+    [<DefaultValue>]
+    val mutable ConnectionWindow: int64
+
+    /// Bytes queued and not yet handed to the socket.
+    member _.Queued = queue.Length + transport.OutLength
+
+    /// The encoder's view of the peer's table size (SETTINGS_HEADER_TABLE_SIZE), under Gate.
+    member _.SetPeerTableSize(size: uint32) = encoder.SetPeerMaxTableSize size
+
+    // ---- frames, each written with Gate held ----
+
+    member _.Settings(settings: ReadOnlySpan<Setting>) =
+        let span = queue.GetSpan(9 + 6 * settings.Length)
+        queue.Advance(Frames.writeSettings (span, settings))
+
+    member _.SettingsAck() =
+        let span = queue.GetSpan 9
+        queue.Advance(Frames.writeSettingsAck span)
+
+    member _.Ping(ack: bool, opaque: uint64) =
+        let span = queue.GetSpan 17
+        queue.Advance(Frames.writePing (span, ack, opaque))
+
+    member _.WindowUpdate(streamId: int, increment: int) =
+        let span = queue.GetSpan 13
+        queue.Advance(Frames.writeWindowUpdate (span, streamId, increment))
+
+    member _.RstStream(streamId: int, code: Http2ErrorCode) =
+        let span = queue.GetSpan 13
+        queue.Advance(Frames.writeRstStream (span, streamId, code))
+
+    member _.GoAway(lastStreamId: int, code: Http2ErrorCode, debug: string) =
+        let text = if isNull debug then ReadOnlySpan<byte>.Empty else ReadOnlySpan<byte>(Encoding.ASCII.GetBytes debug)
+        let span = queue.GetSpan(17 + text.Length)
+        queue.Advance(Frames.writeGoAway (span, lastStreamId, code, text))
+
+    /// Room for `size` more octets in the header block being encoded at `used`.
+    member private _.BlockRoom(used: int, size: int) =
+        if block.Length - used < size then
+            let bigger = Array.zeroCreate (max (block.Length * 2) (used + size))
+            Buffer.BlockCopy(block, 0, bigger, 0, used)
+            block <- bigger
+
+    /// Encodes one field (the name lowercased: HTTP/2 field names are) at `p`; returns the new end.
+    member private this.Field(name: string, value: string, p: int) : int =
+        let nameLength = name.Length
+        let valueLength = Encoding.UTF8.GetByteCount value
+
+        if field.Length < nameLength + valueLength then
+            field <- Array.zeroCreate (max (field.Length * 2) (nameLength + valueLength))
+
+        for i in 0 .. nameLength - 1 do
+            let c = name[i]
+            field[i] <- byte (if c >= 'A' && c <= 'Z' then char (int c + 32) else c)
+
+        Encoding.UTF8.GetBytes(value, 0, value.Length, field, nameLength) |> ignore
+        this.Bytes(ReadOnlySpan<byte>(field, 0, nameLength), ReadOnlySpan<byte>(field, nameLength, valueLength), p)
+
+    member private this.Bytes(name: ReadOnlySpan<byte>, value: ReadOnlySpan<byte>, p: int) : int =
+        this.BlockRoom(p, HpackEncoder.MaxFieldLength(name.Length, value.Length))
+        p + encoder.WriteField(name, value, Span<byte>(block, p, block.Length - p))
+
+    /// Fields HTTP/2 forbids (RFC 9113 section 8.2.2): the connection's own, in HTTP/1.1.
+    static member private ConnectionSpecific(name: string) =
+        String.Equals(name, "keep-alive", StringComparison.OrdinalIgnoreCase)
+        || String.Equals(name, "upgrade", StringComparison.OrdinalIgnoreCase)
+        || String.Equals(name, "proxy-connection", StringComparison.OrdinalIgnoreCase)
+        || String.Equals(name, "connection", StringComparison.OrdinalIgnoreCase)
+        || String.Equals(name, "transfer-encoding", StringComparison.OrdinalIgnoreCase)
+
+    /// Writes the response head as HEADERS (and CONTINUATION) frames: `length` >= 0 is sent as
+    /// content-length; `endStream` when no DATA follows.
+    member this.Headers(streamId: int, head: ResponseHead, length: int64, endStream: bool) =
+        let mutable p = encoder.BeginBlock(Span<byte>(block))
+        this.BlockRoom(p, 8)
+        p <- p + encoder.WriteStatus(head.Status, Span<byte>(block, p, block.Length - p))
+
+        if not head.UserDate then
+            let date = Heartbeat.DateHeader
+            // "Date: <value>\r\n"
+            p <- this.Bytes("date"B, ReadOnlySpan<byte>(date, 6, date.Length - 8), p)
+
+        if not (isNull head.ContentType) then
+            p <- this.Field("content-type", head.ContentType, p)
+
+        if length >= 0L then
+            let digits = Span<byte>(field, 0, 20)
+            let n = Ascii.writeDecimal length digits
+            p <- this.Bytes("content-length"B, ReadOnlySpan<byte>(field, 0, n), p)
+
+        for i in 0 .. head.FieldCount - 1 do
+            let name = head.FieldName i
+
+            if not (Http2Output.ConnectionSpecific name) then
+                p <- this.Field(name, head.FieldValue i, p)
+
+        if not (isNull head.Raw) then
+            // "Name: value\r\n" lines, prepared once (a static file's).
+            let raw = head.Raw
+            let mutable start = 0
+
+            while start < raw.Length do
+                let colon = Array.IndexOf(raw, byte ':', start)
+                let lineEnd = Array.IndexOf(raw, 13uy, colon)
+                let name = Encoding.ASCII.GetString(raw, start, colon - start)
+                let value = Encoding.UTF8.GetString(raw, colon + 2, lineEnd - colon - 2)
+
+                if not (Http2Output.ConnectionSpecific name) then
+                    p <- this.Field(name, value, p)
+
+                start <- lineEnd + 2
+
+        this.Block(streamId, p, endStream)
+
+    /// Cuts the encoded block into a HEADERS frame and as many CONTINUATION frames as the
+    /// peer's frame size needs.
+    member private this.Block(streamId: int, length: int, endStream: bool) =
+        let most = this.PeerMaxFrameSize
+        let first = min length most
+        let span = queue.GetSpan 9
+        queue.Advance(Frames.writeHeadersHeader (span, streamId, first, endStream, (first = length)))
+        queue.Append(ReadOnlySpan<byte>(block, 0, first))
+        let mutable p = first
+
+        while p < length do
+            let next = min (length - p) most
+            let span = queue.GetSpan 9
+            queue.Advance(Frames.writeContinuationHeader (span, streamId, next, (p + next = length)))
+            queue.Append(ReadOnlySpan<byte>(block, p, next))
+            p <- p + next
+
+    /// Writes `count` bytes from `source` as DATA frames (each at most the peer's frame size),
+    /// END_STREAM on the last when `endStream`; the caller took them from the windows.
+    member this.Data(streamId: int, source: BufferChain, count: int, endStream: bool) =
+        let mutable rest = count
+
+        if rest = 0 then
+            let span = queue.GetSpan 9
+            queue.Advance(Frames.writeDataHeader (span, streamId, 0, endStream))
+
+        while rest > 0 do
+            let frame = min rest this.PeerMaxFrameSize
+            let span = queue.GetSpan 9
+            queue.Advance(Frames.writeDataHeader (span, streamId, frame, endStream && frame = rest))
+            let mutable left = frame
+
+            while left > 0 do
+                let next = source.Next left
+                queue.Append next.Span
+                source.Consume next.Length
+                left <- left - next.Length
+
+            rest <- rest - frame
+
+    // ---- the pump ----
+
+    /// Sends what is queued, unless a pump already runs (it will). Called without Gate held.
+    member this.Kick() =
+        let mutable start = false
+        Monitor.Enter gate
+
+        try
+            if not sending && not closed && not queue.IsEmpty then
+                sending <- true
+                start <- true
+        finally
+            Monitor.Exit gate
+
+        if start then this.Pump()
+
+    /// Moves the queue to the transport and sends it, again while frames were queued
+    /// meanwhile; sends that complete at once need no task.
+    member private this.Pump() =
+        let mutable go = true
+
+        while go do
+            if this.TakeQueue() then
+                let vt =
+                    try
+                        transport.FlushAsync Writer.Connection
+                    with e ->
+                        ValueTask.FromException e
+
+                if vt.IsCompletedSuccessfully then
+                    ()
+                else
+                    go <- false
+                    this.PumpAsync vt |> ignore
+            else
+                go <- false
+
+    /// Under Gate: the queue goes to the transport's output (true), or, nothing queued, the
+    /// pump stops and waiting writers go on (false).
+    member private _.TakeQueue() : bool =
+        Monitor.Enter gate
+
+        try
+            if closed || queue.IsEmpty then
+                sending <- false
+
+                if not (isNull drained) then
+                    drained.TrySetResult() |> ignore
+                    drained <- null
+
+                false
+            else
+                transport.Output.TakeFrom queue
+                true
+        finally
+            Monitor.Exit gate
+
+    member private this.PumpAsync(first: ValueTask) : Task =
+        task {
+            inFlight <- first
+
+            try
+                do! inFlight
+                this.Pump()
+            with _ ->
+                // The client is gone: the connection's read loop ends too.
+                this.Close()
+                transport.Close()
+        }
+
+    /// Completes when the queue is below QueueLimit (at once, usually).
+    member _.WaitForRoomAsync() : ValueTask =
+        if queue.Length + transport.OutLength <= Http2Output.QueueLimit then
+            ValueTask.CompletedTask
+        else
+            Monitor.Enter gate
+
+            try
+                if closed then
+                    ValueTask(Task.FromException(ClientDisconnectedException("the response could not be sent: the connection closed", null)))
+                elif not sending && queue.IsEmpty then
+                    ValueTask.CompletedTask
+                else
+                    if isNull drained then
+                        drained <- TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously)
+
+                    ValueTask(drained.Task)
+            finally
+                Monitor.Exit gate
+
+    /// Nothing more goes out: the queue is dropped and waiting writers fail.
+    member _.Close() =
+        Monitor.Enter gate
+
+        try
+            closed <- true
+            queue.Release()
+
+            if not (isNull drained) then
+                drained.TrySetException(ClientDisconnectedException("the response could not be sent: the connection closed", null)) |> ignore
+                drained <- null
+        finally
+            Monitor.Exit gate
+
+    /// Whether the output was closed.
+    member _.IsClosed = closed

@@ -1,0 +1,573 @@
+/// One HTTP/2 stream as a request's exchange (see Server/Exchange.fs): its head is the decoded
+/// header block (checked as RFC 9113 section 8.2 and 8.3 ask, laid out as a RequestHead over
+/// an array of its own), its body the DATA frames received (read by the handler, and only then
+/// credited back to the client's window: a handler that does not read stops the client), and
+/// its response HEADERS and DATA frames through the connection's one writer (Http2Output),
+/// as the send windows allow.
+namespace Swoop.Http2
+
+open System
+open System.IO
+open System.Net
+open System.Text
+open System.Threading
+open System.Threading.Tasks
+open Microsoft.Win32.SafeHandles
+open Swoop
+
+/// What a stream asks of its connection.
+[<AbstractClass; AllowNullLiteral>]
+type internal Http2StreamOwner() =
+    /// The handler read `count` body bytes of stream `streamId`: credit the windows back.
+    abstract Consumed: streamId: int * count: int -> unit
+    abstract RemoteEndPoint: EndPoint
+    abstract IsTls: bool
+    /// The send timeout (a stream waiting on a window the client never opens gives up).
+    abstract SendTimeoutMs: int64
+
+/// What checking a header block found.
+type internal HeadCheck =
+    | Ok = 0
+    /// Malformed (RFC 9113 section 8.1.1): a stream error, PROTOCOL_ERROR.
+    | Malformed = 1
+    /// More fields than the server's limit: answered 431.
+    | TooMany = 2
+
+[<Sealed; AllowNullLiteral>]
+type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: BufferPool, maxHeaders: int) =
+    inherit Exchange()
+
+    let head = RequestHead(maxHeaders)
+    // The head's bytes: method, path, then each field's name and value.
+    let mutable bytes: byte[] = Array.zeroCreate 512
+    let mutable used = 0
+    let mutable check = HeadCheck.Ok
+    let mutable regularSeen = false
+    let mutable sawMethod = false
+    let mutable sawScheme = false
+    let mutable sawPath = false
+    let mutable authorityStart = -1
+    let mutable authorityLength = 0
+    let mutable hostSeen = false
+    let mutable pathStart = 0
+    let mutable pathLength = 0
+    let mutable methodLength = 0
+    // Cookie fields, joined with "; " into one (RFC 9113 section 8.2.3).
+    let cookies = StringBuilder()
+    // Trailers: decoded into their own list.
+    let mutable trailers: ResizeArray<struct (string * string)> = null
+    let mutable readingTrailers = false
+
+    // ---- request body ----
+    let inbound = BufferChain(pool)
+    let mutable received = 0L
+    let mutable ended = false
+    let mutable reset = false
+    let mutable readWaiter: TaskCompletionSource<bool> = null
+    let mutable maxBodySize = 0L
+
+    // ---- response ----
+    let outgoing = BufferChain(pool)
+    let mutable endSent = false
+    let mutable windowWaiter: TaskCompletionSource<bool> = null
+    let mutable finishing: Task = Task.CompletedTask
+    let mutable requestNumber = 0L
+
+    let room (size: int) =
+        if bytes.Length - used < size then
+            let bigger = Array.zeroCreate (max (bytes.Length * 2) (used + size))
+            Buffer.BlockCopy(bytes, 0, bigger, 0, used)
+            bytes <- bigger
+
+    let put (span: ReadOnlySpan<byte>) =
+        room span.Length
+        span.CopyTo(Span<byte>(bytes, used, span.Length))
+        let at = used
+        used <- used + span.Length
+        at
+
+    let malformed () = check <- HeadCheck.Malformed
+
+    /// RFC 9113 section 8.2.1: a token, in lowercase.
+    static let nameOk (name: ReadOnlySpan<byte>) =
+        name.Length > 0 && name.IndexOfAnyExcept(Ascii.Token) < 0 && name.IndexOfAnyInRange(65uy, 90uy) < 0
+
+    static let methodOk (name: ReadOnlySpan<byte>) = name.IndexOfAnyExcept(Ascii.Token) < 0
+
+    /// An origin-form path (or "*"), of the characters a request-target may hold.
+    static let pathOk (path: ReadOnlySpan<byte>) =
+        (path[0] = byte '/' || (path.Length = 1 && path[0] = byte '*')) && path.IndexOfAnyExcept(Ascii.TargetChar) < 0
+
+    /// No NUL, CR or LF anywhere, no whitespace at either end.
+    static let valueOk (value: ReadOnlySpan<byte>) =
+        if value.Length > 0 && (value[0] = 32uy || value[0] = 9uy || value[value.Length - 1] = 32uy || value[value.Length - 1] = 9uy) then
+            false
+        else
+            value.IndexOfAny(0uy, 10uy, 13uy) < 0
+
+    /// The response ended before the request did: until then (heartbeat clock) the client may
+    /// finish its body, then it is told to stop (0: not waiting).
+    member val DrainUntil = 0L with get, set
+
+    /// The stream's id.
+    member val Id = 0 with get, set
+    /// The request head (for the context).
+    member _.Head = head
+    /// The context serving this stream (made once, reused with the stream object).
+    member val Context: HttpContext = null with get, set
+
+    /// The send window (RFC 9113 section 6.9), under the output's Gate.
+    [<DefaultValue>]
+    val mutable SendWindow: int64
+
+    /// The receive window left to the client, under Gate.
+    [<DefaultValue>]
+    val mutable ReceiveWindow: int64
+
+    /// Content-length the client declared (-1: none).
+    member _.DeclaredLength = head.ContentLength
+    /// Body bytes received so far.
+    member _.Received = received
+    /// The client sent END_STREAM.
+    member _.Ended = ended
+    /// END_STREAM was sent (or the stream was reset): the response is over.
+    member _.EndSent = endSent
+    /// The response's last frames, once queued (the connection recycles the stream after).
+    member _.Finishing = finishing
+    /// The request was reset (by the client, or by the server's answer to an error).
+    member _.IsReset = reset
+
+    /// A new stream `id` begins its header block.
+    member this.Open(id: int, number: int64) =
+        this.Id <- id
+        requestNumber <- number
+        head.Reset()
+        head.Version <- HttpVersion.Http20
+        used <- 0
+        check <- HeadCheck.Ok
+        regularSeen <- false
+        sawMethod <- false
+        sawScheme <- false
+        sawPath <- false
+        authorityStart <- -1
+        hostSeen <- false
+        cookies.Clear() |> ignore
+        trailers <- null
+        readingTrailers <- false
+        received <- 0L
+        ended <- false
+        reset <- false
+        readWaiter <- null
+        windowWaiter <- null
+        endSent <- false
+        this.DrainUntil <- 0L
+        finishing <- Task.CompletedTask
+        inbound.Release()
+        outgoing.Release()
+
+    /// What checking the head found (after the block was decoded, see FinishHead).
+    member _.Check = check
+
+    /// Decoding the trailer block (HEADERS after the body) rather than the head.
+    member _.ReadingTrailers
+        with get () = readingTrailers
+        and set (v: bool) =
+            readingTrailers <- v
+            regularSeen <- true
+            if v && isNull trailers then trailers <- ResizeArray()
+
+    interface IHeaderFieldVisitor with
+        member this.OnField(name: ReadOnlySpan<byte>, value: ReadOnlySpan<byte>) =
+            if check = HeadCheck.Ok then
+                if name.Length > 0 && name[0] = byte ':' then
+                    // Pseudo-headers: only in the head, before every regular field, once each.
+                    if regularSeen then
+                        malformed ()
+                    elif name.SequenceEqual(":method"B) then
+                        if sawMethod || value.Length = 0 || not (methodOk value) then malformed ()
+                        else
+                            sawMethod <- true
+                            head.MethodStart <- put value
+                            methodLength <- value.Length
+                            head.MethodLength <- value.Length
+                            head.Method <- RequestLine.classifyMethod value
+                    elif name.SequenceEqual(":scheme"B) then
+                        if sawScheme || value.Length = 0 then malformed () else sawScheme <- true
+                    elif name.SequenceEqual(":path"B) then
+                        if sawPath || value.Length = 0 || not (pathOk value) then malformed ()
+                        else
+                            sawPath <- true
+                            pathStart <- put value
+                            pathLength <- value.Length
+                    elif name.SequenceEqual(":authority"B) then
+                        if authorityStart >= 0 || not (valueOk value) then malformed ()
+                        else
+                            authorityStart <- put value
+                            authorityLength <- value.Length
+                    else
+                        malformed ()
+                else
+                    regularSeen <- true
+
+                    if not (nameOk name) || not (valueOk value) then
+                        malformed ()
+                    elif
+                        name.SequenceEqual("connection"B)
+                        || name.SequenceEqual("keep-alive"B)
+                        || name.SequenceEqual("proxy-connection"B)
+                        || name.SequenceEqual("transfer-encoding"B)
+                        || name.SequenceEqual("upgrade"B)
+                    then
+                        malformed ()
+                    elif name.SequenceEqual("te"B) && not (value.SequenceEqual("trailers"B)) then
+                        malformed ()
+                    elif readingTrailers then
+                        trailers.Add(struct (Encoding.Latin1.GetString name, Encoding.Latin1.GetString value))
+                    elif name.SequenceEqual("cookie"B) then
+                        if cookies.Length > 0 then cookies.Append("; ") |> ignore
+                        cookies.Append(Encoding.Latin1.GetString value) |> ignore
+                    elif head.HeaderCount >= head.MaxHeaders then
+                        check <- HeadCheck.TooMany
+                    else
+                        if name.SequenceEqual("content-length"B) then
+                            let mutable n = 0L
+                            let mutable i = 0
+                            let mutable ok = value.Length > 0 && value.Length <= 18
+
+                            while ok && i < value.Length do
+                                let c = value[i]
+                                ok <- c >= 48uy && c <= 57uy
+                                n <- n * 10L + int64 (c - 48uy)
+                                i <- i + 1
+
+                            if not ok || (head.ContentLength >= 0L && head.ContentLength <> n) then malformed ()
+                            else head.ContentLength <- n
+                        elif name.SequenceEqual("host"B) then
+                            hostSeen <- true
+
+                        this.AddField(name, value)
+
+    member private _.AddField(name: ReadOnlySpan<byte>, value: ReadOnlySpan<byte>) =
+        if head.HeaderCount = head.Headers.Length then head.Grow()
+        let nameStart = put name
+        let valueStart = put value
+
+        head.Headers[head.HeaderCount] <-
+            { NameStart = nameStart
+              NameLength = name.Length
+              ValueStart = valueStart
+              ValueLength = value.Length }
+
+        head.HeaderCount <- head.HeaderCount + 1
+
+    /// After the head's block: the pseudo-headers complete, the path split; `endStream` when
+    /// no body follows.
+    member this.FinishHead(endStream: bool) =
+        if check = HeadCheck.Ok then
+            let connect = sawMethod && head.Method = HttpMethod.Connect
+
+            if not sawMethod || connect || not sawScheme || not sawPath then
+                // CONNECT (RFC 9113 section 8.5) is not served: a tunnel is not a request.
+                malformed ()
+            else
+                if cookies.Length > 0 then
+                    this.AddField("cookie"B, ReadOnlySpan<byte>(Encoding.Latin1.GetBytes(cookies.ToString())))
+
+                if not hostSeen && authorityStart >= 0 then
+                    // The authority is the Host of HTTP/1.1 (handlers and the toolkit read Host).
+                    let value = ReadOnlySpan<byte>(bytes, authorityStart, authorityLength).ToArray()
+                    this.AddField("host"B, ReadOnlySpan<byte>(value))
+
+                head.TargetStart <- pathStart
+                head.TargetLength <- pathLength
+                let target = ReadOnlySpan<byte>(bytes, pathStart, pathLength)
+                let question = target.IndexOf(byte '?')
+                head.PathStart <- pathStart
+
+                if question >= 0 then
+                    head.PathLength <- question
+                    head.QueryStart <- pathStart + question + 1
+                    head.QueryLength <- pathLength - question - 1
+                else
+                    head.PathLength <- pathLength
+
+                head.Body <- (if endStream then BodyKind.NoBody elif head.ContentLength >= 0L then BodyKind.Sized else BodyKind.Framed)
+
+                if endStream then
+                    ended <- true
+
+                    if head.ContentLength > 0L then malformed ()
+
+    // ---- request body (from the connection's read loop, under Gate) ----
+
+    /// DATA arrived for this stream: kept until the handler reads it. Returns false when the
+    /// body is longer than its content-length (malformed).
+    member _.Receive(data: ReadOnlySpan<byte>, endStream: bool) : bool =
+        received <- received + int64 data.Length
+
+        // After the response ended nobody reads: the bytes are only counted.
+        if not endSent then inbound.Append data
+
+        if endStream then ended <- true
+
+        let declared = head.ContentLength
+        let ok = declared < 0L || (received <= declared && (not endStream || received = declared))
+
+        if not (isNull readWaiter) then
+            let w = readWaiter
+            readWaiter <- null
+            w.TrySetResult true |> ignore
+
+        ok
+
+    /// The client ended the request without a body's DATA (HEADERS with END_STREAM: trailers).
+    member _.EndReceived() =
+        ended <- true
+
+        if not (isNull readWaiter) then
+            let w = readWaiter
+            readWaiter <- null
+            w.TrySetResult true |> ignore
+
+    /// The stream was reset (RST_STREAM either way, or the connection's end): reads and
+    /// writes stop, waiters go on and fail.
+    member this.Reset() =
+        reset <- true
+        endSent <- true
+        inbound.Release()
+
+        if not (isNull readWaiter) then
+            let w = readWaiter
+            readWaiter <- null
+            w.TrySetResult false |> ignore
+
+        this.WindowOpened()
+
+    /// The send window grew (WINDOW_UPDATE, SETTINGS): a writer waiting on it goes on.
+    member _.WindowOpened() =
+        if not (isNull windowWaiter) then
+            let w = windowWaiter
+            windowWaiter <- null
+            w.TrySetResult true |> ignore
+
+    /// Body bytes received and not read.
+    member _.Unread = inbound.Length
+
+    // ---- Exchange: request ----
+
+    override _.HeadArray = bytes
+    override _.HeadOffset = 0
+    override _.RequestNumber = requestNumber
+    override _.RemoteEndPoint = owner.RemoteEndPoint
+    override _.IsTls = owner.IsTls
+    override _.Protocol = "HTTP/2"
+
+    override this.ReadAsync(destination: Memory<byte>) : ValueTask<int> =
+        if head.ContentLength > maxBodySize then
+            raise (BadRequestException(413, "the request body is larger than the server accepts (" + string maxBodySize + " bytes)"))
+
+        let mutable n = 0
+        let mutable wait: Task<bool> = null
+        Monitor.Enter output.Gate
+
+        try
+            if reset then
+                raise (ClientDisconnectedException("the client reset the stream", null))
+
+            if received > maxBodySize then
+                raise (BadRequestException(413, "the request body is larger than the server accepts (" + string maxBodySize + " bytes)"))
+
+            if inbound.Length > 0L then
+                let next = inbound.Next destination.Length
+                next.Span.CopyTo destination.Span
+                inbound.Consume next.Length
+                n <- next.Length
+            elif ended || destination.Length = 0 then
+                n <- 0
+            else
+                readWaiter <- TaskCompletionSource<bool>(TaskCreationOptions.RunContinuationsAsynchronously)
+                wait <- readWaiter.Task
+        finally
+            Monitor.Exit output.Gate
+
+        if isNull wait then
+            if n > 0 then owner.Consumed(this.Id, n)
+            ValueTask<int> n
+        else
+            ValueTask<int>(this.ReadAfterWaitAsync(wait, destination))
+
+    member private this.ReadAfterWaitAsync(wait: Task<bool>, destination: Memory<byte>) : Task<int> =
+        task {
+            let! _ = wait
+            return! this.ReadAsync destination
+        }
+
+    override this.ReadAllAsync() : Task<byte[]> =
+        task {
+            use whole = new IO.MemoryStream()
+            let buffer = Array.zeroCreate 16384
+            let mutable go = head.Body <> BodyKind.NoBody
+
+            while go do
+                let! n = this.ReadAsync(Memory<byte> buffer)
+
+                if n = 0 then go <- false else whole.Write(buffer, 0, n)
+
+            return whole.ToArray()
+        }
+
+    override _.MaxBodySize
+        with get () = maxBodySize
+        and set (v: int64) = maxBodySize <- v
+
+    override _.BodyDone = ended && inbound.IsEmpty
+    override _.TrailerCount = if isNull trailers || not ended then 0 else trailers.Count
+    override _.TrailerName(index: int) = let struct (n, _) = trailers[index] in n
+    override _.TrailerValue(index: int) = let struct (_, v) = trailers[index] in v
+    override _.WatchPeer() = if reset then 2 else 0
+    override _.HasPipelined = false
+
+    // ---- Exchange: response ----
+
+    /// Writes the head (under Gate): `length` >= 0 as content-length.
+    member private this.StartHead(response: OutgoingResponse, length: int64, endStream: bool) =
+        response.Started <- true
+        Monitor.Enter output.Gate
+
+        try
+            if reset then
+                raise (ClientDisconnectedException("the client reset the stream", null))
+
+            output.Headers(this.Id, response.Head, length, endStream)
+            if endStream then endSent <- true
+        finally
+            Monitor.Exit output.Gate
+
+        output.Kick()
+
+    /// Sends `outgoing` as DATA while the windows allow, waiting for them to open; END_STREAM
+    /// after the last byte when `endStream`. Then waits until the writer's queue has room.
+    member private this.SendOutgoingAsync(endStream: bool) : ValueTask =
+        let mutable go = true
+        let mutable wait: Task<bool> = null
+
+        while go do
+            Monitor.Enter output.Gate
+
+            try
+                if reset then
+                    outgoing.Release()
+                    go <- false
+                else
+                    let left = outgoing.Length
+                    let allowed = min left (min this.SendWindow output.ConnectionWindow)
+
+                    if allowed > 0L || (left = 0L && endStream && not endSent) then
+                        let n = int (min allowed (int64 Int32.MaxValue))
+                        let last = endStream && int64 n = left
+                        output.Data(this.Id, outgoing, n, last)
+                        this.SendWindow <- this.SendWindow - int64 n
+                        output.ConnectionWindow <- output.ConnectionWindow - int64 n
+                        if last then endSent <- true
+
+                    if outgoing.IsEmpty then
+                        go <- false
+                    elif this.SendWindow <= 0L || output.ConnectionWindow <= 0L then
+                        windowWaiter <- TaskCompletionSource<bool>(TaskCreationOptions.RunContinuationsAsynchronously)
+                        wait <- windowWaiter.Task
+                        go <- false
+            finally
+                Monitor.Exit output.Gate
+
+        output.Kick()
+
+        if not (isNull wait) then
+            ValueTask(this.WaitForWindowAsync(wait, endStream))
+        elif reset then
+            ValueTask.CompletedTask
+        else
+            output.WaitForRoomAsync()
+
+    member private this.WaitForWindowAsync(wait: Task<bool>, endStream: bool) : Task =
+        task {
+            let! opened = wait.WaitAsync(TimeSpan.FromMilliseconds(float owner.SendTimeoutMs))
+
+            if opened then
+                do! this.SendOutgoingAsync endStream
+        }
+
+    override this.FlushAsync(response: OutgoingResponse) : ValueTask =
+        if not response.Started then
+            let length = response.StreamedLength
+            this.StartHead(response, length, not response.SendsBody && not response.IsHead && false)
+
+        if response.SendsBody then
+            response.CountStreamed()
+            outgoing.TakeFrom response.Body
+        else
+            response.Body.Release()
+
+        this.SendOutgoingAsync false
+
+    override this.SendFileAsync(response: OutgoingResponse, file: SafeFileHandle, offset: int64, count: int64) : ValueTask =
+        response.Head.ExplicitLength <- count
+
+        if not response.SendsBody then
+            this.StartHead(response, count, true)
+            ValueTask.CompletedTask
+        else
+            this.StartHead(response, count, (count = 0L))
+            response.Streamed <- count
+            if count = 0L then ValueTask.CompletedTask else ValueTask(this.SendFileBodyAsync(file, offset, count))
+
+    member private this.SendFileBodyAsync(file: SafeFileHandle, offset: int64, count: int64) : Task =
+        task {
+            let mutable position = offset
+            let mutable left = count
+
+            while left > 0L do
+                let memory = outgoing.GetMemory(int (min left 65536L))
+                let want = int (min left (int64 memory.Length))
+                let! n = RandomAccess.ReadAsync(file, memory.Slice(0, want), position)
+
+                if n <= 0 then
+                    raise (IOException "the file ended before its length: it changed while it was sent")
+
+                outgoing.Advance n
+                position <- position + int64 n
+                left <- left - int64 n
+                do! this.SendOutgoingAsync((left = 0L))
+        }
+
+    override this.Complete(response: OutgoingResponse, _keepAliveAllowed: bool) =
+        if not response.Started then
+            let sendsBody = response.SendsBody && response.Body.Length > 0L
+            this.StartHead(response, response.FinalLength, not sendsBody)
+
+            if sendsBody then
+                outgoing.TakeFrom response.Body
+                finishing <- this.SendOutgoingAsync(true).AsTask()
+            else
+                response.Body.Release()
+        elif not endSent then
+            if response.SendsBody then
+                response.CountStreamed()
+                outgoing.TakeFrom response.Body
+            else
+                response.Body.Release()
+
+            finishing <- this.SendOutgoingAsync(true).AsTask()
+
+        response.LengthKept
+
+    override _.UpgradeAsync(_response: OutgoingResponse, _protocol: string) : Task<Stream> =
+        invalidOp "an HTTP/2 stream cannot switch protocols: WebSockets need an HTTP/1.1 connection (RFC 8441 is not supported)"
+
+    override _.IsUpgraded = false
+    override _.Unbound() = ()
+
+    override _.Begin(maxSize: int64) = maxBodySize <- maxSize
+
+    override _.Release() =
+        inbound.Release()
+        outgoing.Release()
