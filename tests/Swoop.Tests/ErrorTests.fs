@@ -27,7 +27,6 @@ let cases: (string * string * int) list =
       "bad chunk extension", "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n5;=\r\nhello\r\n0\r\n\r\n", 400
       "chunk data overrun", "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nhello\r\n0\r\n\r\n", 400
       "version 2.0", "GET / HTTP/2.0\r\nHost: a\r\n\r\n", 505
-      "HTTP/2 preface", "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", 505
       "TLS hello", "\x16\x03\x01\x00\xa5\x01\x00\x00\xa1\x03\x03", 400
       "request line too long", "GET /" + String('a', 9000) + " HTTP/1.1\r\nHost: a\r\n\r\n", 414
       "headers too large", "GET / HTTP/1.1\r\nHost: a\r\nX: " + String('a', 40000) + "\r\n\r\n", 431

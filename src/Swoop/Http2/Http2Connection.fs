@@ -78,6 +78,13 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
     // GOAWAY sent (no new streams); the connection ends once the last stream ends.
     let mutable goingAway = false
     let mutable settingsSeen = false
+    // Handlers running (some for streams already reset).
+    [<VolatileField>]
+    let mutable handlers = 0
+    // Stream ids the client skipped (the most recent 16 ranges): a HEADERS for one is a
+    // PROTOCOL_ERROR (a stream never opened), for any other lower id a STREAM_CLOSED.
+    let gaps: struct (int * int)[] = Array.zeroCreate 16
+    let mutable gapCount = 0
     // Floods: frames of little worth and resets, counted per second.
     let mutable floodSecond = 0L
     let mutable controlFrames = 0
@@ -152,10 +159,12 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
     override _.IsTls = isTls
     override _.SendTimeoutMs = settings.BodyMs
 
+    override c.Stalled(streamId: int) =
+        resetStream streamId Http2ErrorCode.Cancel
+        c.Forget streamId
+
     override _.Consumed(streamId: int, count: int) =
         // Credited back in batches: a WINDOW_UPDATE per half window read, not per read.
-        let mutable send = false
-
         withGate (fun () ->
             consumedUnsent <- consumedUnsent + int64 count
 
@@ -166,16 +175,13 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
 
             match streams.TryGetValue streamId with
             | true, s when not s.Ended ->
-                s.ReceiveWindow <- s.ReceiveWindow + int64 count
+                s.ReadUnacknowledged <- s.ReadUnacknowledged + int64 count
 
-                if s.ReceiveWindow <= int64 (Http2Limits.StreamWindow / 2) then
-                    let increment = int64 Http2Limits.StreamWindow - s.ReceiveWindow
-                    output.WindowUpdate(streamId, int increment)
-                    s.ReceiveWindow <- s.ReceiveWindow + increment
-                    send <- true
+                if s.ReadUnacknowledged >= int64 (Http2Limits.StreamWindow / 2) then
+                    output.WindowUpdate(streamId, int s.ReadUnacknowledged)
+                    s.ReceiveWindow <- s.ReceiveWindow + s.ReadUnacknowledged
+                    s.ReadUnacknowledged <- 0L
             | _ -> ())
-
-        ignore send
 
     /// Bytes the connection's window got back without a handler (padding, a closed stream's DATA).
     member private _.CreditConnection(count: int) =
@@ -240,6 +246,9 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
 
                     withGate (fun () -> output.GoAway(lastStreamId, e.Code, e.Message))
                     do! c.DrainOutputAsync()
+                    // What the client still sends is read and dropped for a moment: closing on
+                    // unread bytes would reset the connection, and the GOAWAY with it.
+                    do! transport.LingerAsync()
                 | :? Net.Sockets.SocketException
                 | :? ObjectDisposedException
                 | :? ClientDisconnectedException
@@ -323,7 +332,8 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
 
             if not (header.Has FrameFlags.Ack) then
                 countControl ()
-                withGate (fun () -> output.Ping(true, opaque))
+                let answer = opaque
+                withGate (fun () -> output.Ping(true, answer))
         | FrameType.GoAway ->
             let mutable goAway = Unchecked.defaultof<GoAwayPayload>
             checkFrame (Frames.readGoAway (header, c.Payload header, &goAway))
@@ -335,6 +345,17 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
 
     /// Whether `id` names a stream the client has not opened yet.
     member private _.Idle(id: int) = id > lastStreamId
+
+    /// Whether `id` (below the last stream id) was skipped rather than used, as far as the
+    /// recent gaps remember.
+    member private _.NeverOpened(id: int) =
+        let mutable found = false
+
+        for i in 0 .. (min gapCount gaps.Length) - 1 do
+            let struct (first, last) = gaps[i]
+            if id >= first && id <= last then found <- true
+
+        found
 
     member private c.OnData(header: FrameHeader) =
         let mutable data = Unchecked.defaultof<DataPayload>
@@ -358,7 +379,9 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
         let mutable credit = header.Length
         let mutable finishedNow = false
 
-        withGate (fun () ->
+        Monitor.Enter output.Gate
+
+        try
             match streams.TryGetValue id with
             | true, s when not s.Ended && not s.IsReset ->
                 if int64 header.Length > s.ReceiveWindow then
@@ -376,7 +399,11 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
             | true, s when s.IsReset -> ()
             | _ -> streamError <- Http2ErrorCode.StreamClosed
 
-            c.CreditConnection credit)
+            c.CreditConnection credit
+        finally
+            Monitor.Exit output.Gate
+
+        output.Kick()
 
         if streamError <> Http2ErrorCode.NoError then
             resetStream id streamError
@@ -415,10 +442,19 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
                 trailers <- true
             | 1 -> fail Http2ErrorCode.StreamClosed "HEADERS on a stream the client had ended"
             | 2 -> ()
-            | _ -> fail Http2ErrorCode.StreamClosed "HEADERS on a closed stream"
+            | _ ->
+                if c.NeverOpened id then
+                    fail Http2ErrorCode.ProtocolError "a stream id lower than one already used"
+                else
+                    fail Http2ErrorCode.StreamClosed "HEADERS on a closed stream"
 
         if not trailers then
             if c.Idle id then
+                if id > lastStreamId + 2 then
+                    // Ids skipped are closed without ever opening (RFC 9113 section 5.1.1).
+                    gaps[gapCount % gaps.Length] <- struct (lastStreamId + 2, id - 2)
+                    gapCount <- gapCount + 1
+
                 lastStreamId <- id
 
         blockStream <- id
@@ -502,7 +538,9 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
                 c.Return s
                 fail Http2ErrorCode.CompressionError decoder.Error
 
-            let active = lock output.Gate (fun () -> streams.Count)
+            // Streams open, or handlers still running for streams already closed (reset):
+            // either is bounded, so that resetting cannot make room for more work.
+            let active = max (lock output.Gate (fun () -> streams.Count)) (Volatile.Read(&handlers))
 
             if refuse then
                 c.Return s
@@ -556,6 +594,7 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
             s.Context <- ctx
 
         let ctx = s.Context
+        Interlocked.Increment(&handlers) |> ignore
         ctx.Begin()
 
         if status <> 0 then
@@ -575,14 +614,18 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
 
     member private c.AwaitHandler(s: Http2Stream, pending: ValueTask) : Task =
         task {
-            let mutable failure: exn = null
+            let! failure = Http2Connection.Outcome pending
+            c.Finish(s, failure)
+        }
 
+    /// How a handler ended: null, or what it failed with.
+    static member private Outcome(pending: ValueTask) : Task<exn> =
+        task {
             try
                 do! pending
+                return null
             with e ->
-                failure <- e
-
-            c.Finish(s, failure)
+                return e
         }
 
     /// The handler ended: its response completes (or the stream is reset), then the stream
@@ -635,32 +678,46 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
     /// The stream's response is queued: if the client still sends a body nobody reads, it is
     /// told to stop (RST_STREAM NO_ERROR, RFC 9113 section 8.1); the stream is forgotten.
     member private c.Done(s: Http2Stream) =
-        let waiting = lock output.Gate (fun () -> not s.Ended && not s.IsReset)
+        Interlocked.Decrement(&handlers) |> ignore
 
-        if waiting then
-            // Its frames still in flight are taken (and checked) for a moment; the heartbeat
-            // then resets it if the client has not finished.
-            s.DrainUntil <- Heartbeat.NowMs + 1000L
+        if s.Mark 2 then
+            // Out of the table already (reset while its handler ran).
+            c.Recycle s
         else
-            c.Forget s.Id
+            let waiting = lock output.Gate (fun () -> not s.Ended && not s.IsReset)
+
+            if waiting then
+                // Its frames still in flight are taken (and checked) for a moment; the heartbeat
+                // then resets it if the client has not finished.
+                s.DrainUntil <- Heartbeat.NowMs + 1000L
+            else
+                c.Forget s.Id
+
+    /// Both the protocol and the handler are done with `s`: its buffers go back, the object
+    /// waits for the next stream.
+    member private c.Recycle(s: Http2Stream) =
+        if not (isNull s.Context) then s.Context.Release()
+        c.Return s
 
     member private c.Forget(id: int) =
         let mutable gone: Http2Stream = null
-        let mutable unread = 0L
+        Monitor.Enter output.Gate
 
-        withGate (fun () ->
+        try
             match streams.TryGetValue id with
             | true, s when s.EndSent || s.IsReset ->
                 streams.Remove id |> ignore
-                unread <- s.Unread
                 // What the handler never read goes back to the connection's window.
-                c.CreditConnection(int unread)
+                c.CreditConnection(int s.Unread)
                 gone <- s
-            | _ -> ())
+            | _ -> ()
+        finally
+            Monitor.Exit output.Gate
+
+        output.Kick()
 
         if not (isNull gone) then
-            if not (isNull gone.Context) then gone.Context.Release()
-            c.Return gone
+            if gone.Mark 1 then c.Recycle gone
             c.EndIfIdle()
 
     /// No stream left: after a GOAWAY (either way) the connection ends; else the keep-alive
@@ -684,14 +741,17 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
             fail Http2ErrorCode.ProtocolError "RST_STREAM on a stream not opened"
 
         let mutable running = false
+        Monitor.Enter output.Gate
 
-        withGate (fun () ->
+        try
             match streams.TryGetValue id with
             | true, s ->
                 running <- not s.EndSent
                 s.Reset()
                 if not (isNull s.Context) then s.Context.Abort(s.RequestNumber, true)
-            | _ -> ())
+            | _ -> ()
+        finally
+            Monitor.Exit output.Gate
 
         if running then countReset ()
         c.Forget id
@@ -734,32 +794,41 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
         if id <> 0 && c.Idle id then
             fail Http2ErrorCode.ProtocolError "WINDOW_UPDATE on a stream not opened"
 
+        // Tiny increments are a flood's (a real client gives back at least what it read, a
+        // frame or more); larger ones end soon enough in a window past 2^31-1.
+        if increment < 1024 then countControl ()
+
         if error.IsError then
             resetStream id error.Code
             c.Forget id
         elif id = 0 then
-            withGate (fun () ->
+            Monitor.Enter output.Gate
+
+            try
                 output.ConnectionWindow <- output.ConnectionWindow + int64 increment
 
                 if output.ConnectionWindow > int64 Frames.MaxWindowSize then
                     fail Http2ErrorCode.FlowControlError "the connection's window went past 2^31-1"
 
                 for s in streams.Values do
-                    s.WindowOpened())
+                    s.WindowOpened()
+            finally
+                Monitor.Exit output.Gate
         else
             let mutable overflow = false
             let mutable known = false
+            Monitor.Enter output.Gate
 
-            withGate (fun () ->
+            try
                 match streams.TryGetValue id with
                 | true, s ->
                     known <- true
                     s.SendWindow <- s.SendWindow + int64 increment
 
                     if s.SendWindow > int64 Frames.MaxWindowSize then overflow <- true else s.WindowOpened()
-                | _ -> ())
-
-            if not known then countControl ()
+                | _ -> ()
+            finally
+                Monitor.Exit output.Gate
 
             if overflow then
                 resetStream id Http2ErrorCode.FlowControlError

@@ -24,6 +24,8 @@ type internal Http2StreamOwner() =
     abstract IsTls: bool
     /// The send timeout (a stream waiting on a window the client never opens gives up).
     abstract SendTimeoutMs: int64
+    /// A stream's response waited past the send timeout for a window: reset it.
+    abstract Stalled: streamId: int -> unit
 
 /// What checking a header block found.
 type internal HeadCheck =
@@ -109,6 +111,27 @@ type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: Bu
     /// finish its body, then it is told to stop (0: not waiting).
     member val DrainUntil = 0L with get, set
 
+    /// Its life, two facts set once each (Interlocked): 1 out of the connection's table, 2 its
+    /// handler ended and its last frames were queued. The object is reused only after both.
+    [<DefaultValue>]
+    val mutable Life: int
+
+    /// Sets `fact`; true for the one call that completes both (then the object may be reused).
+    member s.Mark(fact: int) : bool =
+        let mutable result = false
+        let mutable go = true
+
+        while go do
+            let seen = Volatile.Read(&s.Life)
+            let next = seen ||| fact
+
+            if seen = next then go <- false
+            elif Interlocked.CompareExchange(&s.Life, next, seen) = seen then
+                go <- false
+                result <- next = 3
+
+        result
+
     /// The stream's id.
     member val Id = 0 with get, set
     /// The request head (for the context).
@@ -123,6 +146,10 @@ type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: Bu
     /// The receive window left to the client, under Gate.
     [<DefaultValue>]
     val mutable ReceiveWindow: int64
+
+    /// Body bytes the handler read that no WINDOW_UPDATE has given back yet, under Gate.
+    [<DefaultValue>]
+    val mutable ReadUnacknowledged: int64
 
     /// Content-length the client declared (-1: none).
     member _.DeclaredLength = head.ContentLength
@@ -161,6 +188,8 @@ type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: Bu
         windowWaiter <- null
         endSent <- false
         this.DrainUntil <- 0L
+        this.ReadUnacknowledged <- 0L
+        Volatile.Write(&this.Life, 0)
         finishing <- Task.CompletedTask
         inbound.Release()
         outgoing.Release()
@@ -403,17 +432,22 @@ type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: Bu
         }
 
     override this.ReadAllAsync() : Task<byte[]> =
+        if head.Body = BodyKind.NoBody then
+            Task.FromResult(Array.Empty<byte>())
+        else
+            let whole = new IO.MemoryStream()
+            this.ReadRestAsync(whole, Array.zeroCreate 16384)
+
+    /// Reads to the end of the body into `whole`.
+    member private this.ReadRestAsync(whole: IO.MemoryStream, buffer: byte[]) : Task<byte[]> =
         task {
-            use whole = new IO.MemoryStream()
-            let buffer = Array.zeroCreate 16384
-            let mutable go = head.Body <> BodyKind.NoBody
+            let! n = this.ReadAsync(Memory<byte> buffer)
 
-            while go do
-                let! n = this.ReadAsync(Memory<byte> buffer)
-
-                if n = 0 then go <- false else whole.Write(buffer, 0, n)
-
-            return whole.ToArray()
+            if n = 0 then
+                return whole.ToArray()
+            else
+                whole.Write(buffer, 0, n)
+                return! this.ReadRestAsync(whole, buffer)
         }
 
     override _.MaxBodySize
@@ -490,9 +524,12 @@ type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: Bu
 
     member private this.WaitForWindowAsync(wait: Task<bool>, endStream: bool) : Task =
         task {
-            let! opened = wait.WaitAsync(TimeSpan.FromMilliseconds(float owner.SendTimeoutMs))
+            let! opened = Task.WhenAny(wait, Task.Delay(int owner.SendTimeoutMs))
 
-            if opened then
+            if not (obj.ReferenceEquals(opened, wait)) then
+                owner.Stalled this.Id
+                raise (ClientDisconnectedException("the client gave the response no window within the send timeout", null))
+            elif wait.Result then
                 do! this.SendOutgoingAsync endStream
         }
 
@@ -520,23 +557,22 @@ type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: Bu
             response.Streamed <- count
             if count = 0L then ValueTask.CompletedTask else ValueTask(this.SendFileBodyAsync(file, offset, count))
 
-    member private this.SendFileBodyAsync(file: SafeFileHandle, offset: int64, count: int64) : Task =
+    /// Sends `count` bytes of `file` from `position`, 64 KiB at a time through the windows.
+    member private this.SendFileBodyAsync(file: SafeFileHandle, position: int64, count: int64) : Task =
         task {
-            let mutable position = offset
-            let mutable left = count
+            let memory = outgoing.GetMemory(int (min count 65536L))
+            let want = int (min count (int64 memory.Length))
+            let! n = RandomAccess.ReadAsync(file, memory.Slice(0, want), position)
 
-            while left > 0L do
-                let memory = outgoing.GetMemory(int (min left 65536L))
-                let want = int (min left (int64 memory.Length))
-                let! n = RandomAccess.ReadAsync(file, memory.Slice(0, want), position)
+            if n <= 0 then
+                raise (IOException "the file ended before its length: it changed while it was sent")
 
-                if n <= 0 then
-                    raise (IOException "the file ended before its length: it changed while it was sent")
+            outgoing.Advance n
+            let left = count - int64 n
+            do! this.SendOutgoingAsync((left = 0L))
 
-                outgoing.Advance n
-                position <- position + int64 n
-                left <- left - int64 n
-                do! this.SendOutgoingAsync((left = 0L))
+            if left > 0L then
+                do! this.SendFileBodyAsync(file, position + int64 n, left)
         }
 
     override this.Complete(response: OutgoingResponse, _keepAliveAllowed: bool) =

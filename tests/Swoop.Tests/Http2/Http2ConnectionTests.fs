@@ -1,0 +1,367 @@
+/// HTTP/2 connections end to end: requests and responses through the same context as
+/// HTTP/1.1 (.NET's HttpClient as the client, h2c by prior knowledge and h2 over TLS), flow
+/// control both ways, and each published attack played by a raw client (H2Client), with the
+/// GOAWAY or RST_STREAM the server must answer and a neighbour that keeps being served.
+module Swoop.Tests.Http2.Http2ConnectionTests
+
+open System
+open System.Net
+open System.Net.Http
+open System.Text
+open System.Threading
+open System.Threading.Tasks
+open Xunit
+open Swoop
+open Swoop.Http2
+open Swoop.Tests.Support
+open Swoop.Tests.Http2.H2Client
+
+/// An HttpClient that speaks HTTP/2 only (h2c by prior knowledge on http://).
+let h2Client () =
+    let handler = new SocketsHttpHandler(EnableMultipleHttp2Connections = false)
+    handler.SslOptions.RemoteCertificateValidationCallback <- fun _ _ _ _ -> true
+    new HttpClient(handler, DefaultRequestVersion = HttpVersion.Version20, DefaultVersionPolicy = HttpVersionPolicy.RequestVersionExact)
+
+let url (server: RunningServer) (path: string) = "http://127.0.0.1:" + string server.Port + path
+
+/// Answers by path: the protocol, an echo of the body, a long body, a stream of parts.
+let app: RequestHandler =
+    fun ctx ->
+        match ctx.Path with
+        | "/protocol" ->
+            ctx.ContentType <- "text/plain"
+            ctx.WriteString(ctx.Protocol + " " + ctx.MethodName + " " + ctx.Target + " host=" + (ctx.Header "host" |> ValueOption.defaultValue "-"))
+            ValueTask.CompletedTask
+        | "/echo" ->
+            ValueTask(
+                task {
+                    let! body = ctx.ReadBodyAsync()
+                    ctx.ContentType <- "application/octet-stream"
+                    ctx.Write(ReadOnlySpan body)
+                }
+            )
+        | "/big" ->
+            // 1 MiB: past the client's initial 64 KiB window, so WINDOW_UPDATEs must flow.
+            let chunk = Array.init 1024 (fun i -> byte (i % 251))
+
+            for _ in 1..1024 do
+                ctx.Write(ReadOnlySpan chunk)
+
+            ValueTask.CompletedTask
+        | "/stream" ->
+            ValueTask(
+                task {
+                    ctx.ContentType <- "text/plain"
+
+                    for i in 1..5 do
+                        ctx.WriteString("part " + string i + "\n")
+                        do! ctx.FlushAsync()
+                }
+            )
+        | "/cookies" ->
+            ctx.WriteString(ctx.Header "cookie" |> ValueOption.defaultValue "-")
+            ValueTask.CompletedTask
+        | "/headers" ->
+            ctx.SetHeader("X-Mixed-Case", "yes")
+            ctx.AddHeader("Set-Cookie", "a=1")
+            ctx.AddHeader("Set-Cookie", "b=2")
+            ctx.SetHeader("Keep-Alive", "timeout=5") // HTTP/1.1's own: left out over HTTP/2
+            ctx.WriteString "ok"
+            ValueTask.CompletedTask
+        | "/fail" -> raise (InvalidOperationException "boom")
+        | "/slow" ->
+            ValueTask(
+                task {
+                    do! Task.Delay(Timeout.Infinite, ctx.RequestAborted)
+                }
+            )
+        | _ ->
+            ctx.WriteString "hello"
+            ValueTask.CompletedTask
+
+[<Fact>]
+let ``a GET over h2c is served by the same context, which says HTTP/2`` () =
+    use server = serve testOptions app
+    use client = h2Client ()
+    use response = client.GetAsync(url server "/protocol?x=1") |> within 10000
+    Assert.Equal(HttpVersion.Version20, response.Version)
+    Assert.Equal(HttpStatusCode.OK, response.StatusCode)
+    let body = response.Content.ReadAsStringAsync() |> within 10000
+    Assert.Equal("HTTP/2 GET /protocol?x=1 host=127.0.0.1:" + string server.Port, body)
+
+[<Fact>]
+let ``request bodies larger than the windows arrive whole, and so do long responses`` () =
+    use server = serve testOptions app
+    use client = h2Client ()
+    let payload = Array.init (3 * 1024 * 1024 + 7) (fun i -> byte (i * 7 % 256))
+    use response = client.PostAsync(url server "/echo", new ByteArrayContent(payload)) |> within 20000
+    let back = response.Content.ReadAsByteArrayAsync() |> within 20000
+    Assert.Equal(payload.Length, back.Length)
+    Assert.True((payload = back))
+    use big = client.GetAsync(url server "/big") |> within 20000
+    let bytes = big.Content.ReadAsByteArrayAsync() |> within 20000
+    Assert.Equal(1024 * 1024, bytes.Length)
+    Assert.Equal(Some(int64 (1024 * 1024)), Option.ofNullable big.Content.Headers.ContentLength)
+
+[<Fact>]
+let ``a hundred concurrent streams on one connection are all answered`` () =
+    use server = serve testOptions app
+    use client = h2Client ()
+
+    let answers =
+        [| for i in 1..100 -> client.GetStringAsync(url server ("/protocol?i=" + string i)) |]
+        |> Task.WhenAll
+        |> within 20000
+
+    for i in 1..100 do
+        Assert.EndsWith("/protocol?i=" + string i + " host=127.0.0.1:" + string server.Port, answers[i - 1])
+
+[<Fact>]
+let ``a streamed response arrives in parts, and a failing handler gets a 500`` () =
+    use server = serve testOptions app
+    use client = h2Client ()
+    let body = client.GetStringAsync(url server "/stream") |> within 10000
+    Assert.Equal("part 1\npart 2\npart 3\npart 4\npart 5\n", body)
+    use failed = client.GetAsync(url server "/fail") |> within 10000
+    Assert.Equal(HttpStatusCode.InternalServerError, failed.StatusCode)
+    // The connection goes on.
+    Assert.Equal("hello", client.GetStringAsync(url server "/") |> within 10000)
+
+[<Fact>]
+let ``response fields go lowercase, HTTP/1.1's own fields stay out, and split cookies are joined`` () =
+    use server = serve testOptions app
+    use h2 = open' server
+    h2.Get(1, "/headers", [], true)
+    let decoder = HpackDecoder(4096, 65536)
+    let status, fields, body = h2.Response decoder 1 10000
+    Assert.Equal(200, status)
+    Assert.Equal("ok", body)
+    Assert.Contains(("x-mixed-case", "yes"), fields)
+    Assert.Equal(2, fields |> List.filter (fun (n, _) -> n = "set-cookie") |> List.length)
+    Assert.DoesNotContain(fields, fun (n, _) -> n = "keep-alive" || n = "connection")
+    h2.Get(3, "/cookies", [ "cookie", "a=1"; "cookie", "b=2" ], true)
+    let _, _, cookies = h2.Response decoder 3 10000
+    Assert.Equal("a=1; b=2", cookies)
+
+[<Fact>]
+let ``RST_STREAM from the client fires RequestAborted`` () =
+    let aborted = TaskCompletionSource()
+
+    let handler: RequestHandler =
+        fun ctx ->
+            ValueTask(
+                task {
+                    use _ = ctx.RequestAborted.Register(fun () -> aborted.TrySetResult() |> ignore)
+                    do! Task.Delay(Timeout.Infinite, ctx.RequestAborted)
+                }
+            )
+
+    use server = serve testOptions handler
+    use h2 = open' server
+    h2.Get(1, "/slow", [], true)
+    Thread.Sleep 100
+    h2.Rst(1, Http2ErrorCode.Cancel)
+    Assert.True(aborted.Task.Wait 10000)
+
+[<Fact>]
+let ``malformed requests are reset with PROTOCOL_ERROR and the connection goes on`` () =
+    use server = serve testOptions app
+    use h2 = open' server
+    // An uppercase field name; a connection-specific field; no :path; a content-length the body breaks.
+    h2.Get(1, "/", [ "X-Upper", "1" ], true)
+    h2.Get(3, "/", [ "connection", "close" ], true)
+    h2.Frame(FrameType.Headers, 5uy, 5, h2.Block [ ":method", "GET"; ":scheme", "http" ])
+    h2.Request(7, "POST", "/echo", [ "content-length", "3" ], false)
+    h2.Data(7, "toolong"B, true)
+
+    for id in [ 1; 3; 5; 7 ] do
+        let reset = h2.Until 10000 (fun f -> f.Type = FrameType.RstStream && f.StreamId = id)
+        Assert.True(reset.IsSome, "stream " + string id + " was not reset")
+        Assert.Equal(Http2ErrorCode.ProtocolError, reset.Value.ErrorCode)
+
+    h2.Get(9, "/", [], true)
+    Assert.True((h2.Until 10000 (fun f -> f.StreamId = 9 && f.Type = FrameType.Data)).IsSome)
+
+// ---- attacks: each closes the attacker with the right code; a neighbour is served meanwhile ----
+
+/// Plays `attack` on another thread (a real client reads while it writes: the server stops
+/// reading an attacker, and a client blocked in its writes would never see the GOAWAY) and
+/// returns the GOAWAY the server answered with, if any.
+let internal goAwayDuring (h2: H2) (attack: unit -> unit) =
+    let writing = Task.Run(fun () -> try attack () with _ -> ())
+    let away = h2.GoAway 10000
+    writing.Wait 10000 |> ignore
+    away
+
+/// A neighbour on its own connection is answered while `attack` runs.
+let neighbourServed (server: RunningServer) =
+    use client = h2Client ()
+    client.GetStringAsync(url server "/") |> within 10000 = "hello"
+
+[<Fact>]
+let ``Rapid Reset: streams opened and reset at once end the connection with ENHANCE_YOUR_CALM`` () =
+    use server = serve testOptions app
+    use h2 = open' server
+    let away =
+        goAwayDuring h2 (fun () ->
+            for i in 0..1999 do
+                h2.Get(2 * i + 1, "/slow", [], true)
+                h2.Rst(2 * i + 1, Http2ErrorCode.Cancel))
+
+    Assert.True(away.IsSome, "no GOAWAY")
+    Assert.Equal(Http2ErrorCode.EnhanceYourCalm, away.Value.ErrorCode)
+    Assert.True(neighbourServed server)
+
+[<Fact>]
+let ``CONTINUATION flood: a header block that never ends is cut at its bound`` () =
+    use server = serve testOptions app
+    use h2 = open' server
+    h2.Frame(FrameType.Headers, 0uy, 1, h2.Block [ ":method", "GET"; ":scheme", "http"; ":path", "/"; ":authority", "x" ])
+    let filler = Array.create 16000 (byte 'a')
+
+    let away =
+        goAwayDuring h2 (fun () ->
+            for _ in 1..200 do
+                h2.Frame(FrameType.Continuation, 0uy, 1, filler))
+
+    Assert.True(away.IsSome, "no GOAWAY")
+    Assert.True(h2.Closed 5000)
+    Assert.True(neighbourServed server)
+
+[<Fact>]
+let ``HPACK bombs: a field list over the limit gets 431, a table size over the setting a COMPRESSION_ERROR`` () =
+    use server = serve testOptions app
+    use h2 = open' server
+    // One 1.5 KB field indexed, then referenced a thousand times: 1.5 MB decoded from 2.5 KB sent.
+    let big = String('v', 1500)
+    let first = h2.Block [ ":method", "GET"; ":scheme", "http"; ":path", "/"; ":authority", "x"; "x-bomb", big ]
+    // Index 62 is the newest dynamic entry (x-bomb, after :authority x).
+    let repeats = Array.create 1000 (0x80uy ||| 62uy)
+    h2.Frame(FrameType.Headers, 5uy, 1, Array.append first repeats)
+    let decoder = HpackDecoder(4096, 1 <<< 20)
+    let status, _, _ = h2.Response decoder 1 10000
+    Assert.Equal(431, status)
+    // A dynamic table size update above SETTINGS_HEADER_TABLE_SIZE (4096): 0x3f e1 ff 03 = 65535.
+    h2.Frame(FrameType.Headers, 5uy, 3, Array.append [| 0x3fuy; 0xe1uy; 0xffuy; 0x03uy |] (h2.Block [ ":method", "GET" ]))
+    let away = h2.GoAway 10000
+    Assert.True(away.IsSome)
+    Assert.Equal(Http2ErrorCode.CompressionError, away.Value.ErrorCode)
+    Assert.True(neighbourServed server)
+
+[<Theory>]
+[<InlineData("ping")>]
+[<InlineData("settings")>]
+[<InlineData("empty-data")>]
+[<InlineData("window-update")>]
+[<InlineData("priority")>]
+let ``control frame floods end the connection with ENHANCE_YOUR_CALM`` (kind: string) =
+    use server = serve testOptions app
+    use h2 = open' server
+
+    if kind = "empty-data" then h2.Request(1, "POST", "/slow", [], false)
+
+    let away =
+        goAwayDuring h2 (fun () ->
+            for i in 1..20000 do
+                match kind with
+                | "ping" -> h2.Ping(uint64 i)
+                | "settings" -> h2.Settings []
+                | "empty-data" -> h2.Data(1, [||], false)
+                | "window-update" -> h2.WindowUpdate(0, 1)
+                | _ -> h2.Frame(FrameType.Priority, 0uy, 2 * i + 1, [| 0uy; 0uy; 0uy; 0uy; 16uy |]))
+
+    Assert.True(away.IsSome, "no GOAWAY")
+    Assert.Equal(Http2ErrorCode.EnhanceYourCalm, away.Value.ErrorCode)
+    Assert.True(neighbourServed server)
+
+[<Fact>]
+let ``stream exhaustion: the 101st concurrent stream is refused, the first hundred go on`` () =
+    use server = serve testOptions app
+    use h2 = open' server
+
+    for i in 0..100 do
+        h2.Get(2 * i + 1, "/slow", [], true)
+
+    let refused = h2.Until 10000 (fun f -> f.Type = FrameType.RstStream)
+    Assert.True(refused.IsSome)
+    Assert.Equal(201, refused.Value.StreamId)
+    Assert.Equal(Http2ErrorCode.RefusedStream, refused.Value.ErrorCode)
+    // The connection itself is fine: a PING is answered.
+    h2.Ping 7UL
+    Assert.True((h2.Until 10000 (fun f -> f.Type = FrameType.Ping && f.Has FrameFlags.Ack)).IsSome)
+
+[<Fact>]
+let ``stream id misuse, window overflow and oversized frames get their codes`` () =
+    use server = serve testOptions app
+
+    let expect (play: H2 -> unit) (code: Http2ErrorCode) =
+        use h2 = open' server
+        play h2
+        let away = h2.GoAway 10000
+        Assert.True(away.IsSome, "no GOAWAY for " + string code)
+        Assert.Equal(code, away.Value.ErrorCode)
+
+    // An even stream id; a stream id going down; the connection window past 2^31-1; a frame
+    // over SETTINGS_MAX_FRAME_SIZE (16 KiB) on the connection.
+    expect (fun h2 -> h2.Get(2, "/", [], true)) Http2ErrorCode.ProtocolError
+    expect (fun h2 -> h2.Get(5, "/", [], true); h2.Get(3, "/", [], true)) Http2ErrorCode.ProtocolError
+    expect (fun h2 -> h2.WindowUpdate(0, Int32.MaxValue)) Http2ErrorCode.FlowControlError
+    expect (fun h2 -> h2.Frame(FrameType.Ping, 0uy, 0, Array.zeroCreate 20000)) Http2ErrorCode.FrameSizeError
+
+[<Fact>]
+let ``a zero window stalls only its own stream, which gives up after the send timeout`` () =
+    let options = { testOptions with BodyReadTimeout = TimeSpan.FromSeconds 2.0 }
+    use server = serve options app
+    use h2 = open' server
+    // No window for the response body at all.
+    h2.Settings [ SettingId.InitialWindowSize, 0u ]
+    h2.Get(1, "/big", [], true)
+    Assert.True((h2.Until 5000 (fun f -> f.Type = FrameType.Headers && f.StreamId = 1)).IsSome)
+    Assert.True(neighbourServed server)
+    // The stream's send waits at most the send timeout, then it is reset.
+    let reset = h2.Until 10000 (fun f -> f.Type = FrameType.RstStream && f.StreamId = 1)
+    Assert.True(reset.IsSome, "the stalled stream was never reset")
+
+[<Fact>]
+let ``a slow or partial preface is closed after the request head timeout`` () =
+    let options = { testOptions with RequestHeadTimeout = TimeSpan.FromSeconds 1.0 }
+    use server = serve options app
+    use s = connect server
+    s.Send(ascii "PRI * HTTP/2.0\r\n") |> ignore
+    let _, closed = readAll s 5000
+    Assert.True(closed)
+
+[<Fact>]
+let ``GOAWAY on shutdown: streams in flight finish, new ones are refused`` () =
+    let gate = TaskCompletionSource()
+
+    let handler: RequestHandler =
+        fun ctx ->
+            ValueTask(
+                task {
+                    do! gate.Task
+                    ctx.WriteString "finished"
+                }
+            )
+
+    let server = serve testOptions handler
+    use h2 = open' server
+    h2.Get(1, "/", [], true)
+    Thread.Sleep 200
+    let stopping = server.StopAsync()
+    let away = h2.GoAway 10000
+    Assert.True(away.IsSome)
+    Assert.Equal(Http2ErrorCode.NoError, away.Value.ErrorCode)
+    Assert.Equal(1, Buffers.Binary.BinaryPrimitives.ReadInt32BigEndian(ReadOnlySpan(away.Value.Payload, 0, 4)))
+    gate.SetResult()
+    let data = h2.Until 10000 (fun f -> f.Type = FrameType.Data && f.StreamId = 1)
+    Assert.True(data.IsSome)
+    Assert.Equal("finished", Encoding.ASCII.GetString data.Value.Payload)
+    stopping.Wait 20000 |> ignore
+    (server :> IDisposable).Dispose()
+
+[<Fact>]
+let ``with HTTP/2 off, a preface is answered as HTTP/1.1 answers an unknown version: 505`` () =
+    use server = serve { testOptions with Http2 = Http2Mode.Off } app
+    let answer, _ = exchange server (ascii "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n") 2000
+    Assert.StartsWith("HTTP/1.1 505", answer)
