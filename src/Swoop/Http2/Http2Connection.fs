@@ -78,6 +78,15 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
     // GOAWAY sent (no new streams); the connection ends once the last stream ends.
     let mutable goingAway = false
     let mutable settingsSeen = false
+    // The client sent GOAWAY.
+    let mutable peerGoingAway = false
+    // Ending gracefully (see CloseGracefully); the read loop's thread, and whether it is inside
+    // a frame's handling now.
+    [<VolatileField>]
+    let mutable closing = false
+    let mutable loopThread = 0
+    [<VolatileField>]
+    let mutable inFrame = false
     // Handlers running (some for streams already reset).
     [<VolatileField>]
     let mutable handlers = 0
@@ -221,7 +230,7 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
 
                     transport.InPos <- transport.InPos + Frames.preface.Length
 
-                    while go do
+                    while go && not closing do
                         do! c.Need Frames.HeaderLength
 
                         if go then
@@ -237,8 +246,18 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
 
                             if go then
                                 transport.InPos <- transport.InPos + Frames.HeaderLength
+                                inFrame <- true
+                                loopThread <- Environment.CurrentManagedThreadId
                                 c.OnFrame header
+                                inFrame <- false
                                 transport.InPos <- transport.InPos + header.Length
+
+                    if closing then
+                        // A graceful end: the last frames out, then what the client still
+                        // sends is read and dropped until it closes (a close on unread bytes
+                        // would reset the connection, and lose what was sent before it).
+                        do! c.DrainOutputAsync()
+                        do! transport.LingerAsync()
                 with
                 | :? Http2ConnectionException as e ->
                     if settings.Log.IsEnabled LogLevel.Debug then
@@ -291,7 +310,7 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
     member private _.DrainOutputAsync() : Task =
         task {
             output.Kick()
-            let wait = output.WaitForRoomAsync()
+            let wait = output.WaitDrainedAsync()
 
             if not wait.IsCompleted then
                 try
@@ -337,9 +356,9 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
         | FrameType.GoAway ->
             let mutable goAway = Unchecked.defaultof<GoAwayPayload>
             checkFrame (Frames.readGoAway (header, c.Payload header, &goAway))
-            // The client leaves: no new streams; the open ones finish.
-            goingAway <- true
-            c.EndIfIdle()
+            // The client leaves: it opens no new streams (any would be refused), the open ones
+            // finish, and the client closes the connection (or the keep-alive timeout does).
+            peerGoingAway <- true
         | FrameType.WindowUpdate -> c.OnWindowUpdate header
         | _ -> () // extension frames are ignored (RFC 9113 section 5.5)
 
@@ -545,7 +564,7 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
             if refuse then
                 c.Return s
                 resetStream id Http2ErrorCode.ProtocolError
-            elif goingAway || settings.Stopping then
+            elif goingAway || peerGoingAway || settings.Stopping then
                 c.Return s
                 resetStream id Http2ErrorCode.RefusedStream
             elif active >= Http2Limits.MaxConcurrentStreams then
@@ -722,15 +741,34 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
 
     /// No stream left: after a GOAWAY (either way) the connection ends; else the keep-alive
     /// timeout starts.
-    member private _.EndIfIdle() =
+    member private c.EndIfIdle() =
         let idle = lock output.Gate (fun () -> streams.Count = 0)
 
         if idle then
             transport.Deadline <- Heartbeat.NowMs + settings.KeepAliveMs
 
             if goingAway then
-                go <- false
-                transport.Close()
+                c.CloseGracefully()
+
+    /// Ends the connection once what is queued went out. On the read loop, the loop ends after
+    /// this frame and lingers; elsewhere, the sending side is shut once the queue drained (the
+    /// client then closes, and the read loop sees its end).
+    member private c.CloseGracefully() =
+        if not closing then
+            closing <- true
+
+            if not (inFrame && Environment.CurrentManagedThreadId = loopThread) then
+                c.ShutAfterDrainAsync() |> ignore
+
+    member private c.ShutAfterDrainAsync() : Task =
+        task {
+            do! c.DrainOutputAsync()
+
+            try
+                transport.Descriptor.ShutdownSend()
+            with _ ->
+                ()
+        }
 
     member private c.OnRstStream(header: FrameHeader) =
         let mutable code = Http2ErrorCode.NoError
@@ -857,8 +895,7 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
             // Graceful: GOAWAY with the last stream id; streams in flight finish.
             goingAway <- true
             withGate (fun () -> output.GoAway(lastStreamId, Http2ErrorCode.NoError, null))
-            let idle = lock output.Gate (fun () -> streams.Count = 0)
-            if idle then transport.Close()
+            c.EndIfIdle()
         else
             let late =
                 lock output.Gate (fun () ->
@@ -877,7 +914,10 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
                 let idle = lock output.Gate (fun () -> streams.Count = 0)
 
                 if idle then
-                    if settingsSeen then
+                    if settingsSeen && not goingAway then
+                        goingAway <- true
                         withGate (fun () -> output.GoAway(lastStreamId, Http2ErrorCode.NoError, null))
-
-                    transport.Close()
+                        c.CloseGracefully()
+                    else
+                        // No SETTINGS in time (a slow or partial preface), or already going away.
+                        transport.Close()

@@ -264,8 +264,13 @@ type internal Http2Output(transport: Transport, pool: BufferPool) =
         }
 
     /// Completes when the queue is below QueueLimit (at once, usually).
-    member _.WaitForRoomAsync() : ValueTask =
-        if queue.Length + transport.OutLength <= Http2Output.QueueLimit then
+    member this.WaitForRoomAsync() : ValueTask = this.WaitBelow Http2Output.QueueLimit
+
+    /// Completes when everything queued went to the socket (before a close).
+    member this.WaitDrainedAsync() : ValueTask = this.WaitBelow -1L
+
+    member private _.WaitBelow(limit: int64) : ValueTask =
+        if queue.Length + transport.OutLength <= limit then
             ValueTask.CompletedTask
         else
             Monitor.Enter gate
