@@ -16,9 +16,38 @@ type SiteFixture() =
     let mutable playwright: IPlaywright = null
     let mutable browser: IBrowser = null
 
+    /// A self-signed certificate for localhost and 127.0.0.1, as PEM files: (cert, key).
+    static let certificate () =
+        let folder = Path.Combine(Path.GetTempPath(), "swoop-site-" + Guid.NewGuid().ToString("N"))
+        Directory.CreateDirectory folder |> ignore
+        use key = Security.Cryptography.ECDsa.Create(Security.Cryptography.ECCurve.NamedCurves.nistP256)
+        let request = Security.Cryptography.X509Certificates.CertificateRequest("CN=localhost", key, Security.Cryptography.HashAlgorithmName.SHA256)
+        let san = Security.Cryptography.X509Certificates.SubjectAlternativeNameBuilder()
+        san.AddDnsName "localhost"
+        san.AddIpAddress Net.IPAddress.Loopback
+        request.CertificateExtensions.Add(san.Build())
+        use cert = request.CreateSelfSigned(DateTimeOffset.UtcNow.AddDays -1.0, DateTimeOffset.UtcNow.AddDays 30.0)
+        let certPath, keyPath = Path.Combine(folder, "cert.pem"), Path.Combine(folder, "key.pem")
+        File.WriteAllText(certPath, cert.ExportCertificatePem())
+        File.WriteAllText(keyPath, key.ExportPkcs8PrivateKeyPem())
+        certPath, keyPath
+
     /// The Site's address, e.g. http://127.0.0.1:40123.
     member _.BaseUrl = sprintf "http://127.0.0.1:%d" server.Port
+    /// Its https:// address (the same app; HTTP/2 by ALPN).
+    member _.HttpsUrl = server.Urls |> List.find (fun u -> u.StartsWith "https://")
     member _.Browser = browser
+
+    /// A fresh browser context on the Site's https:// endpoint (its certificate self-signed).
+    member this.NewHttpsPageAsync() =
+        task {
+            let! context =
+                browser.NewContextAsync(BrowserNewContextOptions(BaseURL = this.HttpsUrl, IgnoreHTTPSErrors = true, ViewportSize = ViewportSize(Width = 1000, Height = 900)))
+
+            context.SetDefaultTimeout 10_000f
+            let! page = context.NewPageAsync()
+            return page
+        }
 
     /// A fresh browser context (no cookies) on the Site, with a page.
     member this.NewPageAsync() =
@@ -37,7 +66,15 @@ type SiteFixture() =
                       Keys = KeyRing.ofBase64 [ KeyRing.newKey () ]
                       SecureCookies = false }
 
-                server <- Server.start { ServerOptions.defaults with Port = 0 } (Web.handler global.Site.App.webOptions (global.Site.App.create settings))
+                let cert, key = certificate ()
+
+                let options =
+                    { ServerOptions.defaults with
+                        Listen = [ Endpoint.Tcp("127.0.0.1", 0); Endpoint.Https("127.0.0.1", 0) ]
+                        TlsCert = [ cert ]
+                        TlsKey = [ key ] }
+
+                server <- Server.start options (Web.handler global.Site.App.webOptions (global.Site.App.create settings))
                 eprintfn "site tests: the Site on port %d" server.Port
                 let executable = Chromium.find ()
                 eprintfn "site tests: Chromium at %s" executable

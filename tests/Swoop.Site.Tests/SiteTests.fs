@@ -65,6 +65,37 @@ type SiteTests(site: SiteFixture) =
         }
 
     [<Fact>]
+    member _.``over https the page, every asset, the fetch and the event stream come over HTTP/2``() =
+        task {
+            let! page = site.NewHttpsPageAsync()
+            let problems = ConcurrentQueue<string>()
+            page.Console.Add(fun m -> if m.Type = "error" then problems.Enqueue("console: " + m.Text))
+            page.PageError.Add(fun e -> problems.Enqueue("page error: " + e))
+            page.RequestFailed.Add(fun r -> problems.Enqueue("failed: " + r.Url + " " + r.Failure))
+            let! document = page.GotoAsync "/"
+            Assert.Equal(200, document.Status)
+            do! expect(page.Locator "#latest").Not.ToContainTextAsync "Loading…"
+            do! expect(page.Locator "#clock").ToHaveTextAsync(Regex @"^\d\d:\d\d:\d\d UTC$")
+            // The WebSocket chat stays on HTTP/1.1 (a connection of its own, ALPN http/1.1).
+            do! expect(page.Locator "#chat-status").ToHaveTextAsync "connected"
+
+            // The protocol of the page and of every resource, as the browser saw it.
+            let! protocols =
+                page.EvaluateAsync<string[]>(
+                    "() => performance.getEntries().filter(e => e.nextHopProtocol !== undefined).map(e => new URL(e.name).pathname + ' ' + e.nextHopProtocol)"
+                )
+
+            let seen = protocols |> Array.map (fun p -> p.Substring(0, p.LastIndexOf ' ')) |> Set.ofArray
+
+            for path in [ "/"; "/static/site.css"; "/static/site.js"; "/static/swoop.svg"; "/api/entries" ] do
+                Assert.Contains(path, seen)
+
+            Assert.All(protocols, fun p -> Assert.True(p.EndsWith " h2", p))
+            Assert.Empty problems
+            do! page.Context.CloseAsync()
+        }
+
+    [<Fact>]
     member _.``a bad form value shows its error beside the field and keeps what was typed``() =
         task {
             let! page = site.NewPageAsync()

@@ -14,45 +14,6 @@ open System.Threading
 open System.Threading.Tasks
 open Swoop
 
-/// A connection error found while reading: GOAWAY with this code, then the close.
-type internal Http2ConnectionException(code: Http2ErrorCode, message: string) =
-    inherit Exception(message)
-    member _.Code = code
-
-/// The server's HTTP/2 limits (its SETTINGS and the bounds behind them).
-[<RequireQualifiedAccess>]
-module internal Http2Limits =
-    /// SETTINGS_MAX_CONCURRENT_STREAMS (Kestrel's and nginx's default).
-    [<Literal>]
-    let MaxConcurrentStreams = 100
-
-    /// SETTINGS_INITIAL_WINDOW_SIZE: what a stream's body may send before its handler reads.
-    [<Literal>]
-    let StreamWindow = 131072
-
-    /// The connection's receive window (raised from 65,535 by the first WINDOW_UPDATE).
-    [<Literal>]
-    let ConnectionWindow = 1048576
-
-    /// SETTINGS_MAX_FRAME_SIZE: the protocol's default, the largest frame this side reads.
-    [<Literal>]
-    let MaxFrameSize = 16384
-
-    /// SETTINGS_HEADER_TABLE_SIZE for the client's encoder (the decoder's table).
-    [<Literal>]
-    let HeaderTableSize = 4096
-
-    /// Control frames that need an answer (PING, SETTINGS) or are worth nothing (empty DATA
-    /// without END_STREAM, PRIORITY, WINDOW_UPDATE on closed streams), allowed per second before the
-    /// connection is closed with ENHANCE_YOUR_CALM.
-    [<Literal>]
-    let ControlFramesPerSecond = 1000
-
-    /// Streams the client may reset (or have reset) per second while their handlers run
-    /// (Rapid Reset, CVE-2023-44487).
-    [<Literal>]
-    let ResetsPerSecond = 200
-
 [<Sealed; AllowNullLiteral>]
 type internal Http2Connection(transport: Transport, settings: ConnectionSettings, isTls: bool) as this =
     inherit Http2StreamOwner()
@@ -252,6 +213,8 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
                                 inFrame <- false
                                 transport.InPos <- transport.InPos + header.Length
 
+                    output.EndBatch()
+
                     if closing then
                         // A graceful end: the last frames out, then what the client still
                         // sends is read and dropped until it closes (a close on unread bytes
@@ -263,6 +226,7 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
                     if settings.Log.IsEnabled LogLevel.Debug then
                         settings.Log.BadRequest(string remote, 400, "HTTP/2 connection error " + string e.Code + ": " + e.Message)
 
+                    output.EndBatch()
                     withGate (fun () -> output.GoAway(lastStreamId, e.Code, e.Message))
                     do! c.DrainOutputAsync()
                     // What the client still sends is read and dropped for a moment: closing on
@@ -274,6 +238,7 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
                 | :? OperationCanceledException
                 | :? IO.IOException -> ()
             finally
+                output.EndBatch()
                 c.EndAll()
         }
 
@@ -282,6 +247,8 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
         if transport.InEnd - transport.InPos >= count then
             ValueTask.CompletedTask
         else
+            // Everything received is handled: its answers go in one send before the wait.
+            output.EndBatch()
             ValueTask(c.ReceiveAsync count)
 
     member private _.ReceiveAsync(count: int) : Task =
@@ -302,6 +269,7 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
                 if received <= 0 then
                     go <- false
                 else
+                    output.BeginBatch()
                     transport.InEnd <- transport.InEnd + received
                     transport.TotalReceived <- transport.TotalReceived + int64 received
         }
@@ -559,7 +527,7 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
 
             // Streams open, or handlers still running for streams already closed (reset):
             // either is bounded, so that resetting cannot make room for more work.
-            let active = max (lock output.Gate (fun () -> streams.Count)) (Volatile.Read(&handlers))
+            let active = max (c.OpenStreams()) (Volatile.Read(&handlers))
 
             if refuse then
                 c.Return s
@@ -578,10 +546,14 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
                     c.Return s
                     resetStream id Http2ErrorCode.ProtocolError
                 else
-                    withGate (fun () ->
+                    Monitor.Enter output.Gate
+
+                    try
                         s.SendWindow <- int64 peer.InitialWindowSize
                         s.ReceiveWindow <- int64 Http2Limits.StreamWindow
-                        streams[id] <- s)
+                        streams[id] <- s
+                    finally
+                        Monitor.Exit output.Gate
 
                     transport.Deadline <- Int64.MaxValue
 
@@ -611,10 +583,18 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
             ctx.Lifetime <- settings.Lifetime
             ctx.TrustedProxies <- settings.TrustedProxies
             s.Context <- ctx
+            s.Meter <- ConnectionMeter(transport, ctx)
 
         let ctx = s.Context
         Interlocked.Increment(&handlers) |> ignore
         ctx.Begin()
+        s.Meter.BeginRequest()
+
+        if settings.AccessLogOn then
+            s.AccessStart <- Diagnostics.Stopwatch.GetTimestamp()
+
+        // The span becomes the handler's current Activity, as over HTTP/1.1.
+        s.Span <- (try Tracing.start ctx with _ -> null)
 
         if status <> 0 then
             ctx.ResetResponse status
@@ -686,6 +666,19 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
         if not kept && not s.EndSent then
             resetStream s.Id Http2ErrorCode.InternalError
 
+        try
+            if settings.AccessLogOn then
+                AccessLog.record settings.Log settings.AccessLogFormat ctx ctx.ResponseBodyBytes s.AccessStart
+
+            s.Meter.EndRequest()
+
+            if not (isNull s.Span) then
+                let span = s.Span
+                s.Span <- null
+                Tracing.stop span ctx (if ok || ctx.HasStarted then ctx.StatusCode else 0) failure
+        with e ->
+            EventLoops.report e
+
         let ending = s.Finishing
 
         if ending.IsCompleted then
@@ -703,7 +696,9 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
             // Out of the table already (reset while its handler ran).
             c.Recycle s
         else
-            let waiting = lock output.Gate (fun () -> not s.Ended && not s.IsReset)
+            Monitor.Enter output.Gate
+            let waiting = not s.Ended && not s.IsReset
+            Monitor.Exit output.Gate
 
             if waiting then
                 // Its frames still in flight are taken (and checked) for a moment; the heartbeat
@@ -741,10 +736,15 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
 
     /// No stream left: after a GOAWAY (either way) the connection ends; else the keep-alive
     /// timeout starts.
-    member private c.EndIfIdle() =
-        let idle = lock output.Gate (fun () -> streams.Count = 0)
+    /// Streams in the table (open, or answered and waiting for the client's end).
+    member private _.OpenStreams() =
+        Monitor.Enter output.Gate
+        let count = streams.Count
+        Monitor.Exit output.Gate
+        count
 
-        if idle then
+    member private c.EndIfIdle() =
+        if c.OpenStreams() = 0 then
             transport.Deadline <- Heartbeat.NowMs + settings.KeepAliveMs
 
             if goingAway then

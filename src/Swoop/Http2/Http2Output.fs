@@ -27,6 +27,10 @@ type internal Http2Output(transport: Transport, pool: BufferPool) =
     let mutable drained: TaskCompletionSource = null
     // The pump's state across an await, in fields (see Transport).
     let mutable inFlight = ValueTask()
+    // The read loop's batch (see BeginBatch).
+    let mutable batching = false
+    let mutable batchThread = 0
+    let mutable kickDeferred = false
 
     /// Queued beyond this, a stream's flush waits for the socket (a client that does not
     /// read holds at most this much of the server's memory per connection, plus its windows).
@@ -195,8 +199,28 @@ type internal Http2Output(transport: Transport, pool: BufferPool) =
 
     // ---- the pump ----
 
-    /// Sends what is queued, unless a pump already runs (it will). Called without Gate held.
+    /// While the read loop handles frames already received, its own kicks wait (one send for
+    /// every answer to a batch of requests, as pipelined HTTP/1.1 answers go); EndBatch sends.
+    member _.BeginBatch() =
+        batchThread <- Environment.CurrentManagedThreadId
+        batching <- true
+
+    member this.EndBatch() =
+        batching <- false
+
+        if kickDeferred then
+            kickDeferred <- false
+            this.KickNow()
+
+    /// Sends what is queued, unless a pump already runs (it will), or the read loop's batch
+    /// will. Called without Gate held.
     member this.Kick() =
+        if batching && Environment.CurrentManagedThreadId = batchThread then
+            kickDeferred <- true
+        else
+            this.KickNow()
+
+    member private this.KickNow() =
         let mutable start = false
         Monitor.Enter gate
 

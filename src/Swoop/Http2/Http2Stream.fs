@@ -138,6 +138,11 @@ type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: Bu
     member _.Head = head
     /// The context serving this stream (made once, reused with the stream object).
     member val Context: HttpContext = null with get, set
+    /// The stream's share of the request metrics (made with the context).
+    member val Meter: ConnectionMeter = Unchecked.defaultof<ConnectionMeter> with get, set
+    /// The request's span (null: nothing listens), and when its handler was called (the access log's).
+    member val Span: Diagnostics.Activity = null with get, set
+    member val AccessStart = 0L with get, set
 
     /// The send window (RFC 9113 section 6.9), under the output's Gate.
     [<DefaultValue>]
