@@ -1,90 +1,93 @@
-/// Walks a Giraffe.ViewEngine tree into a per-thread StringBuilder, then encodes the page
-/// into the response body as UTF-8 in one pass. The bytes are Giraffe's own rendering
-/// (RenderView.AsString), so a view moved from Giraffe answers the same page.
-/// (Writing each piece straight into the body as UTF-8 cost a quarter more CPU per page than
-/// Giraffe: a page is a thousand or more small pieces, each a separate encode and buffer
-/// request; appending chars is a copy, and encoding a whole page of mostly ASCII is vectorized.)
+/// Walks a Giraffe.ViewEngine tree into an HtmlSink: tags, attributes and text as UTF-8
+/// straight into the response buffer, no string or builder for the page. The bytes are
+/// Giraffe's own rendering (RenderView.AsString), so a view moved from Giraffe answers the
+/// same page. Text in a node is already encoded (`str`, `attr` and the `_x` helpers encode
+/// when the node is made; `rawText` is markup), so it is only transcoded here.
 module internal Swoop.ViewEngine.HtmlWriter
 
 open System
-open System.Text
+open System.Buffers
 open Giraffe.ViewEngine
-open Swoop
 
-/// One builder per thread, reused page after page: rendering never awaits, so it is never
-/// shared. One that grew past MaxKept for a large page is let go rather than kept per thread.
-type private Builders =
-    [<ThreadStatic; DefaultValue>]
-    static val mutable private cached: StringBuilder
+let private doctypeBytes: byte[] = Text.Encoding.UTF8.GetBytes("<!DOCTYPE html>" + Environment.NewLine)
 
-    static member MaxKept = 64 * 1024
+/// `<!DOCTYPE html>` and the new line Giraffe writes after it.
+let doctype () = ReadOnlySpan<byte>(doctypeBytes)
 
-    static member Take() =
-        let b = Builders.cached
+let private selfClosing = " />"B
 
-        if isNull b then
-            StringBuilder(8 * 1024)
-        else
-            Builders.cached <- null
-            b
+/// ` name="value"` or ` name`; the value was encoded when the attribute was made.
+let writeAttribute (sink: HtmlSink) (attribute: XmlAttribute) =
+    match attribute with
+    | KeyValue(name, value) ->
+        sink.WriteByte(byte ' ')
+        sink.WriteText name
+        sink.WriteByte(byte '=')
+        sink.WriteByte(byte '"')
+        sink.WriteText value
+        sink.WriteByte(byte '"')
+    | Boolean name ->
+        sink.WriteByte(byte ' ')
+        sink.WriteText name
 
-    static member Give(b: StringBuilder) =
-        if b.Capacity <= Builders.MaxKept then
-            b.Clear() |> ignore
-            Builders.cached <- b
-
-let private writeAttributes (sb: StringBuilder) (attributes: XmlAttribute[]) =
+let writeAttributes (sink: HtmlSink) (attributes: XmlAttribute[]) =
     for attribute in attributes do
-        match attribute with
-        | KeyValue(name, value) ->
-            sb.Append(' ').Append(name).Append("=\"") |> ignore
-            // Encoded when the attribute was made (`attr` and the `_x` helpers encode).
-            if not (isNull value) then sb.Append value |> ignore
-            sb.Append '"' |> ignore
-        | Boolean name -> sb.Append(' ').Append(name) |> ignore
+        writeAttribute sink attribute
 
-let rec private writeNode (sb: StringBuilder) (isHtml: bool) (node: XmlNode) =
+let rec writeNode (sink: HtmlSink) (isHtml: bool) (node: XmlNode) =
     match node with
-    | Text text -> sb.Append text |> ignore
+    | Text text -> sink.WriteText text
     | VoidElement(tag, attributes) ->
-        sb.Append('<').Append(tag) |> ignore
-        writeAttributes sb attributes
-        sb.Append(if isHtml then ">" else " />") |> ignore
+        sink.WriteByte(byte '<')
+        sink.WriteText tag
+        writeAttributes sink attributes
+
+        if isHtml then
+            sink.WriteByte(byte '>')
+        else
+            sink.WriteBytes(ReadOnlySpan<byte>(selfClosing))
     | ParentNode((tag, attributes), children) ->
-        sb.Append('<').Append(tag) |> ignore
-        writeAttributes sb attributes
-        sb.Append '>' |> ignore
+        sink.WriteByte(byte '<')
+        sink.WriteText tag
+        writeAttributes sink attributes
+        sink.WriteByte(byte '>')
 
         for child in children do
-            writeNode sb isHtml child
+            writeNode sink isHtml child
 
-        sb.Append("</").Append(tag).Append('>') |> ignore
+        sink.WriteByte(byte '<')
+        sink.WriteByte(byte '/')
+        sink.WriteText tag
+        sink.WriteByte(byte '>')
 
-let private render (ctx: HttpContext) (doctype: bool) (isHtml: bool) (nodes: XmlNode list) =
-    let sb = Builders.Take()
+/// Opens this thread's sink on `writer`, runs `body`, and advances the writer past what it
+/// wrote; after an exception the writer is left where the last full segment ended.
+let inline rendering (writer: IBufferWriter<byte>) ([<InlineIfLambda>] body: HtmlSink -> unit) =
+    let sink = HtmlSink.Open writer
+    let mutable completed = false
 
     try
-        if doctype then
-            sb.Append("<!DOCTYPE html>").Append(Environment.NewLine) |> ignore
-
-        for node in nodes do
-            writeNode sb isHtml node
-
-        let body = ctx.BodyWriter
-
-        for chunk in sb.GetChunks() do
-            Encoding.UTF8.GetBytes(chunk.Span, body) |> ignore
+        body sink
+        completed <- true
     finally
-        Builders.Give sb
+        if completed then sink.Close() else sink.Release()
 
 /// One node as HTML (void elements as `<br>`).
-let html (ctx: HttpContext) (node: XmlNode) = render ctx false true [ node ]
+let html (writer: IBufferWriter<byte>) (node: XmlNode) =
+    rendering writer (fun sink -> writeNode sink true node)
 
 /// Nodes one after another, as HTML.
-let htmlMany (ctx: HttpContext) (nodes: XmlNode list) = render ctx false true nodes
+let htmlMany (writer: IBufferWriter<byte>) (nodes: XmlNode list) =
+    rendering writer (fun sink ->
+        for node in nodes do
+            writeNode sink true node)
 
 /// One node as XML (void elements as `<br />`).
-let xml (ctx: HttpContext) (node: XmlNode) = render ctx false false [ node ]
+let xml (writer: IBufferWriter<byte>) (node: XmlNode) =
+    rendering writer (fun sink -> writeNode sink false node)
 
 /// `<!DOCTYPE html>`, a new line, then the node.
-let document (ctx: HttpContext) (node: XmlNode) = render ctx true true [ node ]
+let document (writer: IBufferWriter<byte>) (node: XmlNode) =
+    rendering writer (fun sink ->
+        sink.WriteBytes(doctype ())
+        writeNode sink true node)
