@@ -49,6 +49,7 @@ let main argv =
         BenchmarkSwitcher.FromTypes(
             [| typeof<ParserBenchmarks.ParserBenchmarks>
                typeof<ResponseBenchmarks.ResponseBenchmarks>
-               typeof<RouterBenchmarks.RouterBenchmarks> |])
+               typeof<RouterBenchmarks.RouterBenchmarks>
+               typeof<ViewBenchmarks.ViewBenchmarks> |])
             .RunAll(config)
     if summaries |> Seq.exists (fun s -> s.HasCriticalValidationErrors) then 1 else 0

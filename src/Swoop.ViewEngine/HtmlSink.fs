@@ -118,8 +118,48 @@ type internal HtmlSink() =
             // Fewer than four bytes free and the next character needs more: a new segment.
             if rest.Length > 0 && written = 0 then this.Refill 4
 
+    /// Text as it is, as UTF-8: ASCII narrowed (vectorized), the rest transcoded.
     member this.WriteText(text: string) =
-        if not (isNull text) then this.WriteChars(text.AsSpan())
+        if not (isNull text) then
+            if limit - pos >= text.Length then
+                let mutable written = 0
+
+                if Ascii.FromUtf16(text.AsSpan(), Span<byte>(buffer, pos, text.Length), &written) = OperationStatus.Done then
+                    pos <- pos + written
+                else
+                    pos <- pos + written
+                    this.WriteChars(text.AsSpan written)
+            else
+                this.WriteChars(text.AsSpan())
+
+    /// `<` and the tag's name.
+    member this.WriteTagOpen(tag: string) =
+        this.Ensure 1
+        buffer[pos] <- byte '<'
+        pos <- pos + 1
+        this.WriteText tag
+
+    /// `</`, the tag's name, `>`.
+    member this.WriteTagClose(tag: string) =
+        this.Ensure 2
+        buffer[pos] <- byte '<'
+        buffer[pos + 1] <- byte '/'
+        pos <- pos + 2
+        this.WriteText tag
+        this.WriteByte(byte '>')
+
+    /// ` name="value"` (the value encoded when the attribute was made).
+    member this.WriteAttribute(name: string, value: string) =
+        this.Ensure 1
+        buffer[pos] <- byte ' '
+        pos <- pos + 1
+        this.WriteText name
+        this.Ensure 2
+        buffer[pos] <- byte '='
+        buffer[pos + 1] <- byte '"'
+        pos <- pos + 2
+        this.WriteText value
+        this.WriteByte(byte '"')
 
     member private this.WriteReference(value: int) =
         this.Ensure 12

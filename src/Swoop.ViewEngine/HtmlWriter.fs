@@ -19,13 +19,7 @@ let private selfClosing = " />"B
 /// ` name="value"` or ` name`; the value was encoded when the attribute was made.
 let writeAttribute (sink: HtmlSink) (attribute: XmlAttribute) =
     match attribute with
-    | KeyValue(name, value) ->
-        sink.WriteByte(byte ' ')
-        sink.WriteText name
-        sink.WriteByte(byte '=')
-        sink.WriteByte(byte '"')
-        sink.WriteText value
-        sink.WriteByte(byte '"')
+    | KeyValue(name, value) -> sink.WriteAttribute(name, value)
     | Boolean name ->
         sink.WriteByte(byte ' ')
         sink.WriteText name
@@ -38,8 +32,7 @@ let rec writeNode (sink: HtmlSink) (isHtml: bool) (node: XmlNode) =
     match node with
     | Text text -> sink.WriteText text
     | VoidElement(tag, attributes) ->
-        sink.WriteByte(byte '<')
-        sink.WriteText tag
+        sink.WriteTagOpen tag
         writeAttributes sink attributes
 
         if isHtml then
@@ -47,18 +40,14 @@ let rec writeNode (sink: HtmlSink) (isHtml: bool) (node: XmlNode) =
         else
             sink.WriteBytes(ReadOnlySpan<byte>(selfClosing))
     | ParentNode((tag, attributes), children) ->
-        sink.WriteByte(byte '<')
-        sink.WriteText tag
+        sink.WriteTagOpen tag
         writeAttributes sink attributes
         sink.WriteByte(byte '>')
 
         for child in children do
             writeNode sink isHtml child
 
-        sink.WriteByte(byte '<')
-        sink.WriteByte(byte '/')
-        sink.WriteText tag
-        sink.WriteByte(byte '>')
+        sink.WriteTagClose tag
 
 /// Opens this thread's sink on `writer`, runs `body`, and advances the writer past what it
 /// wrote; after an exception the writer is left where the last full segment ended.
