@@ -138,3 +138,14 @@ let ``WriteHtmlTemplate writes a large page into the body in segments`` () =
     use server = serveApp (route "/" >=> handleContext (fun ctx -> ctx.WriteHtmlTemplate(prepared, page); handled))
     let answer = get server "/"
     Assert.Equal(RenderView.AsString.htmlDocument (perRequest page), answer.Body)
+
+[<Fact>]
+let ``a hole that throws leaves no half page behind`` () =
+    let failing =
+        Template.document (fun (h: Holes<int>) ->
+            html [] [ body [] [ p [] [ str (String('x', 20_000)) ]; h.Text(fun n -> if n > 0 then failwith "no" else "ok") ] ])
+
+    use server = serveApp (route "/" >=> htmlTemplate failing 1)
+    let answer = get server "/"
+    Assert.Equal(500, answer.Status)
+    Assert.DoesNotContain("xxxx", answer.Body)
