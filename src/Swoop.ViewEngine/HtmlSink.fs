@@ -8,6 +8,7 @@ open System
 open System.Buffers
 open System.Buffers.Text
 open System.Globalization
+open System.Runtime.CompilerServices
 open System.Runtime.InteropServices
 open System.Text
 open System.Text.Unicode
@@ -118,48 +119,35 @@ type internal HtmlSink() =
             // Fewer than four bytes free and the next character needs more: a new segment.
             if rest.Length > 0 && written = 0 then this.Refill 4
 
-    /// Text as it is, as UTF-8: ASCII narrowed (vectorized), the rest transcoded.
+    /// Text as it is, as UTF-8: ASCII narrowed (a short name a character at a time, longer
+    /// text vectorized), the rest transcoded.
     member this.WriteText(text: string) =
         if not (isNull text) then
-            if limit - pos >= text.Length then
-                let mutable written = 0
+            let n = text.Length
 
-                if Ascii.FromUtf16(text.AsSpan(), Span<byte>(buffer, pos, text.Length), &written) = OperationStatus.Done then
-                    pos <- pos + written
-                else
-                    pos <- pos + written
-                    this.WriteChars(text.AsSpan written)
+            if n <= 16 && limit - pos >= n then
+                // Names and short values: no call, no bounds checks (n bytes are free).
+                let src = &MemoryMarshal.GetReference(text.AsSpan())
+                let dst = &Unsafe.Add(&MemoryMarshal.GetArrayDataReference(buffer), pos)
+                let mutable i = 0
+
+                while i < n && Unsafe.Add(&src, i) < '\u0080' do
+                    Unsafe.Add(&dst, i) <- byte (Unsafe.Add(&src, i))
+                    i <- i + 1
+
+                pos <- pos + i
+                if i < n then this.WriteChars(text.AsSpan i)
             else
-                this.WriteChars(text.AsSpan())
+                this.WriteLonger text
 
-    /// `<` and the tag's name.
-    member this.WriteTagOpen(tag: string) =
-        this.Ensure 1
-        buffer[pos] <- byte '<'
-        pos <- pos + 1
-        this.WriteText tag
-
-    /// `</`, the tag's name, `>`.
-    member this.WriteTagClose(tag: string) =
-        this.Ensure 2
-        buffer[pos] <- byte '<'
-        buffer[pos + 1] <- byte '/'
-        pos <- pos + 2
-        this.WriteText tag
-        this.WriteByte(byte '>')
-
-    /// ` name="value"` (the value encoded when the attribute was made).
-    member this.WriteAttribute(name: string, value: string) =
-        this.Ensure 1
-        buffer[pos] <- byte ' '
-        pos <- pos + 1
-        this.WriteText name
-        this.Ensure 2
-        buffer[pos] <- byte '='
-        buffer[pos + 1] <- byte '"'
-        pos <- pos + 2
-        this.WriteText value
-        this.WriteByte(byte '"')
+    member private this.WriteLonger(text: string) =
+        if limit - pos >= text.Length then
+            let mutable written = 0
+            let status = Ascii.FromUtf16(text.AsSpan(), Span<byte>(buffer, pos, text.Length), &written)
+            pos <- pos + written
+            if status <> OperationStatus.Done then this.WriteChars(text.AsSpan written)
+        else
+            this.WriteChars(text.AsSpan())
 
     member private this.WriteReference(value: int) =
         this.Ensure 12

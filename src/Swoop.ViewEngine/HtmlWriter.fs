@@ -1,53 +1,118 @@
-/// Walks a Giraffe.ViewEngine tree into an HtmlSink: tags, attributes and text as UTF-8
-/// straight into the response buffer, no string or builder for the page. The bytes are
-/// Giraffe's own rendering (RenderView.AsString), so a view moved from Giraffe answers the
-/// same page. Text in a node is already encoded (`str`, `attr` and the `_x` helpers encode
-/// when the node is made; `rawText` is markup), so it is only transcoded here.
+/// Walks a Giraffe.ViewEngine tree built per request (htmlView, or a template's `Node` hole)
+/// into the response buffer. The bytes are Giraffe's own rendering (RenderView.AsString), so
+/// a view moved from Giraffe answers the same page. Text in a node is already encoded (`str`,
+/// `attr` and the `_x` helpers encode when the node is made; `rawText` is markup).
+///
+/// The walk appends to a per-thread StringBuilder and hands it to the sink as UTF-8 every
+/// 8,192 characters, so the builder stays small (never grown with the page, never let go)
+/// and no string is made for the page. (A tree is a thousand or more small pieces: appending
+/// chars is cheaper per piece than a UTF-8 write each, measured at a third less CPU for the
+/// catalogue page in bench/micro, and encoding runs of mostly ASCII is vectorized.)
 module internal Swoop.ViewEngine.HtmlWriter
 
 open System
 open System.Buffers
+open System.Text
 open Giraffe.ViewEngine
 
-let private doctypeBytes: byte[] = Text.Encoding.UTF8.GetBytes("<!DOCTYPE html>" + Environment.NewLine)
+/// Characters the builder may hold before they go to the sink.
+[<Literal>]
+let private FlushAt = 8192
 
-/// `<!DOCTYPE html>` and the new line Giraffe writes after it.
-let doctype () = ReadOnlySpan<byte>(doctypeBytes)
+/// One builder per thread, reused page after page: rendering never awaits, so it is never
+/// shared. One grown past MaxKept by a single huge text is let go rather than kept.
+type private Builders =
+    [<ThreadStatic; DefaultValue>]
+    static val mutable private cached: StringBuilder
 
-let private selfClosing = " />"B
+    static member MaxKept = 64 * 1024
 
-/// ` name="value"` or ` name`; the value was encoded when the attribute was made.
+    static member Take() =
+        let b = Builders.cached
+
+        if isNull b then
+            StringBuilder(2 * FlushAt)
+        else
+            Builders.cached <- null
+            b
+
+    static member Give(b: StringBuilder) =
+        if b.Capacity <= Builders.MaxKept then
+            b.Clear() |> ignore
+            Builders.cached <- b
+
+let private flush (sb: StringBuilder) (sink: HtmlSink) =
+    for chunk in sb.GetChunks() do
+        sink.WriteChars chunk.Span
+
+    sb.Clear() |> ignore
+
+let private appendAttributes (sb: StringBuilder) (attributes: XmlAttribute[]) =
+    for attribute in attributes do
+        match attribute with
+        | KeyValue(name, value) ->
+            sb.Append(' ').Append(name).Append("=\"") |> ignore
+            if not (isNull value) then sb.Append value |> ignore
+            sb.Append '"' |> ignore
+        | Boolean name -> sb.Append(' ').Append(name) |> ignore
+
+let rec private appendNode (sb: StringBuilder) (sink: HtmlSink) (isHtml: bool) (node: XmlNode) =
+    match node with
+    | Text text -> sb.Append text |> ignore
+    | VoidElement(tag, attributes) ->
+        sb.Append('<').Append(tag) |> ignore
+        appendAttributes sb attributes
+        sb.Append(if isHtml then ">" else " />") |> ignore
+    | ParentNode((tag, attributes), children) ->
+        sb.Append('<').Append(tag) |> ignore
+        appendAttributes sb attributes
+        sb.Append '>' |> ignore
+
+        for child in children do
+            appendNode sb sink isHtml child
+            if sb.Length >= FlushAt then flush sb sink
+
+        sb.Append("</").Append(tag).Append('>') |> ignore
+
+/// Writes nodes into the sink (HTML: void elements as `<br>`; XML: as `<br />`).
+let writeNodes (sink: HtmlSink) (isHtml: bool) (nodes: XmlNode list) =
+    let sb = Builders.Take()
+
+    try
+        for node in nodes do
+            appendNode sb sink isHtml node
+
+        flush sb sink
+    finally
+        Builders.Give sb
+
+let writeNode (sink: HtmlSink) (isHtml: bool) (node: XmlNode) =
+    let sb = Builders.Take()
+
+    try
+        appendNode sb sink isHtml node
+        flush sb sink
+    finally
+        Builders.Give sb
+
+/// ` name="value"` or ` name` straight into the sink (a template's `Attributes` hole).
 let writeAttribute (sink: HtmlSink) (attribute: XmlAttribute) =
     match attribute with
-    | KeyValue(name, value) -> sink.WriteAttribute(name, value)
+    | KeyValue(name, value) ->
+        sink.WriteByte(byte ' ')
+        sink.WriteText name
+        sink.WriteByte(byte '=')
+        sink.WriteByte(byte '"')
+        sink.WriteText value
+        sink.WriteByte(byte '"')
     | Boolean name ->
         sink.WriteByte(byte ' ')
         sink.WriteText name
 
-let writeAttributes (sink: HtmlSink) (attributes: XmlAttribute[]) =
-    for attribute in attributes do
-        writeAttribute sink attribute
+let private doctypeBytes: byte[] = Encoding.UTF8.GetBytes("<!DOCTYPE html>" + Environment.NewLine)
 
-let rec writeNode (sink: HtmlSink) (isHtml: bool) (node: XmlNode) =
-    match node with
-    | Text text -> sink.WriteText text
-    | VoidElement(tag, attributes) ->
-        sink.WriteTagOpen tag
-        writeAttributes sink attributes
-
-        if isHtml then
-            sink.WriteByte(byte '>')
-        else
-            sink.WriteBytes(ReadOnlySpan<byte>(selfClosing))
-    | ParentNode((tag, attributes), children) ->
-        sink.WriteTagOpen tag
-        writeAttributes sink attributes
-        sink.WriteByte(byte '>')
-
-        for child in children do
-            writeNode sink isHtml child
-
-        sink.WriteTagClose tag
+/// `<!DOCTYPE html>` and the new line Giraffe writes after it.
+let doctype () = ReadOnlySpan<byte>(doctypeBytes)
 
 /// Opens this thread's sink on `writer`, runs `body`, and advances the writer past what it
 /// wrote; after an exception the writer is left where the last full segment ended.
@@ -67,9 +132,7 @@ let html (writer: IBufferWriter<byte>) (node: XmlNode) =
 
 /// Nodes one after another, as HTML.
 let htmlMany (writer: IBufferWriter<byte>) (nodes: XmlNode list) =
-    rendering writer (fun sink ->
-        for node in nodes do
-            writeNode sink true node)
+    rendering writer (fun sink -> writeNodes sink true nodes)
 
 /// One node as XML (void elements as `<br />`).
 let xml (writer: IBufferWriter<byte>) (node: XmlNode) =
