@@ -235,8 +235,6 @@ and [<Sealed; AbstractClass>] internal Pieces =
 [<Sealed>]
 type Template<'Model> internal (pieces: Piece<'Model>[]) =
     member internal _.Write(sink: HtmlSink, model: 'Model) = Pieces.Write(sink, pieces, model)
-    member _.StaticBytes = pieces |> Array.sumBy (function Bytes b -> b.Length | Write _ -> 0)
-    member _.HoleCount = pieces |> Array.sumBy (function Bytes _ -> 0 | Write _ -> 1)
 
 [<RequireQualifiedAccess>]
 module Template =

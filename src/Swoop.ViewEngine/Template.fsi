@@ -59,11 +59,8 @@ type Holes<'Model> =
 /// UTF-8 once; writing it copies those bytes and writes only the holes from the model.
 [<Sealed>]
 type Template<'Model> =
-    /// How many bytes were encoded once, at preparation (the doctype included).
-    member StaticBytes: int
-
-    /// How many holes are written per page (a `For` counts once, whatever its item holds).
-    member HoleCount: int
+    class
+    end
 
 /// Prepares views with holes (Holes<'Model>) and writes them. Prepare once, at start-up (a
 /// module-level value), never per request: preparing walks and encodes the whole view.
