@@ -4,8 +4,8 @@ open Giraffe.ViewEngine
 open Swoop
 open Swoop.Web
 
-/// Giraffe.ViewEngine views as Swoop handlers, written as UTF-8 straight into the response
-/// buffer (no string, no builder). The bytes are the same as Giraffe's `RenderView.AsString`.
+/// Giraffe.ViewEngine views as Swoop handlers, written as UTF-8 into the response buffer (no
+/// string for the page). The bytes are the same as Giraffe's `RenderView.AsString`.
 /// A view built per request (`htmlView`) costs its tree and its walk; a view prepared at
 /// start-up (`Template.document`, `htmlTemplate`) costs only what comes from the model.
 ///
