@@ -24,10 +24,14 @@ type internal Piece<'Model> =
     | Bytes of byte[]
     | Write of (HtmlSink -> 'Model -> unit)
 
+/// Numbers the Holes of every template (one counter for all models: a generic type's static
+/// would count per model, and holes of two models could then share a number).
+module internal HoleIds =
+    let private last = ref 0
+    let next () = Interlocked.Increment &last.contents
+
 [<Sealed>]
 type Holes<'Model> internal (id: int) =
-    static let mutable lastId = 0
-
     let holes = ResizeArray<Hole<'Model>>()
 
     /// A hole's placeholder: `\u0001id:index\u0002`, characters WebUtility.HtmlEncode leaves
@@ -36,7 +40,7 @@ type Holes<'Model> internal (id: int) =
         holes.Add hole
         "\u0001" + string id + ":" + string (holes.Count - 1) + "\u0002"
 
-    static member internal Create() = Holes<'Model>(Interlocked.Increment &lastId)
+    static member internal Create() = Holes<'Model>(HoleIds.next ())
 
     member internal _.Id = id
     member internal _.Hole(index: int) = if index < holes.Count then Some holes[index] else None

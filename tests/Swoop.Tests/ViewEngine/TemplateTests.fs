@@ -129,6 +129,20 @@ let ``a hole where it cannot stand is refused when the template is prepared`` ()
     Assert.Contains("another template", refused (fun h -> ul [] [ h.For((fun s -> [ s ]), fun _ -> li [] [ h.Text id ]) ]))
     Assert.Contains("tag name", refused (fun h -> tag (h.Value id) [] []))
 
+type private First = { A: string }
+type private Second = { B: string }
+
+[<Fact>]
+let ``holes of two models never share a number`` () =
+    // The first Holes made for each of two new models: numbered by one counter, so the page's
+    // hole used inside the item is still recognised as foreign.
+    let refused () =
+        Template.fragment (fun (h: Holes<First>) ->
+            ul [] [ h.For((fun f -> [ { B = f.A } ]), fun (_: Holes<Second>) -> li [] [ h.Text(fun f -> f.A) ]) ])
+        |> ignore
+
+    Assert.Contains("another template", Assert.Throws<ArgumentException>(refused).Message)
+
 [<Fact>]
 let ``htmlTemplate answers the prepared page`` () =
     let page = { Title = "<Shop>"; Items = items 40; Note = "" }
