@@ -1,6 +1,6 @@
 /// Runs the micro-benchmarks in process (no generated projects, so it fits the
 /// suite's time budget) and exports JSON that bench/lib/micro.py reads.
-/// usage: Swoop.Benchmarks [--quick] [--artifacts DIR] [--filter PATTERN]
+/// usage: Swoop.Benchmarks [--quick] [--artifacts DIR] [--filter PATTERN] [--views]
 module Swoop.Benchmarks.Program
 
 open System
@@ -45,10 +45,16 @@ let main argv =
         match option "--filter" with
         | Some f -> config.AddFilter(BenchmarkDotNet.Filters.GlobFilter([| f |]))
         | None -> config
+    // The view benchmarks (pages, not requests) run only when asked for by --views or a
+    // --filter naming them, so the suite's micro run and its report keep their rows.
+    let views =
+        Array.contains "--views" argv
+        || (option "--filter" |> Option.exists (fun f -> f.Contains "View"))
     let summaries =
         BenchmarkSwitcher.FromTypes(
             [| typeof<ParserBenchmarks.ParserBenchmarks>
                typeof<ResponseBenchmarks.ResponseBenchmarks>
-               typeof<RouterBenchmarks.RouterBenchmarks> |])
+               typeof<RouterBenchmarks.RouterBenchmarks>
+               if views then typeof<ViewBenchmarks.ViewBenchmarks> |])
             .RunAll(config)
     if summaries |> Seq.exists (fun s -> s.HasCriticalValidationErrors) then 1 else 0

@@ -12,19 +12,19 @@ module HtmlViews =
     let htmlView (view: XmlNode) : HttpHandler =
         fun _ ctx ->
             ctx.ContentType <- HtmlType
-            HtmlWriter.document ctx view
+            HtmlWriter.document ctx.BodyWriter view
             handled
 
     let htmlNodes (nodes: XmlNode list) : HttpHandler =
         fun _ ctx ->
             ctx.ContentType <- HtmlType
-            HtmlWriter.htmlMany ctx nodes
+            HtmlWriter.htmlMany ctx.BodyWriter nodes
             handled
 
     let htmlNode (node: XmlNode) : HttpHandler =
         fun _ ctx ->
             ctx.ContentType <- HtmlType
-            HtmlWriter.html ctx node
+            HtmlWriter.html ctx.BodyWriter node
             handled
 
     let xmlView (node: XmlNode) : HttpHandler =
@@ -32,10 +32,20 @@ module HtmlViews =
             if isNull ctx.ContentType then
                 ctx.ContentType <- "application/xml"
 
-            HtmlWriter.xml ctx node
+            HtmlWriter.xml ctx.BodyWriter node
+            handled
+
+    let htmlTemplate (template: Template<'Model>) (model: 'Model) : HttpHandler =
+        fun _ ctx ->
+            ctx.ContentType <- HtmlType
+            Template.writeTo ctx.BodyWriter template model
             handled
 
     type HttpContext with
         member ctx.WriteHtmlView(view: XmlNode) =
             ctx.ContentType <- HtmlType
-            HtmlWriter.document ctx view
+            HtmlWriter.document ctx.BodyWriter view
+
+        member ctx.WriteHtmlTemplate(template: Template<'Model>, model: 'Model) =
+            ctx.ContentType <- HtmlType
+            Template.writeTo ctx.BodyWriter template model

@@ -4,8 +4,10 @@ open Giraffe.ViewEngine
 open Swoop
 open Swoop.Web
 
-/// Giraffe.ViewEngine views as Swoop handlers, encoded as UTF-8 into the response buffer from
-/// a per-thread builder (no page-sized string). The bytes are the same as Giraffe's `RenderView.AsString`.
+/// Giraffe.ViewEngine views as Swoop handlers, written as UTF-8 into the response buffer (no
+/// string for the page). The bytes are the same as Giraffe's `RenderView.AsString`.
+/// A view built per request (`htmlView`) costs its tree and its walk; a view prepared at
+/// start-up (`Template.document`, `htmlTemplate`) costs only what comes from the model.
 ///
 /// Example:
 /// ```fsharp
@@ -33,7 +35,15 @@ module HtmlViews =
     /// Answers XML (void elements written `<x />`); application/xml unless a Content-Type was set.
     val xmlView: node: XmlNode -> HttpHandler
 
+    /// Answers a prepared template (Template.document or Template.fragment) for `model`;
+    /// text/html; charset=utf-8. Example: `routef "/p/%i" (fun id -> htmlTemplate productPage (find id))`.
+    val htmlTemplate: template: Template<'Model> -> model: 'Model -> HttpHandler
+
     type HttpContext with
         /// Writes an HTML document (doctype and view) into the body and sets text/html;
         /// charset=utf-8. Example: `ctx.WriteHtmlView(page user)`.
         member WriteHtmlView: view: XmlNode -> unit
+
+        /// Writes a prepared template for `model` into the body and sets text/html;
+        /// charset=utf-8. Example: `ctx.WriteHtmlTemplate(productPage, product)`.
+        member WriteHtmlTemplate: template: Template<'Model> * model: 'Model -> unit

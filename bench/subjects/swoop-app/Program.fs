@@ -1,6 +1,7 @@
 /// The app tier on Swoop, as the guide's "Building a site" puts a site together: one `choose`
 /// wrapped in `Compression.compress` with its defaults (gzip or brotli at the fastest level,
-/// 1 KiB minimum), the page rendered per request with `htmlView`, the products serialised
+/// 1 KiB minimum), the page prepared at start-up (CatalogTemplate.page, the same view and
+/// bytes as Catalog.page) and written per request with `htmlTemplate`, the products serialised
 /// per request with `json`, and `Files.serve` with its defaults for /static (the folder copied
 /// beside the executable). Also the basic endpoints the runner checks, and /debug/gc.
 module SwoopApp.Program
@@ -30,7 +31,7 @@ let debugGc: HttpHandler =
 let app =
     Compression.compress CompressionOptions.defaults (
         choose [
-            GET >=> route "/catalog" >=> warbler (fun _ -> htmlView (Catalog.page Catalog.products))
+            GET >=> route "/catalog" >=> htmlTemplate CatalogTemplate.page Catalog.products
             GET >=> route "/api/products" >=> warbler (fun _ -> json Catalog.products)
             GET >=> route "/plaintext" >=> setContentType "text/plain" >=> setBodyFromString "Hello, World!"
             GET >=> route "/json" >=> json {| message = "Hello, World!" |}

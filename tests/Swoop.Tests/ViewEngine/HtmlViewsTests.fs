@@ -49,3 +49,14 @@ let ``a large page is rendered into the body in segments`` () =
     use server = serveApp (route "/" >=> handleContext (fun ctx -> ctx.WriteHtmlView big; handled))
     let answer = get server "/"
     Assert.Equal(RenderView.AsString.htmlDocument big, answer.Body)
+
+[<Fact>]
+let ``a text larger than the builder keeps is written whole`` () =
+    let huge = div [] [ p [] [ rawText (String.replicate 50_000 "é<>") ]; p [] [ str "after" ] ]
+    use server = serveApp (route "/" >=> htmlView huge)
+    let answer = get server "/"
+    Assert.Equal(RenderView.AsString.htmlDocument huge, answer.Body)
+    // and the next page on that thread starts from a clean builder
+    let small = p [] [ str "small" ]
+    use server2 = serveApp (route "/" >=> htmlNode small)
+    Assert.Equal(RenderView.AsString.htmlNode small, (get server2 "/").Body)
