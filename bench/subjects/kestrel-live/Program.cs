@@ -32,7 +32,12 @@ var host = new HostBuilder()
         web.UseKestrel(options =>
         {
             options.AddServerHeader = false;
-            options.Listen(IPAddress.Parse(listen.Host), listen.Port);
+            // --h2c (bench/h2/memory): an HTTP/2-only endpoint, the one way Kestrel speaks h2c.
+            options.Listen(IPAddress.Parse(listen.Host), listen.Port, l =>
+            {
+                if (listen.Flags.Contains("--h2c"))
+                    l.Protocols = Microsoft.AspNetCore.Server.Kestrel.Core.HttpProtocols.Http2;
+            });
         });
         web.Configure(app =>
         {

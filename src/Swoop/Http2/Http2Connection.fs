@@ -31,7 +31,7 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
     let mutable blockStream = 0
     let mutable blockEndStream = false
     let mutable blockTrailers = false
-    let mutable blockBytes: byte[] = Array.zeroCreate 4096
+    let mutable blockBytes: byte[] = Array.Empty<byte>()
     let mutable blockLength = 0
     // Receive windows: the connection's, and what the handlers read since the last update.
     let mutable receiveWindow = 65535L
@@ -86,7 +86,7 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
             fail Http2ErrorCode.EnhanceYourCalm "too many control frames"
 
         // Answers the client does not read pile up: a flood of PINGs by a client that never reads.
-        if output.Queued > 4L * Http2Output.QueueLimit then
+        if output.AnswersQueued > 65536 then
             fail Http2ErrorCode.EnhanceYourCalm "the client does not read the answers to its control frames"
 
     let countReset () =
@@ -258,6 +258,13 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
                     transport.InStart <- 0
                     transport.InPos <- 0
                     transport.InEnd <- 0
+
+                    // An idle connection holds no buffer (as over HTTP/1.1): nothing points
+                    // into it (heads and bodies were copied to their streams).
+                    if settings.ReleaseBufferWhenIdle then
+                        transport.ReleaseInput()
+                        let! _ = transport.WaitForDataAsync()
+                        ()
                 else
                     transport.InStart <- transport.InPos
 

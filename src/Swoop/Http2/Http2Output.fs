@@ -31,6 +31,7 @@ type internal Http2Output(transport: Transport, pool: BufferPool) =
     let mutable batching = false
     let mutable batchThread = 0
     let mutable kickDeferred = false
+    let mutable answers = 0
 
     /// Queued beyond this, a stream's flush waits for the socket (a client that does not
     /// read holds at most this much of the server's memory per connection, plus its windows).
@@ -61,10 +62,16 @@ type internal Http2Output(transport: Transport, pool: BufferPool) =
     member _.SettingsAck() =
         let span = queue.GetSpan 9
         queue.Advance(Frames.writeSettingsAck span)
+        answers <- answers + 9
 
     member _.Ping(ack: bool, opaque: uint64) =
         let span = queue.GetSpan 17
         queue.Advance(Frames.writePing (span, ack, opaque))
+        answers <- answers + 17
+
+    /// Octets of answers to the client's own frames (SETTINGS and PING ACKs, RST_STREAM) queued
+    /// since the queue last emptied: a client that sends them and does not read piles them up.
+    member _.AnswersQueued = answers
 
     member _.WindowUpdate(streamId: int, increment: int) =
         let span = queue.GetSpan 13
@@ -73,6 +80,7 @@ type internal Http2Output(transport: Transport, pool: BufferPool) =
     member _.RstStream(streamId: int, code: Http2ErrorCode) =
         let span = queue.GetSpan 13
         queue.Advance(Frames.writeRstStream (span, streamId, code))
+        answers <- answers + 13
 
     member _.GoAway(lastStreamId: int, code: Http2ErrorCode, debug: string) =
         let text = if isNull debug then ReadOnlySpan<byte>.Empty else ReadOnlySpan<byte>(Encoding.ASCII.GetBytes debug)
@@ -262,6 +270,7 @@ type internal Http2Output(transport: Transport, pool: BufferPool) =
         try
             if closed || queue.IsEmpty then
                 sending <- false
+                answers <- 0
 
                 if not (isNull drained) then
                     drained.TrySetResult() |> ignore
