@@ -594,6 +594,7 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
 
         let ctx = s.Context
         Interlocked.Increment(&handlers) |> ignore
+        Volatile.Write(&s.HandlerSince, Heartbeat.NowMs)
         ctx.Begin()
         s.Meter.BeginRequest()
 
@@ -698,6 +699,7 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
     /// told to stop (RST_STREAM NO_ERROR, RFC 9113 section 8.1); the stream is forgotten.
     member private c.Done(s: Http2Stream) =
         Interlocked.Decrement(&handlers) |> ignore
+        Volatile.Write(&s.HandlerSince, 0L)
 
         if s.Mark 2 then
             // Out of the table already (reset while its handler ran).
@@ -916,6 +918,29 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
             for id in late do
                 resetStream id Http2ErrorCode.NoError
                 c.Forget id
+
+            // RequestTimeout, per stream: a 503 if the handler has not started its response
+            // (else only RequestAborted fires and its flushes stop), as over HTTP/1.1.
+            if settings.RequestTimeoutMs > 0L then
+                let overdue =
+                    lock output.Gate (fun () ->
+                        let found = List<Http2Stream>()
+
+                        for s in streams.Values do
+                            let since = Volatile.Read(&s.HandlerSince)
+
+                            if since > 0L && now - since > settings.RequestTimeoutMs && not (isNull s.Context) && not s.Context.Unbounded && not s.EndSent then
+                                found.Add s
+
+                        found)
+
+                for s in overdue do
+                    let ctx = s.Context
+
+                    if s.AnswerTimeout() && settings.Log.IsEnabled LogLevel.Warning && settings.MayLog() then
+                        settings.Log.RequestTimedOut(ctx.MethodName, ctx.PathForLog, settings.RequestTimeoutMs)
+
+                    ctx.Abort(s.RequestNumber, true)
 
             if now > transport.Deadline then
                 let idle = lock output.Gate (fun () -> streams.Count = 0)

@@ -132,6 +132,38 @@ type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: Bu
 
         result
 
+    /// Who answers: 0 nobody yet, 1 the handler (its head went out), 2 the server (a 503 after
+    /// RequestTimeout). Changed with Interlocked.
+    [<DefaultValue>]
+    val mutable Owner: int
+
+    /// When the handler was called (heartbeat clock), 0 once it ended.
+    [<DefaultValue>]
+    val mutable HandlerSince: int64
+
+    /// The server answers the request itself (RequestTimeout): 503 with its reason phrase,
+    /// unless the handler's head already went. True if it did.
+    member this.AnswerTimeout() : bool =
+        if Interlocked.CompareExchange(&this.Owner, 2, 0) = 0 then
+            Monitor.Enter output.Gate
+
+            try
+                if not reset && not endSent then
+                    let answer = ResponseHead(Status = 503, ContentType = "text/plain")
+                    let body = Encoding.ASCII.GetBytes(Response.reasonPhrase 503)
+                    output.Headers(this.Id, answer, int64 body.Length, false)
+                    outgoing.Release()
+                    outgoing.Append(ReadOnlySpan<byte> body)
+                    output.Data(this.Id, outgoing, body.Length, true)
+                    endSent <- true
+            finally
+                Monitor.Exit output.Gate
+
+            output.Kick()
+            true
+        else
+            false
+
     /// The stream's id.
     member val Id = 0 with get, set
     /// The request head (for the context).
@@ -194,6 +226,8 @@ type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: Bu
         endSent <- false
         this.DrainUntil <- 0L
         this.ReadUnacknowledged <- 0L
+        this.Owner <- 0
+        this.HandlerSince <- 0L
         Volatile.Write(&this.Life, 0)
         finishing <- Task.CompletedTask
         inbound.Release()
@@ -470,6 +504,10 @@ type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: Bu
 
     /// Writes the head (under Gate): `length` >= 0 as content-length.
     member private this.StartHead(response: OutgoingResponse, length: int64, endStream: bool) =
+        // The handler takes the response, unless the server answered it (RequestTimeout).
+        if Interlocked.CompareExchange(&this.Owner, 1, 0) = 2 then
+            raise (OperationCanceledException "the request ran past RequestTimeout and was answered 503: this response can no longer be sent")
+
         response.Started <- true
         Monitor.Enter output.Gate
 
@@ -541,11 +579,14 @@ type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: Bu
     override this.FlushAsync(response: OutgoingResponse) : ValueTask =
         if not response.Started then
             let length = response.StreamedLength
-            this.StartHead(response, length, not response.SendsBody && not response.IsHead && false)
+            // END_STREAM comes with the last DATA (Complete), also when no body may follow.
+            this.StartHead(response, length, false)
 
         if response.SendsBody then
             response.CountStreamed()
             outgoing.TakeFrom response.Body
+            // An empty chain keeps the segment it leased (a GetSpan with nothing written): back it goes.
+            response.Body.Release()
         else
             response.Body.Release()
 
@@ -587,6 +628,8 @@ type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: Bu
 
             if sendsBody then
                 outgoing.TakeFrom response.Body
+                // An empty chain keeps the segment it leased (a GetSpan with nothing written): back it goes.
+                response.Body.Release()
                 finishing <- this.SendOutgoingAsync(true).AsTask()
             else
                 response.Body.Release()
@@ -594,6 +637,8 @@ type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: Bu
             if response.SendsBody then
                 response.CountStreamed()
                 outgoing.TakeFrom response.Body
+                // An empty chain keeps the segment it leased (a GetSpan with nothing written): back it goes.
+                response.Body.Release()
             else
                 response.Body.Release()
 

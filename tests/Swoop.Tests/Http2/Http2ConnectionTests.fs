@@ -365,3 +365,28 @@ let ``with HTTP/2 off, a preface is answered as HTTP/1.1 answers an unknown vers
     use server = serve { testOptions with Http2 = Http2Mode.Off } app
     let answer, _ = exchange server (ascii "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n") 2000
     Assert.StartsWith("HTTP/1.1 505", answer)
+
+[<Fact>]
+let ``RequestTimeout per stream: a handler that has not answered gets a 503 and RequestAborted, its neighbours go on`` () =
+    let aborted = TaskCompletionSource()
+
+    let handler: RequestHandler =
+        fun ctx ->
+            if ctx.Path = "/slow" then
+                ValueTask(
+                    task {
+                        use _ = ctx.RequestAborted.Register(fun () -> aborted.TrySetResult() |> ignore)
+                        do! Task.Delay(Timeout.Infinite, ctx.RequestAborted)
+                    }
+                )
+            else
+                ctx.WriteString "quick"
+                ValueTask.CompletedTask
+
+    use server = serve { testOptions with RequestTimeout = TimeSpan.FromSeconds 1.0 } handler
+    use client = h2Client ()
+    let slow = client.GetAsync(url server "/slow")
+    Assert.Equal("quick", client.GetStringAsync(url server "/") |> within 10000)
+    use answer = slow |> within 10000
+    Assert.Equal(HttpStatusCode.ServiceUnavailable, answer.StatusCode)
+    Assert.True(aborted.Task.Wait 5000)
