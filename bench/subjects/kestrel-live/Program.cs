@@ -45,6 +45,7 @@ var host = new HostBuilder()
             app.Run(ctx => ctx.Request.Path.Value switch
             {
                 "/sse" => Live.Sse(ctx, clients),
+                "/idle" => Task.Delay(Timeout.Infinite, ctx.RequestAborted).ContinueWith(_ => { }),
                 "/broadcast" => Live.Broadcast(ctx, clients),
                 "/ws" => Live.Echo(ctx),
                 "/plaintext" => Live.Write(ctx, Payloads.PlaintextContentType, Payloads.Plaintext),

@@ -3,6 +3,8 @@
 ///   GET /broadcast?size=N&seq=K   publishes one event (N bytes of 'x', then "#K") to every stream;
 ///                            answers once it is queued for all, with how many streams there were
 ///   GET /ws                  WebSocket echo, as the guide writes it (session.ReceiveAsync, send back)
+///   GET /idle                a request held open with no answer until the client leaves (the
+///                            memory of an idle stream or connection: bench/h2/memory)
 /// and /plaintext, /json, /time as every subject (the runner's readiness probe and checks).
 module SwoopLive.Program
 
@@ -40,8 +42,21 @@ let echo (session: WebSocketSession) : Task =
             | Closed _ -> go <- false
     }
 
+/// Waits, answering nothing, until the request is aborted.
+let idle: HttpHandler =
+    fun _ ctx ->
+        task {
+            try
+                do! Task.Delay(Threading.Timeout.Infinite, ctx.RequestAborted)
+            with _ ->
+                ()
+
+            return true
+        }
+
 let app =
     choose [
+        GET >=> route "/idle" >=> idle
         GET >=> route "/sse" >=> eventStream hub.AttachAsync
         GET >=> route "/broadcast" >=> broadcast
         GET >=> route "/ws" >=> webSocket WebSocketOptions.defaults echo

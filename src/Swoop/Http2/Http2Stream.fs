@@ -55,7 +55,7 @@ type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: Bu
     let mutable pathLength = 0
     let mutable methodLength = 0
     // Cookie fields, joined with "; " into one (RFC 9113 section 8.2.3).
-    let cookies = StringBuilder()
+    let mutable cookies: StringBuilder = null
     // Trailers: decoded into their own list.
     let mutable trailers: ResizeArray<struct (string * string)> = null
     let mutable readingTrailers = false
@@ -215,7 +215,7 @@ type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: Bu
         sawPath <- false
         authorityStart <- -1
         hostSeen <- false
-        cookies.Clear() |> ignore
+        if not (isNull cookies) then cookies.Clear() |> ignore
         trailers <- null
         readingTrailers <- false
         received <- 0L
@@ -292,6 +292,7 @@ type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: Bu
                     elif readingTrailers then
                         trailers.Add(struct (Encoding.Latin1.GetString name, Encoding.Latin1.GetString value))
                     elif name.SequenceEqual("cookie"B) then
+                        if isNull cookies then cookies <- StringBuilder()
                         if cookies.Length > 0 then cookies.Append("; ") |> ignore
                         cookies.Append(Encoding.Latin1.GetString value) |> ignore
                     elif head.HeaderCount >= head.MaxHeaders then
@@ -338,7 +339,7 @@ type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: Bu
                 // CONNECT (RFC 9113 section 8.5) is not served: a tunnel is not a request.
                 malformed ()
             else
-                if cookies.Length > 0 then
+                if not (isNull cookies) && cookies.Length > 0 then
                     this.AddField("cookie"B, ReadOnlySpan<byte>(Encoding.Latin1.GetBytes(cookies.ToString())))
 
                 if not hostSeen && authorityStart >= 0 then

@@ -7,8 +7,10 @@ open System
 
 [<Sealed>]
 type internal ResponseHead() =
-    let mutable names: string[] = Array.zeroCreate 8
-    let mutable values: string[] = Array.zeroCreate 8
+    // Made on the first field (many responses have none of the handler's own; an idle HTTP/2
+    // stream's context should not hold them).
+    let mutable names: string[] = Array.Empty<string>()
+    let mutable values: string[] = Array.Empty<string>()
     let mutable count = 0
 
     member val Status = 200 with get, set
@@ -53,8 +55,8 @@ type internal ResponseHead() =
                 this.UserDate <- true
 
             if count = names.Length then
-                Array.Resize(&names, count * 2)
-                Array.Resize(&values, count * 2)
+                Array.Resize(&names, max 8 (count * 2))
+                Array.Resize(&values, max 8 (count * 2))
 
             names[count] <- name
             values[count] <- value
