@@ -39,6 +39,8 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
     // GOAWAY sent (no new streams); the connection ends once the last stream ends.
     let mutable goingAway = false
     let mutable settingsSeen = false
+    // When the heartbeat last looked (the data rates count time beat by beat).
+    let mutable lastTickMs = 0L
     // The client sent GOAWAY.
     let mutable peerGoingAway = false
     // Ending gracefully (see CloseGracefully); the read loop's thread, and whether it is inside
@@ -919,6 +921,31 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
                 resetStream id Http2ErrorCode.NoError
                 c.Forget id
 
+            // The minimum request data rate, per stream: time counts while a handler's read waits
+            // for DATA; past the grace period and below the rate, the read fails with a 408,
+            // which is the answer unless the handler's response started (as over HTTP/1.1).
+            let elapsed = if lastTickMs = 0L then 0L else min 2000L (now - lastTickMs)
+            lastTickMs <- now
+
+            if settings.MinRequestBodyDataRate > 0 && elapsed > 0L then
+                let slow =
+                    lock output.Gate (fun () ->
+                        let found = List<Http2Stream>()
+
+                        for s in streams.Values do
+                            if s.WaitingForBody then
+                                s.BodyWaitMs <- s.BodyWaitMs + elapsed
+
+                                if s.BodyWaitMs > settings.DataRateGraceMs && s.Received * 1000L < int64 settings.MinRequestBodyDataRate * s.BodyWaitMs then
+                                    s.FailBody()
+                                    found.Add s
+
+                        found)
+
+                for s in slow do
+                    Metrics.badRequest 408
+                    s.AnswerInstead 408 |> ignore
+
             // RequestTimeout, per stream: a 503 if the handler has not started its response
             // (else only RequestAborted fires and its flushes stop), as over HTTP/1.1.
             if settings.RequestTimeoutMs > 0L then
@@ -937,7 +964,7 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
                 for s in overdue do
                     let ctx = s.Context
 
-                    if s.AnswerTimeout() && settings.Log.IsEnabled LogLevel.Warning && settings.MayLog() then
+                    if s.AnswerInstead 503 && settings.Log.IsEnabled LogLevel.Warning && settings.MayLog() then
                         settings.Log.RequestTimedOut(ctx.MethodName, ctx.PathForLog, settings.RequestTimeoutMs)
 
                     ctx.Abort(s.RequestNumber, true)

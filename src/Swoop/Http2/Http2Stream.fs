@@ -67,6 +67,7 @@ type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: Bu
     let mutable reset = false
     let mutable readWaiter: TaskCompletionSource<bool> = null
     let mutable maxBodySize = 0L
+    let mutable slowBody = false
 
     // ---- response ----
     let outgoing = BufferChain(pool)
@@ -141,16 +142,33 @@ type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: Bu
     [<DefaultValue>]
     val mutable HandlerSince: int64
 
-    /// The server answers the request itself (RequestTimeout): 503 with its reason phrase,
-    /// unless the handler's head already went. True if it did.
-    member this.AnswerTimeout() : bool =
+    /// Time a body read has waited for bytes (heartbeat ticks; the minimum request data rate).
+    [<DefaultValue>]
+    val mutable BodyWaitMs: int64
+
+    /// A handler's read waits for DATA now.
+    member _.WaitingForBody = not (isNull readWaiter)
+
+    /// The body came slower than the minimum data rate: reads raise a 408 from now on.
+    member _.FailBody() =
+        slowBody <- true
+
+        if not (isNull readWaiter) then
+            let w = readWaiter
+            readWaiter <- null
+            w.TrySetResult false |> ignore
+
+    /// The server answers the request itself (`status`: 503 after RequestTimeout, 408 for a
+    /// body too slow) with its reason phrase, unless the handler's head already went. True if
+    /// it did.
+    member this.AnswerInstead(status: int) : bool =
         if Interlocked.CompareExchange(&this.Owner, 2, 0) = 0 then
             Monitor.Enter output.Gate
 
             try
                 if not reset && not endSent then
-                    let answer = ResponseHead(Status = 503, ContentType = "text/plain")
-                    let body = Encoding.ASCII.GetBytes(Response.reasonPhrase 503)
+                    let answer = ResponseHead(Status = status, ContentType = "text/plain")
+                    let body = Encoding.ASCII.GetBytes(Response.reasonPhrase status)
                     output.Headers(this.Id, answer, int64 body.Length, false)
                     outgoing.Release()
                     outgoing.Append(ReadOnlySpan<byte> body)
@@ -228,6 +246,8 @@ type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: Bu
         this.ReadUnacknowledged <- 0L
         this.Owner <- 0
         this.HandlerSince <- 0L
+        this.BodyWaitMs <- 0L
+        slowBody <- false
         Volatile.Write(&this.Life, 0)
         finishing <- Task.CompletedTask
         inbound.Release()
@@ -442,6 +462,9 @@ type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: Bu
         try
             if reset then
                 raise (ClientDisconnectedException("the client reset the stream", null))
+
+            if slowBody then
+                raise (BadRequestException(408, "the request body came slower than the minimum data rate (MinRequestBodyDataRate)"))
 
             if received > maxBodySize then
                 raise (BadRequestException(413, "the request body is larger than the server accepts (" + string maxBodySize + " bytes)"))

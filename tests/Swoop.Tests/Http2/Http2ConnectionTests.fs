@@ -390,3 +390,18 @@ let ``RequestTimeout per stream: a handler that has not answered gets a 503 and 
     use answer = slow |> within 10000
     Assert.Equal(HttpStatusCode.ServiceUnavailable, answer.StatusCode)
     Assert.True(aborted.Task.Wait 5000)
+
+[<Fact>]
+let ``a body slower than the minimum data rate gets a 408 on its stream, and the connection goes on`` () =
+    let options = { testOptions with DataRateGracePeriod = TimeSpan.FromSeconds 1.0; MinRequestBodyDataRate = 1000 }
+    use server = serve options app
+    use h2 = open' server
+    h2.Request(1, "POST", "/echo", [], false)
+    h2.Data(1, "a"B, false)
+    let decoder = HpackDecoder(4096, 65536)
+    let status, _, body = h2.Response decoder 1 10000
+    Assert.Equal(408, status)
+    Assert.Equal("Request Timeout", body)
+    h2.Get(3, "/", [], true)
+    let _, _, hello = h2.Response decoder 3 10000
+    Assert.Equal("hello", hello)
