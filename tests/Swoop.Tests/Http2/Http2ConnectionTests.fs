@@ -405,3 +405,26 @@ let ``a body slower than the minimum data rate gets a 408 on its stream, and the
     h2.Get(3, "/", [], true)
     let _, _, hello = h2.Response decoder 3 10000
     Assert.Equal("hello", hello)
+
+[<Fact>]
+let ``an idle connection is told GOAWAY NO_ERROR after the keep-alive timeout, then closed`` () =
+    use server = serve { testOptions with KeepAliveTimeout = TimeSpan.FromSeconds 1.0 } app
+    use h2 = open' server
+    h2.Get(1, "/", [], true)
+    Assert.True((h2.Until 5000 (fun f -> f.StreamId = 1 && f.Type = FrameType.Data)).IsSome)
+    let away = h2.GoAway 10000
+    Assert.True(away.IsSome, "no GOAWAY")
+    Assert.Equal(Http2ErrorCode.NoError, away.Value.ErrorCode)
+    Assert.Equal(1, Buffers.Binary.BinaryPrimitives.ReadInt32BigEndian(ReadOnlySpan(away.Value.Payload, 0, 4)))
+    Assert.True(h2.Closed 10000)
+
+[<Fact>]
+let ``with HTTP/2 only, an HTTP/1.1 request gets GOAWAY PROTOCOL_ERROR, and a preface is served`` () =
+    use server = serve { testOptions with Http2 = Http2Mode.Only } app
+    let answer, closed = exchange server (ascii "GET / HTTP/1.1\r\nHost: a\r\n\r\n") 3000
+    Assert.True(closed)
+    // The server's SETTINGS, then GOAWAY (type 7) with PROTOCOL_ERROR (1).
+    Assert.Contains("\u0007\u0000\u0000\u0000\u0000\u0000\u0000\u0000\u0000\u0000\u0000\u0000\u0000\u0001", answer)
+    use h2 = open' server
+    h2.Get(1, "/", [], true)
+    Assert.True((h2.Until 5000 (fun f -> f.StreamId = 1 && f.Type = FrameType.Data)).IsSome)
