@@ -57,10 +57,6 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
     // PROTOCOL_ERROR (a stream never opened), for any other lower id a STREAM_CLOSED.
     let gaps: struct (int * int)[] = Array.zeroCreate 16
     let mutable gapCount = 0
-    // Floods: frames of little worth and resets, counted per second.
-    let mutable floodSecond = 0L
-    let mutable controlFrames = 0
-    let mutable resets = 0
     // The read loop's state across awaits, in fields (see Transport).
     let mutable go = true
     let mutable received = 0
@@ -74,35 +70,9 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
             fail error.Code ("frame error: " + string error.Code)
 
     /// One more frame of little worth this second: past the bound, ENHANCE_YOUR_CALM.
-    let countControl () =
-        let second = Heartbeat.NowMs / 1000L
-
-        if second <> floodSecond then
-            floodSecond <- second
-            controlFrames <- 0
-            resets <- 0
-
-        controlFrames <- controlFrames + 1
-
-        if controlFrames > Http2Limits.ControlFramesPerSecond then
-            fail Http2ErrorCode.EnhanceYourCalm "too many control frames"
-
-        // Answers the client does not read pile up: a flood of PINGs by a client that never reads.
-        if output.AnswersQueued > 65536 then
-            fail Http2ErrorCode.EnhanceYourCalm "the client does not read the answers to its control frames"
-
-    let countReset () =
-        let second = Heartbeat.NowMs / 1000L
-
-        if second <> floodSecond then
-            floodSecond <- second
-            controlFrames <- 0
-            resets <- 0
-
-        resets <- resets + 1
-
-        if resets > Http2Limits.ResetsPerSecond then
-            fail Http2ErrorCode.EnhanceYourCalm "too many streams reset"
+    let floods = FloodGuard(output)
+    let countControl () = floods.Control()
+    let countReset () = floods.Reset()
 
     let withGate (f: unit -> unit) =
         Monitor.Enter output.Gate
