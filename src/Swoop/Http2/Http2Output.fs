@@ -53,39 +53,46 @@ type internal Http2Output(transport: Transport, pool: BufferPool) =
     /// The encoder's view of the peer's table size (SETTINGS_HEADER_TABLE_SIZE), under Gate.
     member _.SetPeerTableSize(size: uint32) = encoder.SetPeerMaxTableSize size
 
-    // ---- frames, each written with Gate held ----
+    // ---- frames, each written with Gate held; after Close, none is queued (nothing would send
+    // or release it) ----
 
     member _.Settings(settings: ReadOnlySpan<Setting>) =
-        let span = queue.GetSpan(9 + 6 * settings.Length)
-        queue.Advance(Frames.writeSettings (span, settings))
+        if not closed then
+            let span = queue.GetSpan(9 + 6 * settings.Length)
+            queue.Advance(Frames.writeSettings (span, settings))
 
     member _.SettingsAck() =
-        let span = queue.GetSpan 9
-        queue.Advance(Frames.writeSettingsAck span)
-        answers <- answers + 9
+        if not closed then
+            let span = queue.GetSpan 9
+            queue.Advance(Frames.writeSettingsAck span)
+            answers <- answers + 9
 
     member _.Ping(ack: bool, opaque: uint64) =
-        let span = queue.GetSpan 17
-        queue.Advance(Frames.writePing (span, ack, opaque))
-        answers <- answers + 17
+        if not closed then
+            let span = queue.GetSpan 17
+            queue.Advance(Frames.writePing (span, ack, opaque))
+            answers <- answers + 17
 
     /// Octets of answers to the client's own frames (SETTINGS and PING ACKs, RST_STREAM) queued
     /// since the queue last emptied: a client that sends them and does not read piles them up.
     member _.AnswersQueued = answers
 
     member _.WindowUpdate(streamId: int, increment: int) =
-        let span = queue.GetSpan 13
-        queue.Advance(Frames.writeWindowUpdate (span, streamId, increment))
+        if not closed then
+            let span = queue.GetSpan 13
+            queue.Advance(Frames.writeWindowUpdate (span, streamId, increment))
 
     member _.RstStream(streamId: int, code: Http2ErrorCode) =
-        let span = queue.GetSpan 13
-        queue.Advance(Frames.writeRstStream (span, streamId, code))
-        answers <- answers + 13
+        if not closed then
+            let span = queue.GetSpan 13
+            queue.Advance(Frames.writeRstStream (span, streamId, code))
+            answers <- answers + 13
 
     member _.GoAway(lastStreamId: int, code: Http2ErrorCode, debug: string) =
-        let text = if isNull debug then ReadOnlySpan<byte>.Empty else ReadOnlySpan<byte>(Encoding.ASCII.GetBytes debug)
-        let span = queue.GetSpan(17 + text.Length)
-        queue.Advance(Frames.writeGoAway (span, lastStreamId, code, text))
+        if not closed then
+            let text = if isNull debug then ReadOnlySpan<byte>.Empty else ReadOnlySpan<byte>(Encoding.ASCII.GetBytes debug)
+            let span = queue.GetSpan(17 + text.Length)
+            queue.Advance(Frames.writeGoAway (span, lastStreamId, code, text))
 
     /// Room for `size` more octets in the header block being encoded at `used`.
     member private _.BlockRoom(used: int, size: int) =
@@ -124,46 +131,47 @@ type internal Http2Output(transport: Transport, pool: BufferPool) =
     /// Writes the response head as HEADERS (and CONTINUATION) frames: `length` >= 0 is sent as
     /// content-length; `endStream` when no DATA follows.
     member this.Headers(streamId: int, head: ResponseHead, length: int64, endStream: bool) =
-        let mutable p = encoder.BeginBlock(Span<byte>(block))
-        this.BlockRoom(p, 8)
-        p <- p + encoder.WriteStatus(head.Status, Span<byte>(block, p, block.Length - p))
+        if not closed then
+            let mutable p = encoder.BeginBlock(Span<byte>(block))
+            this.BlockRoom(p, 8)
+            p <- p + encoder.WriteStatus(head.Status, Span<byte>(block, p, block.Length - p))
 
-        if not head.UserDate then
-            let date = Heartbeat.DateHeader
-            // "Date: <value>\r\n"
-            p <- this.Bytes("date"B, ReadOnlySpan<byte>(date, 6, date.Length - 8), p)
+            if not head.UserDate then
+                let date = Heartbeat.DateHeader
+                // "Date: <value>\r\n"
+                p <- this.Bytes("date"B, ReadOnlySpan<byte>(date, 6, date.Length - 8), p)
 
-        if not (isNull head.ContentType) then
-            p <- this.Field("content-type", head.ContentType, p)
+            if not (isNull head.ContentType) then
+                p <- this.Field("content-type", head.ContentType, p)
 
-        if length >= 0L then
-            let digits = Span<byte>(field, 0, 20)
-            let n = Ascii.writeDecimal length digits
-            p <- this.Bytes("content-length"B, ReadOnlySpan<byte>(field, 0, n), p)
+            if length >= 0L then
+                let digits = Span<byte>(field, 0, 20)
+                let n = Ascii.writeDecimal length digits
+                p <- this.Bytes("content-length"B, ReadOnlySpan<byte>(field, 0, n), p)
 
-        for i in 0 .. head.FieldCount - 1 do
-            let name = head.FieldName i
-
-            if not (Http2Output.ConnectionSpecific name) then
-                p <- this.Field(name, head.FieldValue i, p)
-
-        if not (isNull head.Raw) then
-            // "Name: value\r\n" lines, prepared once (a static file's).
-            let raw = head.Raw
-            let mutable start = 0
-
-            while start < raw.Length do
-                let colon = Array.IndexOf(raw, byte ':', start)
-                let lineEnd = Array.IndexOf(raw, 13uy, colon)
-                let name = Encoding.ASCII.GetString(raw, start, colon - start)
-                let value = Encoding.UTF8.GetString(raw, colon + 2, lineEnd - colon - 2)
+            for i in 0 .. head.FieldCount - 1 do
+                let name = head.FieldName i
 
                 if not (Http2Output.ConnectionSpecific name) then
-                    p <- this.Field(name, value, p)
+                    p <- this.Field(name, head.FieldValue i, p)
 
-                start <- lineEnd + 2
+            if not (isNull head.Raw) then
+                // "Name: value\r\n" lines, prepared once (a static file's).
+                let raw = head.Raw
+                let mutable start = 0
 
-        this.Block(streamId, p, endStream)
+                while start < raw.Length do
+                    let colon = Array.IndexOf(raw, byte ':', start)
+                    let lineEnd = Array.IndexOf(raw, 13uy, colon)
+                    let name = Encoding.ASCII.GetString(raw, start, colon - start)
+                    let value = Encoding.UTF8.GetString(raw, colon + 2, lineEnd - colon - 2)
+
+                    if not (Http2Output.ConnectionSpecific name) then
+                        p <- this.Field(name, value, p)
+
+                    start <- lineEnd + 2
+
+            this.Block(streamId, p, endStream)
 
     /// Cuts the encoded block into a HEADERS frame and as many CONTINUATION frames as the
     /// peer's frame size needs.
@@ -185,25 +193,34 @@ type internal Http2Output(transport: Transport, pool: BufferPool) =
     /// Writes `count` bytes from `source` as DATA frames (each at most the peer's frame size),
     /// END_STREAM on the last when `endStream`; the caller took them from the windows.
     member this.Data(streamId: int, source: BufferChain, count: int, endStream: bool) =
-        let mutable rest = count
-
-        if rest = 0 then
-            let span = queue.GetSpan 9
-            queue.Advance(Frames.writeDataHeader (span, streamId, 0, endStream))
-
-        while rest > 0 do
-            let frame = min rest this.PeerMaxFrameSize
-            let span = queue.GetSpan 9
-            queue.Advance(Frames.writeDataHeader (span, streamId, frame, endStream && frame = rest))
-            let mutable left = frame
+        if closed then
+            // The bytes are dropped, as they would have been taken.
+            let mutable left = count
 
             while left > 0 do
                 let next = source.Next left
-                queue.Append next.Span
                 source.Consume next.Length
                 left <- left - next.Length
+        else
+            let mutable rest = count
 
-            rest <- rest - frame
+            if rest = 0 then
+                let span = queue.GetSpan 9
+                queue.Advance(Frames.writeDataHeader (span, streamId, 0, endStream))
+
+            while rest > 0 do
+                let frame = min rest this.PeerMaxFrameSize
+                let span = queue.GetSpan 9
+                queue.Advance(Frames.writeDataHeader (span, streamId, frame, endStream && frame = rest))
+                let mutable left = frame
+
+                while left > 0 do
+                    let next = source.Next left
+                    queue.Append next.Span
+                    source.Consume next.Length
+                    left <- left - next.Length
+
+                rest <- rest - frame
 
     // ---- the pump ----
 
