@@ -897,6 +897,34 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
             let elapsed = if lastTickMs = 0L then 0L else min 2000L (now - lastTickMs)
             lastTickMs <- now
 
+            // The minimum response data rate: per stream while it waits for the client's window
+            // (reset, RST_STREAM CANCEL), and for the connection while a send waits on the
+            // socket (closed), after the grace period, as over HTTP/1.1.
+            if settings.MinResponseDataRate > 0 && elapsed > 0L then
+                let rate = int64 settings.MinResponseDataRate
+
+                let stalled =
+                    lock output.Gate (fun () ->
+                        let found = List<int>()
+
+                        for s in streams.Values do
+                            if s.WaitingForWindow then
+                                s.SendWaitMs <- s.SendWaitMs + elapsed
+
+                                if s.SendWaitMs > settings.DataRateGraceMs && s.SentBytes * 1000L < rate * s.SendWaitMs then
+                                    found.Add s.Id
+
+                        found)
+
+                for id in stalled do
+                    c.Stalled id
+
+                if Volatile.Read(&transport.SendDeadline) > 0L then
+                    transport.SendWaitMs <- transport.SendWaitMs + elapsed
+
+                    if transport.SendWaitMs > settings.DataRateGraceMs && transport.SentBytes * 1000L < rate * transport.SendWaitMs then
+                        transport.Close()
+
             if settings.MinRequestBodyDataRate > 0 && elapsed > 0L then
                 let slow =
                     lock output.Gate (fun () ->

@@ -146,6 +146,17 @@ type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: Bu
     [<DefaultValue>]
     val mutable BodyWaitMs: int64
 
+    /// Response body bytes queued, and time spent waiting for the client's window (heartbeat
+    /// ticks): the minimum response data rate.
+    [<DefaultValue>]
+    val mutable SentBytes: int64
+
+    [<DefaultValue>]
+    val mutable SendWaitMs: int64
+
+    /// The response waits for the client to open its window now.
+    member _.WaitingForWindow = not (isNull windowWaiter)
+
     /// A handler's read waits for DATA now.
     member _.WaitingForBody = not (isNull readWaiter)
 
@@ -247,6 +258,8 @@ type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: Bu
         this.Owner <- 0
         this.HandlerSince <- 0L
         this.BodyWaitMs <- 0L
+        this.SentBytes <- 0L
+        this.SendWaitMs <- 0L
         slowBody <- false
         Volatile.Write(&this.Life, 0)
         finishing <- Task.CompletedTask
@@ -567,6 +580,7 @@ type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: Bu
                         let n = int (min allowed (int64 Int32.MaxValue))
                         let last = endStream && int64 n = left
                         output.Data(this.Id, outgoing, n, last)
+                        this.SentBytes <- this.SentBytes + int64 n
                         this.SendWindow <- this.SendWindow - int64 n
                         output.ConnectionWindow <- output.ConnectionWindow - int64 n
                         if last then endSent <- true

@@ -428,3 +428,18 @@ let ``with HTTP/2 only, an HTTP/1.1 request gets GOAWAY PROTOCOL_ERROR, and a pr
     use h2 = open' server
     h2.Get(1, "/", [], true)
     Assert.True((h2.Until 5000 (fun f -> f.StreamId = 1 && f.Type = FrameType.Data)).IsSome)
+
+[<Fact>]
+let ``a client that opens its window slower than the minimum response data rate has its stream reset`` () =
+    let options = { testOptions with DataRateGracePeriod = TimeSpan.FromSeconds 1.0; MinResponseDataRate = 1000 }
+    use server = serve options app
+    use h2 = open' server
+    h2.Settings [ SettingId.InitialWindowSize, 10u ]
+    h2.Get(1, "/big", [], true)
+    let started = DateTime.UtcNow
+    let reset = h2.Until 15000 (fun f -> f.Type = FrameType.RstStream && f.StreamId = 1)
+    Assert.True(reset.IsSome, "the slow reader's stream was never reset")
+    Assert.Equal(Http2ErrorCode.Cancel, reset.Value.ErrorCode)
+    // Well before the send timeout (30 s): the rate decided.
+    Assert.True(DateTime.UtcNow - started < TimeSpan.FromSeconds 10.0)
+    Assert.True(neighbourServed server)
