@@ -476,8 +476,8 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
 
         if blockTrailers then
             let s = lock output.Gate (fun () -> match streams.TryGetValue id with | true, s -> s | _ -> null)
-            s.ReadingTrailers <- true
-            let result = decoder.Decode(block, s)
+            s.Request.ReadingTrailers <- true
+            let result = decoder.Decode(block, s.Request)
 
             if result = HpackResult.CompressionError then
                 fail Http2ErrorCode.CompressionError decoder.Error
@@ -498,7 +498,7 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
             let s = c.Rent()
             requestNumber <- requestNumber + 1L
             s.Open(id, requestNumber)
-            let result = decoder.Decode(block, s)
+            let result = decoder.Decode(block, s.Request)
 
             if result = HpackResult.CompressionError then
                 c.Return s

@@ -1,6 +1,5 @@
 /// One HTTP/2 stream as a request's exchange (see Server/Exchange.fs): its head is the decoded
-/// header block (checked as RFC 9113 section 8.2 and 8.3 ask, laid out as a RequestHead over
-/// an array of its own), its body the DATA frames received (read by the handler, and only then
+/// header block (Http2RequestHead), its body the DATA frames received (read by the handler, and only then
 /// credited back to the client's window: a handler that does not read stops the client), and
 /// its response HEADERS and DATA frames through the connection's one writer (Http2Output),
 /// as the send windows allow.
@@ -27,38 +26,12 @@ type internal Http2StreamOwner() =
     /// A stream's response waited past the send timeout for a window: reset it.
     abstract Stalled: streamId: int -> unit
 
-/// What checking a header block found.
-type internal HeadCheck =
-    | Ok = 0
-    /// Malformed (RFC 9113 section 8.1.1): a stream error, PROTOCOL_ERROR.
-    | Malformed = 1
-    /// More fields than the server's limit: answered 431.
-    | TooMany = 2
-
 [<Sealed; AllowNullLiteral>]
 type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: BufferPool, maxHeaders: int) =
     inherit Exchange()
 
-    let head = RequestHead(maxHeaders)
-    // The head's bytes: method, path, then each field's name and value.
-    let mutable bytes: byte[] = Array.zeroCreate 512
-    let mutable used = 0
-    let mutable check = HeadCheck.Ok
-    let mutable regularSeen = false
-    let mutable sawMethod = false
-    let mutable sawScheme = false
-    let mutable sawPath = false
-    let mutable authorityStart = -1
-    let mutable authorityLength = 0
-    let mutable hostSeen = false
-    let mutable pathStart = 0
-    let mutable pathLength = 0
-    let mutable methodLength = 0
-    // Cookie fields, joined with "; " into one (RFC 9113 section 8.2.3).
-    let mutable cookies: StringBuilder = null
-    // Trailers: decoded into their own list.
-    let mutable trailers: ResizeArray<struct (string * string)> = null
-    let mutable readingTrailers = false
+    let request = Http2RequestHead(maxHeaders)
+    let head = request.Head
 
     // ---- request body ----
     let inbound = BufferChain(pool)
@@ -74,39 +47,15 @@ type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: Bu
     let mutable endSent = false
     let mutable windowWaiter: TaskCompletionSource<bool> = null
     let mutable finishing: Task = Task.CompletedTask
+
+    /// A handler's read waiting for DATA goes on (`more`: false when the body failed or the
+    /// stream was reset; the read then raises).
+    let wakeReader (more: bool) =
+        if not (isNull readWaiter) then
+            let w = readWaiter
+            readWaiter <- null
+            w.TrySetResult more |> ignore
     let mutable requestNumber = 0L
-
-    let room (size: int) =
-        if bytes.Length - used < size then
-            let bigger = Array.zeroCreate (max (bytes.Length * 2) (used + size))
-            Buffer.BlockCopy(bytes, 0, bigger, 0, used)
-            bytes <- bigger
-
-    let put (span: ReadOnlySpan<byte>) =
-        room span.Length
-        span.CopyTo(Span<byte>(bytes, used, span.Length))
-        let at = used
-        used <- used + span.Length
-        at
-
-    let malformed () = check <- HeadCheck.Malformed
-
-    /// RFC 9113 section 8.2.1: a token, in lowercase.
-    static let nameOk (name: ReadOnlySpan<byte>) =
-        name.Length > 0 && name.IndexOfAnyExcept(Ascii.Token) < 0 && name.IndexOfAnyInRange(65uy, 90uy) < 0
-
-    static let methodOk (name: ReadOnlySpan<byte>) = name.IndexOfAnyExcept(Ascii.Token) < 0
-
-    /// An origin-form path (or "*"), of the characters a request-target may hold.
-    static let pathOk (path: ReadOnlySpan<byte>) =
-        (path[0] = byte '/' || (path.Length = 1 && path[0] = byte '*')) && path.IndexOfAnyExcept(Ascii.TargetChar) < 0
-
-    /// No NUL, CR or LF anywhere, no whitespace at either end.
-    static let valueOk (value: ReadOnlySpan<byte>) =
-        if value.Length > 0 && (value[0] = 32uy || value[0] = 9uy || value[value.Length - 1] = 32uy || value[value.Length - 1] = 9uy) then
-            false
-        else
-            value.IndexOfAny(0uy, 10uy, 13uy) < 0
 
     /// The response ended before the request did: until then (heartbeat clock) the client may
     /// finish its body, then it is told to stop (0: not waiting).
@@ -164,10 +113,7 @@ type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: Bu
     member _.FailBody() =
         slowBody <- true
 
-        if not (isNull readWaiter) then
-            let w = readWaiter
-            readWaiter <- null
-            w.TrySetResult false |> ignore
+        wakeReader false
 
     /// The server answers the request itself (`status`: 503 after RequestTimeout, 408 for a
     /// body too slow) with its reason phrase, unless the handler's head already went. True if
@@ -230,23 +176,17 @@ type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: Bu
     /// The request was reset (by the client, or by the server's answer to an error).
     member _.IsReset = reset
 
+    /// The request's fields as decoded and checked (the HPACK decoder's visitor).
+    member _.Request = request
+
+    /// What checking the head found (after the block was decoded, see FinishHead).
+    member _.Check = request.Check
+
     /// A new stream `id` begins its header block.
     member this.Open(id: int, number: int64) =
         this.Id <- id
         requestNumber <- number
-        head.Reset()
-        head.Version <- HttpVersion.Http20
-        used <- 0
-        check <- HeadCheck.Ok
-        regularSeen <- false
-        sawMethod <- false
-        sawScheme <- false
-        sawPath <- false
-        authorityStart <- -1
-        hostSeen <- false
-        if not (isNull cookies) then cookies.Clear() |> ignore
-        trailers <- null
-        readingTrailers <- false
+        request.Reset()
         received <- 0L
         ended <- false
         reset <- false
@@ -266,139 +206,10 @@ type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: Bu
         inbound.Release()
         outgoing.Release()
 
-    /// What checking the head found (after the block was decoded, see FinishHead).
-    member _.Check = check
-
-    /// Decoding the trailer block (HEADERS after the body) rather than the head.
-    member _.ReadingTrailers
-        with get () = readingTrailers
-        and set (v: bool) =
-            readingTrailers <- v
-            regularSeen <- true
-            if v && isNull trailers then trailers <- ResizeArray()
-
-    interface IHeaderFieldVisitor with
-        member this.OnField(name: ReadOnlySpan<byte>, value: ReadOnlySpan<byte>) =
-            if check = HeadCheck.Ok then
-                if name.Length > 0 && name[0] = byte ':' then
-                    // Pseudo-headers: only in the head, before every regular field, once each.
-                    if regularSeen then
-                        malformed ()
-                    elif name.SequenceEqual(":method"B) then
-                        if sawMethod || value.Length = 0 || not (methodOk value) then malformed ()
-                        else
-                            sawMethod <- true
-                            head.MethodStart <- put value
-                            methodLength <- value.Length
-                            head.MethodLength <- value.Length
-                            head.Method <- RequestLine.classifyMethod value
-                    elif name.SequenceEqual(":scheme"B) then
-                        if sawScheme || value.Length = 0 then malformed () else sawScheme <- true
-                    elif name.SequenceEqual(":path"B) then
-                        if sawPath || value.Length = 0 || not (pathOk value) then malformed ()
-                        else
-                            sawPath <- true
-                            pathStart <- put value
-                            pathLength <- value.Length
-                    elif name.SequenceEqual(":authority"B) then
-                        if authorityStart >= 0 || not (valueOk value) then malformed ()
-                        else
-                            authorityStart <- put value
-                            authorityLength <- value.Length
-                    else
-                        malformed ()
-                else
-                    regularSeen <- true
-
-                    if not (nameOk name) || not (valueOk value) then
-                        malformed ()
-                    elif
-                        name.SequenceEqual("connection"B)
-                        || name.SequenceEqual("keep-alive"B)
-                        || name.SequenceEqual("proxy-connection"B)
-                        || name.SequenceEqual("transfer-encoding"B)
-                        || name.SequenceEqual("upgrade"B)
-                    then
-                        malformed ()
-                    elif name.SequenceEqual("te"B) && not (value.SequenceEqual("trailers"B)) then
-                        malformed ()
-                    elif readingTrailers then
-                        trailers.Add(struct (Encoding.Latin1.GetString name, Encoding.Latin1.GetString value))
-                    elif name.SequenceEqual("cookie"B) then
-                        if isNull cookies then cookies <- StringBuilder()
-                        if cookies.Length > 0 then cookies.Append("; ") |> ignore
-                        cookies.Append(Encoding.Latin1.GetString value) |> ignore
-                    elif head.HeaderCount >= head.MaxHeaders then
-                        check <- HeadCheck.TooMany
-                    else
-                        if name.SequenceEqual("content-length"B) then
-                            let mutable n = 0L
-                            let mutable i = 0
-                            let mutable ok = value.Length > 0 && value.Length <= 18
-
-                            while ok && i < value.Length do
-                                let c = value[i]
-                                ok <- c >= 48uy && c <= 57uy
-                                n <- n * 10L + int64 (c - 48uy)
-                                i <- i + 1
-
-                            if not ok || (head.ContentLength >= 0L && head.ContentLength <> n) then malformed ()
-                            else head.ContentLength <- n
-                        elif name.SequenceEqual("host"B) then
-                            hostSeen <- true
-
-                        this.AddField(name, value)
-
-    member private _.AddField(name: ReadOnlySpan<byte>, value: ReadOnlySpan<byte>) =
-        if head.HeaderCount = head.Headers.Length then head.Grow()
-        let nameStart = put name
-        let valueStart = put value
-
-        head.Headers[head.HeaderCount] <-
-            { NameStart = nameStart
-              NameLength = name.Length
-              ValueStart = valueStart
-              ValueLength = value.Length }
-
-        head.HeaderCount <- head.HeaderCount + 1
-
-    /// After the head's block: the pseudo-headers complete, the path split; `endStream` when
-    /// no body follows.
-    member this.FinishHead(endStream: bool) =
-        if check = HeadCheck.Ok then
-            let connect = sawMethod && head.Method = HttpMethod.Connect
-
-            if not sawMethod || connect || not sawScheme || not sawPath then
-                // CONNECT (RFC 9113 section 8.5) is not served: a tunnel is not a request.
-                malformed ()
-            else
-                if not (isNull cookies) && cookies.Length > 0 then
-                    this.AddField("cookie"B, ReadOnlySpan<byte>(Encoding.Latin1.GetBytes(cookies.ToString())))
-
-                if not hostSeen && authorityStart >= 0 then
-                    // The authority is the Host of HTTP/1.1 (handlers and the toolkit read Host).
-                    let value = ReadOnlySpan<byte>(bytes, authorityStart, authorityLength).ToArray()
-                    this.AddField("host"B, ReadOnlySpan<byte>(value))
-
-                head.TargetStart <- pathStart
-                head.TargetLength <- pathLength
-                let target = ReadOnlySpan<byte>(bytes, pathStart, pathLength)
-                let question = target.IndexOf(byte '?')
-                head.PathStart <- pathStart
-
-                if question >= 0 then
-                    head.PathLength <- question
-                    head.QueryStart <- pathStart + question + 1
-                    head.QueryLength <- pathLength - question - 1
-                else
-                    head.PathLength <- pathLength
-
-                head.Body <- (if endStream then BodyKind.NoBody elif head.ContentLength >= 0L then BodyKind.Sized else BodyKind.Framed)
-
-                if endStream then
-                    ended <- true
-
-                    if head.ContentLength > 0L then malformed ()
+    /// After the head's block (see Http2RequestHead.Finish); `endStream` when no body follows.
+    member _.FinishHead(endStream: bool) =
+        request.Finish endStream
+        if endStream then ended <- true
 
     // ---- request body (from the connection's read loop, under Gate) ----
 
@@ -415,10 +226,7 @@ type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: Bu
         let declared = head.ContentLength
         let ok = declared < 0L || (received <= declared && (not endStream || received = declared))
 
-        if not (isNull readWaiter) then
-            let w = readWaiter
-            readWaiter <- null
-            w.TrySetResult true |> ignore
+        wakeReader true
 
         ok
 
@@ -426,10 +234,7 @@ type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: Bu
     member _.EndReceived() =
         ended <- true
 
-        if not (isNull readWaiter) then
-            let w = readWaiter
-            readWaiter <- null
-            w.TrySetResult true |> ignore
+        wakeReader true
 
     /// The stream was reset (RST_STREAM either way, or the connection's end): reads and
     /// writes stop, waiters go on and fail.
@@ -438,10 +243,7 @@ type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: Bu
         endSent <- true
         inbound.Release()
 
-        if not (isNull readWaiter) then
-            let w = readWaiter
-            readWaiter <- null
-            w.TrySetResult false |> ignore
+        wakeReader false
 
         this.WindowOpened()
 
@@ -457,7 +259,7 @@ type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: Bu
 
     // ---- Exchange: request ----
 
-    override _.HeadArray = bytes
+    override _.HeadArray = request.Bytes
     override _.HeadOffset = 0
     override _.RequestNumber = requestNumber
     override _.RemoteEndPoint = owner.RemoteEndPoint
@@ -531,9 +333,9 @@ type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: Bu
         and set (v: int64) = maxBodySize <- v
 
     override _.BodyDone = ended && inbound.IsEmpty
-    override _.TrailerCount = if isNull trailers || not ended then 0 else trailers.Count
-    override _.TrailerName(index: int) = let struct (n, _) = trailers[index] in n
-    override _.TrailerValue(index: int) = let struct (_, v) = trailers[index] in v
+    override _.TrailerCount = if isNull request.Trailers || not ended then 0 else request.Trailers.Count
+    override _.TrailerName(index: int) = let struct (n, _) = request.Trailers[index] in n
+    override _.TrailerValue(index: int) = let struct (_, v) = request.Trailers[index] in v
     override _.WatchPeer() = if reset then 2 else 0
     override _.HasPipelined = false
 

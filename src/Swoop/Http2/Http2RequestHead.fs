@@ -1,0 +1,217 @@
+/// An HTTP/2 request's header block as the HPACK decoder hands it over, field by field:
+/// checked as RFC 9113 sections 8.2 and 8.3 ask (lowercase names, pseudo-headers first and
+/// once, no connection-specific fields, no CR/LF/NUL, one content-length) and laid out as a
+/// RequestHead over an array of its own, so that the context reads it as it reads an HTTP/1.1
+/// head; `:authority` becomes Host, split cookies are joined; trailers kept apart.
+namespace Swoop.Http2
+
+open System
+open System.Text
+open Swoop
+
+/// What checking a header block found.
+type internal HeadCheck =
+    | Ok = 0
+    /// Malformed (RFC 9113 section 8.1.1): a stream error, PROTOCOL_ERROR.
+    | Malformed = 1
+    /// More fields than the server's limit: answered 431.
+    | TooMany = 2
+
+[<Sealed; AllowNullLiteral>]
+type internal Http2RequestHead(maxHeaders: int) =
+    let head = RequestHead(maxHeaders)
+    // The head's bytes: method, path, then each field's name and value.
+    let mutable bytes: byte[] = Array.zeroCreate 512
+    let mutable used = 0
+    let mutable check = HeadCheck.Ok
+    let mutable regularSeen = false
+    let mutable sawMethod = false
+    let mutable sawScheme = false
+    let mutable sawPath = false
+    let mutable authorityStart = -1
+    let mutable authorityLength = 0
+    let mutable hostSeen = false
+    let mutable pathStart = 0
+    let mutable pathLength = 0
+    // Cookie fields, joined with "; " into one (RFC 9113 section 8.2.3).
+    let mutable cookies: StringBuilder = null
+    // Trailers: decoded into their own list.
+    let mutable trailers: ResizeArray<struct (string * string)> = null
+    let mutable readingTrailers = false
+
+    let room (size: int) =
+        if bytes.Length - used < size then
+            let bigger = Array.zeroCreate (max (bytes.Length * 2) (used + size))
+            Buffer.BlockCopy(bytes, 0, bigger, 0, used)
+            bytes <- bigger
+
+    let put (span: ReadOnlySpan<byte>) =
+        room span.Length
+        span.CopyTo(Span<byte>(bytes, used, span.Length))
+        let at = used
+        used <- used + span.Length
+        at
+
+    let malformed () = check <- HeadCheck.Malformed
+
+    /// RFC 9113 section 8.2.1: a token, in lowercase.
+    static let nameOk (name: ReadOnlySpan<byte>) =
+        name.Length > 0 && name.IndexOfAnyExcept(Ascii.Token) < 0 && name.IndexOfAnyInRange(65uy, 90uy) < 0
+
+    static let methodOk (name: ReadOnlySpan<byte>) = name.IndexOfAnyExcept(Ascii.Token) < 0
+
+    /// An origin-form path (or "*"), of the characters a request-target may hold.
+    static let pathOk (path: ReadOnlySpan<byte>) =
+        (path[0] = byte '/' || (path.Length = 1 && path[0] = byte '*')) && path.IndexOfAnyExcept(Ascii.TargetChar) < 0
+
+    /// No NUL, CR or LF anywhere, no whitespace at either end.
+    static let valueOk (value: ReadOnlySpan<byte>) =
+        if value.Length > 0 && (value[0] = 32uy || value[0] = 9uy || value[value.Length - 1] = 32uy || value[value.Length - 1] = 9uy) then
+            false
+        else
+            value.IndexOfAny(0uy, 10uy, 13uy) < 0
+
+    /// What checking the head found (after the block was decoded, see Finish).
+    member _.Check = check
+
+    /// The head's slices, and the bytes they index.
+    member _.Head = head
+    member _.Bytes = bytes
+
+    /// The trailer fields (null when the request had none).
+    member _.Trailers = trailers
+
+    /// For a new stream.
+    member _.Reset() =
+        head.Reset()
+        head.Version <- HttpVersion.Http20
+        used <- 0
+        check <- HeadCheck.Ok
+        regularSeen <- false
+        sawMethod <- false
+        sawScheme <- false
+        sawPath <- false
+        authorityStart <- -1
+        hostSeen <- false
+        if not (isNull cookies) then cookies.Clear() |> ignore
+        trailers <- null
+        readingTrailers <- false
+
+    /// Decoding the trailer block (HEADERS after the body) rather than the head.
+    member _.ReadingTrailers
+        with get () = readingTrailers
+        and set (v: bool) =
+            readingTrailers <- v
+            regularSeen <- true
+            if v && isNull trailers then trailers <- ResizeArray()
+
+    interface IHeaderFieldVisitor with
+        member this.OnField(name: ReadOnlySpan<byte>, value: ReadOnlySpan<byte>) =
+            if check = HeadCheck.Ok then
+                if name.Length > 0 && name[0] = byte ':' then
+                    // Pseudo-headers: only in the head, before every regular field, once each.
+                    if regularSeen then
+                        malformed ()
+                    elif name.SequenceEqual(":method"B) then
+                        if sawMethod || value.Length = 0 || not (methodOk value) then malformed ()
+                        else
+                            sawMethod <- true
+                            head.MethodStart <- put value
+                            head.MethodLength <- value.Length
+                            head.Method <- RequestLine.classifyMethod value
+                    elif name.SequenceEqual(":scheme"B) then
+                        if sawScheme || value.Length = 0 then malformed () else sawScheme <- true
+                    elif name.SequenceEqual(":path"B) then
+                        if sawPath || value.Length = 0 || not (pathOk value) then malformed ()
+                        else
+                            sawPath <- true
+                            pathStart <- put value
+                            pathLength <- value.Length
+                    elif name.SequenceEqual(":authority"B) then
+                        if authorityStart >= 0 || not (valueOk value) then malformed ()
+                        else
+                            authorityStart <- put value
+                            authorityLength <- value.Length
+                    else
+                        malformed ()
+                else
+                    regularSeen <- true
+
+                    if not (nameOk name) || not (valueOk value) then
+                        malformed ()
+                    elif
+                        name.SequenceEqual("connection"B)
+                        || name.SequenceEqual("keep-alive"B)
+                        || name.SequenceEqual("proxy-connection"B)
+                        || name.SequenceEqual("transfer-encoding"B)
+                        || name.SequenceEqual("upgrade"B)
+                    then
+                        malformed ()
+                    elif name.SequenceEqual("te"B) && not (value.SequenceEqual("trailers"B)) then
+                        malformed ()
+                    elif readingTrailers then
+                        trailers.Add(struct (Encoding.Latin1.GetString name, Encoding.Latin1.GetString value))
+                    elif name.SequenceEqual("cookie"B) then
+                        if isNull cookies then cookies <- StringBuilder()
+                        if cookies.Length > 0 then cookies.Append("; ") |> ignore
+                        cookies.Append(Encoding.Latin1.GetString value) |> ignore
+                    elif head.HeaderCount >= head.MaxHeaders then
+                        check <- HeadCheck.TooMany
+                    else
+                        if name.SequenceEqual("content-length"B) then
+                            let n = Ascii.parseDecimal value
+
+                            if n < 0L || (head.ContentLength >= 0L && head.ContentLength <> n) then malformed ()
+                            else head.ContentLength <- n
+                        elif name.SequenceEqual("host"B) then
+                            hostSeen <- true
+
+                        this.AddField(name, value)
+
+    member private _.AddField(name: ReadOnlySpan<byte>, value: ReadOnlySpan<byte>) =
+        if head.HeaderCount = head.Headers.Length then head.Grow()
+        let nameStart = put name
+        let valueStart = put value
+
+        head.Headers[head.HeaderCount] <-
+            { NameStart = nameStart
+              NameLength = name.Length
+              ValueStart = valueStart
+              ValueLength = value.Length }
+
+        head.HeaderCount <- head.HeaderCount + 1
+
+    /// After the head's block: the pseudo-headers complete, the path split; `endStream` when
+    /// no body follows.
+    member this.Finish(endStream: bool) =
+        if check = HeadCheck.Ok then
+            let connect = sawMethod && head.Method = HttpMethod.Connect
+
+            if not sawMethod || connect || not sawScheme || not sawPath then
+                // CONNECT (RFC 9113 section 8.5) is not served: a tunnel is not a request.
+                malformed ()
+            else
+                if not (isNull cookies) && cookies.Length > 0 then
+                    this.AddField("cookie"B, ReadOnlySpan<byte>(Encoding.Latin1.GetBytes(cookies.ToString())))
+
+                if not hostSeen && authorityStart >= 0 then
+                    // The authority is the Host of HTTP/1.1 (handlers and the toolkit read Host).
+                    let value = ReadOnlySpan<byte>(bytes, authorityStart, authorityLength).ToArray()
+                    this.AddField("host"B, ReadOnlySpan<byte>(value))
+
+                head.TargetStart <- pathStart
+                head.TargetLength <- pathLength
+                let target = ReadOnlySpan<byte>(bytes, pathStart, pathLength)
+                let question = target.IndexOf(byte '?')
+                head.PathStart <- pathStart
+
+                if question >= 0 then
+                    head.PathLength <- question
+                    head.QueryStart <- pathStart + question + 1
+                    head.QueryLength <- pathLength - question - 1
+                else
+                    head.PathLength <- pathLength
+
+                head.Body <- (if endStream then BodyKind.NoBody elif head.ContentLength >= 0L then BodyKind.Sized else BodyKind.Framed)
+
+                if endStream && head.ContentLength > 0L then malformed ()
