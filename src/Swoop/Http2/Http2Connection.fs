@@ -60,7 +60,6 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
     // The read loop's state across awaits, in fields (see Transport).
     let mutable go = true
     let mutable received = 0
-    let mutable finished = TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously)
     let remote = transport.Descriptor.RemoteEndPoint
 
     let fail (code: Http2ErrorCode) (message: string) : 'a = raise (Http2ConnectionException(code, message))
@@ -95,8 +94,6 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
                 if not (isNull s.Context) then s.Context.Abort(s.RequestNumber, true)
             | _ -> ())
 
-    member _.Output = output
-
     override _.RemoteEndPoint = remote
     override _.IsTls = isTls
     override _.SendTimeoutMs = settings.BodyMs
@@ -105,15 +102,10 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
         resetStream streamId Http2ErrorCode.Cancel
         c.Forget streamId
 
-    override _.Consumed(streamId: int, count: int) =
+    override c.Consumed(streamId: int, count: int) =
         // Credited back in batches: a WINDOW_UPDATE per half window read, not per read.
         withGate (fun () ->
-            consumedUnsent <- consumedUnsent + int64 count
-
-            if consumedUnsent >= int64 (Http2Limits.ConnectionWindow / 2) then
-                output.WindowUpdate(0, int consumedUnsent)
-                receiveWindow <- receiveWindow + consumedUnsent
-                consumedUnsent <- 0L
+            c.CreditConnection count
 
             match streams.TryGetValue streamId with
             | true, s when not s.Ended ->
@@ -125,7 +117,8 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
                     s.ReadUnacknowledged <- 0L
             | _ -> ())
 
-    /// Bytes the connection's window got back without a handler (padding, a closed stream's DATA).
+    /// Bytes the connection's window gets back (read by a handler, or taken without one: padding,
+    /// a closed stream's DATA), under Gate.
     member private _.CreditConnection(count: int) =
         if count > 0 then
             consumedUnsent <- consumedUnsent + int64 count
@@ -864,7 +857,6 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
             if not (isNull s.Context) then s.Context.Abort(s.RequestNumber, true)
 
         output.Close()
-        finished.TrySetResult() |> ignore
 
     /// From the heartbeat (Connection's Tick while the state is Http2).
     member c.Tick(now: int64) =

@@ -47,9 +47,6 @@ type internal Http2Output(transport: Transport, pool: BufferPool) =
     [<DefaultValue>]
     val mutable ConnectionWindow: int64
 
-    /// Bytes queued and not yet handed to the socket.
-    member _.Queued = queue.Length + transport.OutLength
-
     /// The encoder's view of the peer's table size (SETTINGS_HEADER_TABLE_SIZE), under Gate.
     member _.SetPeerTableSize(size: uint32) = encoder.SetPeerMaxTableSize size
 
@@ -351,6 +348,3 @@ type internal Http2Output(transport: Transport, pool: BufferPool) =
                 drained <- null
         finally
             Monitor.Exit gate
-
-    /// Whether the output was closed.
-    member _.IsClosed = closed
