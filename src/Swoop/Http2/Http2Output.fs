@@ -170,6 +170,16 @@ type internal Http2Output(transport: Transport, pool: BufferPool) =
 
             this.Block(streamId, p, endStream)
 
+    /// Writes trailer fields as a HEADERS block that ends the stream (RFC 9113 section 8.1).
+    member this.Trailers(streamId: int, trailers: ResizeArray<struct (string * string)>) =
+        if not closed then
+            let mutable p = encoder.BeginBlock(Span<byte>(block))
+
+            for struct (name, value) in trailers do
+                p <- this.Field(name, value, p)
+
+            this.Block(streamId, p, true)
+
     /// Cuts the encoded block into a HEADERS frame and as many CONTINUATION frames as the
     /// peer's frame size needs.
     member private this.Block(streamId: int, length: int, endStream: bool) =

@@ -47,6 +47,8 @@ type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: Bu
     let mutable endSent = false
     let mutable windowWaiter: TaskCompletionSource<bool> = null
     let mutable finishing: Task = Task.CompletedTask
+    // Trailer fields to end the stream with (null: the last DATA ends it).
+    let mutable trailers: ResizeArray<struct (string * string)> = null
 
     /// A handler's read waiting for DATA goes on (`more`: false when the body failed or the
     /// stream was reset; the read then raises).
@@ -203,6 +205,7 @@ type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: Bu
         slowBody <- false
         Volatile.Write(&this.Life, 0)
         finishing <- Task.CompletedTask
+        trailers <- null
         inbound.Release()
         outgoing.Release()
 
@@ -378,14 +381,21 @@ type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: Bu
                     let left = outgoing.Length
                     let allowed = min left (min this.SendWindow output.ConnectionWindow)
 
-                    if allowed > 0L || (left = 0L && endStream && not endSent) then
+                    let withTrailers = endStream && not (isNull trailers)
+
+                    if allowed > 0L || (left = 0L && endStream && not endSent && not withTrailers) then
                         let n = int (min allowed (int64 Int32.MaxValue))
-                        let last = endStream && int64 n = left
+                        let last = endStream && int64 n = left && not withTrailers
                         output.Data(this.Id, outgoing, n, last)
                         this.SentBytes <- this.SentBytes + int64 n
                         this.SendWindow <- this.SendWindow - int64 n
                         output.ConnectionWindow <- output.ConnectionWindow - int64 n
                         if last then endSent <- true
+
+                    if withTrailers && outgoing.IsEmpty && not endSent then
+                        // The trailers end the stream after the last DATA (they need no window).
+                        output.Trailers(this.Id, trailers)
+                        endSent <- true
 
                     if outgoing.IsEmpty then
                         go <- false
@@ -439,9 +449,13 @@ type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: Bu
             this.StartHead(response, count, true)
             ValueTask.CompletedTask
         else
-            this.StartHead(response, count, (count = 0L))
+            if response.HasTrailers then trailers <- response.Trailers
+            this.StartHead(response, count, (count = 0L && isNull trailers))
             response.Streamed <- count
-            if count = 0L then ValueTask.CompletedTask else ValueTask(this.SendFileBodyAsync(file, offset, count))
+
+            if count > 0L then ValueTask(this.SendFileBodyAsync(file, offset, count))
+            elif isNull trailers then ValueTask.CompletedTask
+            else this.SendOutgoingAsync true
 
     /// Sends `count` bytes of `file` from `position`, 64 KiB at a time through the windows.
     member private this.SendFileBodyAsync(file: SafeFileHandle, position: int64, count: int64) : Task =
@@ -462,8 +476,11 @@ type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: Bu
         }
 
     override this.Complete(response: OutgoingResponse, _keepAliveAllowed: bool) =
+        // A response without a body (HEAD, 204, 304) ends with its HEADERS: no trailers.
+        if response.HasTrailers && response.SendsBody then trailers <- response.Trailers
+
         if not response.Started then
-            let sendsBody = response.SendsBody && response.Body.Length > 0L
+            let sendsBody = response.SendsBody && (response.Body.Length > 0L || not (isNull trailers))
             this.StartHead(response, response.FinalLength, not sendsBody)
 
             if sendsBody then
@@ -489,11 +506,13 @@ type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: Bu
     override _.UpgradeAsync(_response: OutgoingResponse, _protocol: string) : Task<Stream> =
         invalidOp "an HTTP/2 stream cannot switch protocols: WebSockets need an HTTP/1.1 connection (RFC 8441 is not supported)"
 
+    override _.CanSendTrailers(_response: OutgoingResponse) = not endSent
     override _.IsUpgraded = false
     override _.Unbound() = ()
 
     override _.Begin(maxSize: int64) = maxBodySize <- maxSize
 
     override _.Release() =
+        trailers <- null
         inbound.Release()
         outgoing.Release()

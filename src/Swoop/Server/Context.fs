@@ -262,6 +262,23 @@ type HttpContext internal (exchange: Exchange, head: RequestHead, pool: BufferPo
 
         exchange.FlushAsync out
 
+    member _.SupportsTrailers = not out.Finished && exchange.CanSendTrailers out
+
+    member _.AppendTrailer(name: string, value: string) =
+        if out.Finished then
+            invalidOp ("trailer " + name + " cannot be added: the response is complete")
+
+        if not (exchange.CanSendTrailers out) then
+            let why =
+                match exchange.Protocol with
+                | "HTTP/1.0" -> "HTTP/1.0 has no trailers"
+                | "HTTP/2" -> "the stream already ended with its last DATA"
+                | _ -> "HTTP/1.1 sends trailers only after a chunked body, and this response's head went with a Content-Length"
+
+            invalidOp ("trailer " + name + " cannot be sent: " + why + " (check ctx.SupportsTrailers first)")
+
+        out.AddTrailer(name, value)
+
     member _.HasStarted = out.Started
     member _.CloseConnection() = response.CloseRequested <- true
 
@@ -380,6 +397,7 @@ type HttpContext internal (exchange: Exchange, head: RequestHead, pool: BufferPo
     /// Forgets the status, headers and body written so far (before the response started).
     member internal _.ClearResponse() =
         response.Clear()
+        if not (isNull out.Trailers) then out.Trailers.Clear()
         releaseBody ()
 
     /// Forgets what a failed handler wrote, to answer with an error instead.
@@ -404,6 +422,7 @@ type HttpContext internal (exchange: Exchange, head: RequestHead, pool: BufferPo
     /// stays open.
     member internal this.Complete(keepAliveAllowed: bool) =
         if not (isNull this.Encoder) then this.Encoder.Encode(this, body, true)
+        out.Finished <- true
         exchange.Complete(out, keepAliveAllowed)
 
     member internal _.UpgradeAsync(protocol: string) : Task<Stream> =

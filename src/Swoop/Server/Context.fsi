@@ -170,6 +170,21 @@ type HttpContext =
     /// Whether the response head has been sent (after FlushAsync).
     member HasStarted: bool
 
+    /// Whether a trailer field added now can still be sent: over HTTP/2 until the stream
+    /// ended; over HTTP/1.1 until the head went with a Content-Length (a response with trailers
+    /// goes chunked; a file sent by SendFileAsync keeps its Content-Length and drops them);
+    /// never over HTTP/1.0.
+    member SupportsTrailers: bool
+
+    /// Adds a trailer field, sent after the body (an HTTP/2 HEADERS frame ending the stream;
+    /// HTTP/1.1's last chunk). Fields of framing, routing and content description
+    /// (Content-Length, Content-Type, Host, Set-Cookie, ...; RFC 9110 6.5.1) raise
+    /// ArgumentException; a response that can no longer carry trailers raises
+    /// InvalidOperationException (see SupportsTrailers). A response without a body (HEAD, 204,
+    /// 304) drops them. A client that wants them may say so with `TE: trailers`.
+    /// Example: `ctx.AppendTrailer("grpc-status", "0")`.
+    member AppendTrailer: name: string * value: string -> unit
+
     /// Asks for the connection to close after this response.
     member CloseConnection: unit -> unit
 

@@ -58,6 +58,9 @@ type internal Exchange() =
     /// Writes what is left of the response (the handler ended); returns whether the
     /// connection may carry another request.
     abstract Complete: response: OutgoingResponse * keepAliveAllowed: bool -> bool
+    /// Whether trailer fields added now can still be sent: HTTP/2 until the stream's end went,
+    /// HTTP/1.1 while the head has not gone or went chunked; never HTTP/1.0.
+    abstract CanSendTrailers: response: OutgoingResponse -> bool
     /// Switches to `protocol` (101) and returns the stream of the connection.
     abstract UpgradeAsync: response: OutgoingResponse * protocol: string -> Task<Stream>
     abstract IsUpgraded: bool

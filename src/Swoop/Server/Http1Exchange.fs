@@ -37,6 +37,26 @@ type internal Http1Exchange(transport: Transport, head: RequestHead, bodyTimeout
             transport.Output.TakeFrom body
             transport.Append(Response.crlf)
 
+    /// Ends a chunked body: the last chunk, with the response's trailer fields if it has any.
+    let writeLastChunk (response: OutgoingResponse) =
+        if not response.HasTrailers then
+            transport.Append(Response.lastChunk)
+        else
+            let trailers = response.Trailers
+            let mutable size = 5
+
+            for struct (name, value) in trailers do
+                size <- size + Response.headerSize name value
+
+            let span = transport.OutputSpan size
+            let mutable p = Response.put "0\r\n"B span 0
+
+            for struct (name, value) in trailers do
+                p <- Response.putHeader name value span p
+
+            p <- Response.put Response.crlf span p
+            transport.Advance p
+
     /// Moves what the handler wrote so far into the output, framed as started.
     let moveBodyToOutput (response: OutgoingResponse) =
         if response.SendsBody then
@@ -52,6 +72,10 @@ type internal Http1Exchange(transport: Transport, head: RequestHead, bodyTimeout
 
         if not response.SendsBody then
             writeHead response response.StreamedLength (keepAliveNow response true)
+        elif response.HasTrailers && head.Version = HttpVersion.Http11 then
+            // Trailers need chunked framing, also for a body of known length.
+            chunkedOut <- true
+            writeHead response -2L (keepAliveNow response true)
         elif response.Head.ExplicitLength >= 0L then
             writeHead response response.Head.ExplicitLength (keepAliveNow response true)
         elif head.Version = HttpVersion.Http10 then
@@ -169,15 +193,21 @@ type internal Http1Exchange(transport: Transport, head: RequestHead, bodyTimeout
         let keepAlive = keepAliveNow response keepAliveAllowed
 
         if not response.Started then
-            writeHead response response.FinalLength keepAlive
+            if response.HasTrailers && response.SendsBody && head.Version = HttpVersion.Http11 then
+                chunkedOut <- true
+                writeHead response -2L keepAlive
+                writeChunk response.Body
+                writeLastChunk response
+            else
+                writeHead response response.FinalLength keepAlive
 
-            if response.SendsBody then
-                transport.Output.TakeFrom response.Body
+                if response.SendsBody then
+                    transport.Output.TakeFrom response.Body
         else
             moveBodyToOutput response
 
             if chunkedOut then
-                transport.Append(Response.lastChunk)
+                writeLastChunk response
 
         // A streamed body that broke its own Content-Length leaves the client out of step.
         let lengthKept = response.LengthKept
@@ -223,6 +253,9 @@ type internal Http1Exchange(transport: Transport, head: RequestHead, bodyTimeout
             do! transport.LeaveAfter(transport.SendOutput())
             return stream :> Stream
         }
+
+    override _.CanSendTrailers(response: OutgoingResponse) =
+        head.Version = HttpVersion.Http11 && (not response.Started || chunkedOut) && isNull upgraded
 
     override _.IsUpgraded = not (isNull upgraded)
     override _.Unbound() = transport.RequestDeadline <- 0L

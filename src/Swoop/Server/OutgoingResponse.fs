@@ -16,6 +16,18 @@ type internal OutgoingResponse(pool: BufferPool) =
     member val Streamed = 0L with get, set
     /// The request was HEAD: the head says what a GET would get, no body goes.
     member val IsHead = false with get, set
+    /// The handler ended and the rest of the response went to the protocol.
+    member val Finished = false with get, set
+    /// Trailer fields to send after the body (null: none; made on the first).
+    member val Trailers: ResizeArray<struct (string * string)> = null with get, set
+
+    member this.HasTrailers = not (isNull this.Trailers) && this.Trailers.Count > 0
+
+    /// Adds a trailer field (checked by Response.checkTrailer).
+    member this.AddTrailer(name: string, value: string) =
+        Response.checkTrailer name value
+        if isNull this.Trailers then this.Trailers <- ResizeArray<struct (string * string)>(2)
+        this.Trailers.Add(struct (name, value))
 
     /// Whether a body goes with this response (not HEAD, not 1xx/204/304).
     member this.SendsBody = not this.IsHead && Response.statusHasBody this.Head.Status
@@ -63,3 +75,5 @@ type internal OutgoingResponse(pool: BufferPool) =
         this.Started <- false
         this.Streamed <- 0L
         this.IsHead <- isHead
+        this.Finished <- false
+        if not (isNull this.Trailers) then this.Trailers.Clear()

@@ -126,6 +126,22 @@ let checkHeader (name: string) (value: string) =
     if isNull value || hasControlChar value then
         invalidArg "value" "a header value must not contain CR, LF or other control characters"
 
+/// Fields a trailer may not carry (RFC 9110 section 6.5.1): the message's framing and routing,
+/// its content's description, and what a recipient must know before the body.
+let private notInTrailers =
+    [| "Content-Length"; "Transfer-Encoding"; "Trailer"; "TE"; "Host"; "Connection"; "Keep-Alive"
+       "Upgrade"; "Proxy-Connection"; "Content-Type"; "Content-Encoding"; "Content-Range"
+       "Cache-Control"; "Expires"; "Date"; "Location"; "Retry-After"; "Vary"; "Set-Cookie"
+       "WWW-Authenticate"; "Proxy-Authenticate"; "Authorization"; "Age" |]
+
+/// Checks a response trailer field: a valid field (checkHeader) that trailers may carry.
+let checkTrailer (name: string) (value: string) =
+    checkHeader name value
+
+    for forbidden in notInTrailers do
+        if String.Equals(name, forbidden, StringComparison.OrdinalIgnoreCase) then
+            invalidArg "name" (forbidden + " cannot be a trailer field (RFC 9110 6.5.1): send it in the header instead")
+
 /// A whole error answer that closes the connection: the status, the Date, and the reason
 /// phrase as a text/plain body.
 let errorAnswer (status: int) =
