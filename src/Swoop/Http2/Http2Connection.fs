@@ -555,13 +555,16 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
             ctx.Lifetime <- settings.Lifetime
             ctx.TrustedProxies <- settings.TrustedProxies
             s.Context <- ctx
-            s.Meter <- ConnectionMeter(transport, ctx)
 
         let ctx = s.Context
         Interlocked.Increment(&handlers) |> ignore
         Volatile.Write(&s.HandlerSince, Heartbeat.NowMs)
         ctx.Begin()
-        s.Meter.BeginRequest()
+        // Made once metrics are listened to (an idle stream need not hold one).
+        if isNull s.Meter && (Metrics.requestDuration.Enabled || Metrics.activeRequests.Enabled) then
+            s.Meter <- ConnectionMeter(transport, ctx)
+
+        if not (isNull s.Meter) then s.Meter.BeginRequest()
 
         if settings.AccessLogOn then
             s.AccessStart <- Diagnostics.Stopwatch.GetTimestamp()
@@ -582,23 +585,29 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
             if pending.IsCompletedSuccessfully then
                 c.Finish(s, null)
             else
-                c.AwaitHandler(s, pending) |> ignore
+                if isNull s.OnHandlerEnded then
+                    s.OnHandlerEnded <- Action(fun () -> c.HandlerEnded s)
 
-    member private c.AwaitHandler(s: Http2Stream, pending: ValueTask) : Task =
-        task {
-            let! failure = Http2Connection.Outcome pending
-            c.Finish(s, failure)
-        }
+                s.Pending <- pending
+                pending.ConfigureAwait(false).GetAwaiter().UnsafeOnCompleted(s.OnHandlerEnded)
 
-    /// How a handler ended: null, or what it failed with.
-    static member private Outcome(pending: ValueTask) : Task<exn> =
-        task {
+    /// A handler that went async ended: how (null, or what it failed with) goes to Finish.
+    member private c.HandlerEnded(s: Http2Stream) =
+        let pending = s.Pending
+        s.Pending <- ValueTask()
+
+        let failure =
             try
-                do! pending
-                return null
+                pending.GetAwaiter().GetResult()
+                null
             with e ->
-                return e
-        }
+                e
+
+        // A thread-pool callback: what escapes here would end the process.
+        try
+            c.Finish(s, failure)
+        with e ->
+            EventLoops.report e
 
     /// The handler ended: its response completes (or the stream is reset), then the stream
     /// is forgotten once its last frames are queued.
@@ -643,7 +652,7 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
             if settings.AccessLogOn then
                 AccessLog.record settings.Log settings.AccessLogFormat ctx ctx.ResponseBodyBytes s.AccessStart
 
-            s.Meter.EndRequest()
+            if not (isNull s.Meter) then s.Meter.EndRequest()
 
             if not (isNull s.Span) then
                 let span = s.Span

@@ -19,9 +19,11 @@ type internal HeadCheck =
 
 [<Sealed; AllowNullLiteral>]
 type internal Http2RequestHead(maxHeaders: int) =
-    let head = RequestHead(maxHeaders)
+    // Sized for a short request at first (an idle stream holds it while its handler waits);
+    // both grow by doubling, and a pooled stream keeps what it grew to.
+    let head = RequestHead(maxHeaders, 4)
     // The head's bytes: method, path, then each field's name and value.
-    let mutable bytes: byte[] = Array.zeroCreate 512
+    let mutable bytes: byte[] = Array.zeroCreate 128
     let mutable used = 0
     let mutable check = HeadCheck.Ok
     let mutable regularSeen = false

@@ -148,10 +148,14 @@ type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: Bu
     /// The context serving this stream (made once, reused with the stream object).
     member val Context: HttpContext = null with get, set
     /// The stream's share of the request metrics (made with the context).
-    member val Meter: ConnectionMeter = Unchecked.defaultof<ConnectionMeter> with get, set
+    member val Meter: ConnectionMeter = null with get, set
     /// The request's span (null: nothing listens), and when its handler was called (the access log's).
     member val Span: Diagnostics.Activity = null with get, set
     member val AccessStart = 0L with get, set
+    /// The handler's unfinished run, and what its end calls (made once per stream object: a
+    /// pending handler costs no state machine of the connection's).
+    member val Pending = ValueTask() with get, set
+    member val OnHandlerEnded: Action = null with get, set
 
     /// The send window (RFC 9113 section 6.9), under the output's Gate.
     [<DefaultValue>]

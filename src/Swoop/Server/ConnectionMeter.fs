@@ -6,7 +6,7 @@ namespace Swoop
 open System.Collections.Generic
 open System.Diagnostics
 
-[<Sealed>]
+[<Sealed; AllowNullLiteral>]
 type internal ConnectionMeter(transport: Transport, context: HttpContext) =
     // Stopwatch timestamps; 0: not measured.
     let mutable connectionStart = 0L
@@ -15,7 +15,7 @@ type internal ConnectionMeter(transport: Transport, context: HttpContext) =
     let mutable requestCounted = false
 
     let activeRequestsTags () =
-        struct (KeyValuePair("http.request.method", box (Metrics.methodTag context.MethodName)), KeyValuePair("url.scheme", box "http"))
+        struct (KeyValuePair("http.request.method", box (Metrics.methodTag context.MethodName)), KeyValuePair("url.scheme", box (if transport.IsTls then "https" else "http")))
 
     /// A request head was parsed and its handler is about to run.
     member _.BeginRequest() =
@@ -44,7 +44,7 @@ type internal ConnectionMeter(transport: Transport, context: HttpContext) =
                 if not (isNull context.RouteTemplate) then
                     tags.Add("http.route", context.RouteTemplate)
 
-                tags.Add("url.scheme", "http")
+                tags.Add("url.scheme", (if transport.IsTls then "https" else "http"))
                 tags.Add("network.protocol.version", (match context.Version with HttpVersion.Http10 -> "1.0" | HttpVersion.Http20 -> "2" | _ -> "1.1"))
                 Metrics.requestDuration.Record(Metrics.secondsSince requestStart, &tags)
 

@@ -31,7 +31,9 @@ type HttpContext internal (exchange: Exchange, head: RequestHead, pool: BufferPo
     // Exempt from RequestTimeout (a long-lived stream).
     let mutable unbounded = false
     // The request line for the heartbeat's reports (see RequestForLog).
-    let logLine: byte[] = Array.zeroCreate 256
+    // Grows (never shrinks) up to 256 bytes as longer request lines come: most are short, and
+    // an idle HTTP/2 stream's context holds it.
+    let mutable logLine: byte[] = Array.zeroCreate 32
     let mutable logLineLength = 0
     let mutable logLineCut = false
 
@@ -356,7 +358,7 @@ type HttpContext internal (exchange: Exchange, head: RequestHead, pool: BufferPo
         let length = Volatile.Read(&logLineLength)
 
         if length <= 0 then "unknown request"
-        else latin1.GetString(logLine, 0, length) + (if logLineCut then "..." else "")
+        else latin1.GetString(Volatile.Read(&logLine), 0, length) + (if logLineCut then "..." else "")
 
     /// The path alone (see RequestForLog).
     member internal this.PathForLog: string =
@@ -366,8 +368,14 @@ type HttpContext internal (exchange: Exchange, head: RequestHead, pool: BufferPo
 
     member private _.SnapshotRequestLine() =
         let methodLength = min head.MethodLength 16
-        let pathLength = min head.PathLength (logLine.Length - methodLength - 1)
         Volatile.Write(&logLineLength, 0)
+        let needed = methodLength + 1 + head.PathLength
+
+        // A reader on another thread sees an array at least as long as the length it read.
+        if needed > logLine.Length && logLine.Length < 256 then
+            logLine <- Array.zeroCreate (min 256 (max needed (logLine.Length * 2)))
+
+        let pathLength = min head.PathLength (logLine.Length - methodLength - 1)
         (bytesAt head.MethodStart methodLength).CopyTo(Span<byte>(logLine, 0, methodLength))
         logLine[methodLength] <- 32uy
         (bytesAt head.PathStart pathLength).CopyTo(Span<byte>(logLine, methodLength + 1, pathLength))

@@ -124,9 +124,11 @@ module WebOptions =
 
 [<Sealed; AllowNullLiteral>]
 type internal RequestState(options: WebOptions) =
-    let mutable path: char[] = Array.zeroCreate 128
+    // Both grow as requests need (kept by the context for the next); small at first, since
+    // every context has them, an idle HTTP/2 stream's too.
+    let mutable path: char[] = Array.zeroCreate 32
     let mutable decodeBuffer: byte[] = null
-    let mutable found: int[] = Array.zeroCreate 16
+    let mutable found: int[] = Array.zeroCreate 4
 
     member _.Options = options
     member _.Path = path
@@ -145,7 +147,9 @@ type internal RequestState(options: WebOptions) =
     /// A failure no one answered, rethrown for the server once the request's services ended.
     member val Unanswered: exn = null with get, set
     /// Route values of the matched route: start and length pairs in `Path`.
-    member val Captures: int[] = Array.zeroCreate 16 with get, set
+    member val Captures: int[] = Array.Empty<int>() with get, set
+    /// Start and length for up to 8 parameters.
+    static member CaptureSlots = 16
     member val Query: obj = null with get, set
     member val Cookies: obj = null with get, set
     member val Form: obj = null with get, set

@@ -11,6 +11,8 @@ open Swoop
 /// route the part of the template that its handler consumes.
 [<Sealed>]
 type internal CompiledEndpoint(index: int, path: Part list, methods: int, prefix: Part list option, func: HttpFunc, route: string) =
+    let hasParams = path |> List.exists (function Param _ -> true | _ -> false)
+
     member _.Index = index
     /// The template as metrics name it (http.route), e.g. "/users/{id}"; made at start-up.
     member _.Route = route
@@ -34,7 +36,10 @@ type internal CompiledEndpoint(index: int, path: Part list, methods: int, prefix
         | Some consumed ->
             if Template.matchPrefix template path state.PathOffset < 0 then -1
             else Template.matchPrefix consumed path state.PathOffset
-        | None -> if Template.matchFrom template path state.PathOffset state.Captures then state.PathLength else -1
+        | None ->
+            // A context's captures are made by the first route with parameters it tries.
+            if hasParams && state.Captures.Length = 0 then state.Captures <- Array.zeroCreate RequestState.CaptureSlots
+            if Template.matchFrom template path state.PathOffset state.Captures then state.PathLength else -1
 
 /// Runs items in order until one handles the request.
 [<Sealed>]

@@ -10,8 +10,9 @@ open System.Collections.Generic
 
 [<Sealed; AllowNullLiteral>]
 type internal BufferChain(pool: BufferPool) =
-    /// Full segments in order, each with how many of its bytes are used.
-    let sealedSegments = Queue<struct (Segment * int)>()
+    /// Full segments in order, each with how many of its bytes are used (made when the first
+    /// is sealed: most chains, an idle HTTP/2 stream's among them, never seal one).
+    let mutable sealedSegments: Queue<struct (Segment * int)> = null
     let mutable sealedBytes = 0L
     /// The segment being written, and how much of it is used.
     let mutable open' = Unchecked.defaultof<Segment>
@@ -19,10 +20,16 @@ type internal BufferChain(pool: BufferPool) =
     /// Bytes of the first segment already consumed (sent).
     let mutable consumed = 0
 
+    let sealedCount () = if isNull sealedSegments then 0 else sealedSegments.Count
+
+    let enqueue (segment: Segment) (length: int) =
+        if isNull sealedSegments then sealedSegments <- Queue<struct (Segment * int)>()
+        sealedSegments.Enqueue(struct (segment, length))
+
     let seal () =
         if not open'.IsEmpty then
             if used > 0 then
-                sealedSegments.Enqueue(struct (open', used))
+                enqueue open' used
                 sealedBytes <- sealedBytes + int64 used
             else
                 pool.Return open'
@@ -33,7 +40,7 @@ type internal BufferChain(pool: BufferPool) =
     /// Leases the next segment for at least `size` bytes: a small one while the chain is short.
     let lease (size: int) =
         let wanted =
-            if sealedSegments.Count = 0 && open'.IsEmpty then size
+            if sealedCount () = 0 && open'.IsEmpty then size
             else max size pool.Large.SegmentSize
 
         open' <- pool.Rent wanted
@@ -50,7 +57,7 @@ type internal BufferChain(pool: BufferPool) =
     /// Makes room for at least `size` contiguous bytes at the end.
     member private this.Ensure(size: int) =
         if this.Free < size then
-            if not open'.IsEmpty && used = 0 && sealedSegments.Count = 0 then
+            if not open'.IsEmpty && used = 0 && sealedCount () = 0 then
                 pool.Return open'
                 open' <- Unchecked.defaultof<Segment>
             else
@@ -99,17 +106,18 @@ type internal BufferChain(pool: BufferPool) =
                 seal ()
 
                 other.Drain(fun segment length ->
-                    sealedSegments.Enqueue(struct (segment, length))
+                    enqueue segment length
                     sealedBytes <- sealedBytes + int64 length)
 
     /// Appends a copy of every byte to `target`.
     member _.CopyTo(target: BufferChain) =
         let mutable first = true
 
-        for struct (s, n) in sealedSegments do
-            let from = if first then consumed else 0
-            target.Append(ReadOnlySpan<byte>(s.Array, s.Offset + from, n - from))
-            first <- false
+        if not (isNull sealedSegments) then
+            for struct (s, n) in sealedSegments do
+                let from = if first then consumed else 0
+                target.Append(ReadOnlySpan<byte>(s.Array, s.Offset + from, n - from))
+                first <- false
 
         if not open'.IsEmpty then
             let from = if first then consumed else 0
@@ -120,7 +128,7 @@ type internal BufferChain(pool: BufferPool) =
         if consumed > 0 then
             invalidOp "a chain being sent cannot be moved"
 
-        while sealedSegments.Count > 0 do
+        while sealedCount () > 0 do
             let struct (s, n) = sealedSegments.Dequeue()
             take s n
 
@@ -133,7 +141,7 @@ type internal BufferChain(pool: BufferPool) =
 
     /// The next unsent bytes, at most `max` of them, all from one segment.
     member _.Next(max: int) : ReadOnlyMemory<byte> =
-        if sealedSegments.Count > 0 then
+        if sealedCount () > 0 then
             let struct (s, n) = sealedSegments.Peek()
             ReadOnlyMemory<byte>(s.Array, s.Offset + consumed, min max (n - consumed))
         else
@@ -143,7 +151,7 @@ type internal BufferChain(pool: BufferPool) =
     member _.Consume(count: int) =
         consumed <- consumed + count
 
-        if sealedSegments.Count > 0 then
+        if sealedCount () > 0 then
             let struct (s, n) = sealedSegments.Peek()
 
             if consumed >= n then
@@ -159,7 +167,7 @@ type internal BufferChain(pool: BufferPool) =
 
     /// Gives every segment back and forgets the content.
     member _.Release() =
-        while sealedSegments.Count > 0 do
+        while sealedCount () > 0 do
             let struct (s, _) = sealedSegments.Dequeue()
             pool.Return s
 

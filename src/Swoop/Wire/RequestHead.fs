@@ -57,16 +57,20 @@ type internal BodyKind =
 /// so nothing is copied or decoded until a handler asks. One instance per connection,
 /// reset for every request.
 [<Sealed; AllowNullLiteral>]
-type internal RequestHead(maxHeaders: int) =
+type internal RequestHead(maxHeaders: int, initialHeaders: int) =
+    /// A connection's head: room for 16 lines at first.
+    new(maxHeaders: int) = RequestHead(maxHeaders, 16)
+
     /// The header lines' places; grown by the parser as lines come (most requests have a dozen
-    /// or fewer: a table sized for the limit cost every connection, idle ones included, 1.6 KB).
-    member val Headers: HeaderSlice[] = Array.zeroCreate (min maxHeaders 16) with get, set
+    /// or fewer: a table sized for the limit cost every connection, idle ones included, 1.6 KB;
+    /// an HTTP/2 stream's starts at 4, for its Host and a few more).
+    member val Headers: HeaderSlice[] = Array.zeroCreate (min maxHeaders initialHeaders) with get, set
     /// The most header lines a request may have (the parser answers 431 beyond).
     member _.MaxHeaders = maxHeaders
 
     /// Room for one more header line (called when Headers is full).
     member h.Grow() =
-        let bigger = Array.zeroCreate (max 16 (h.Headers.Length * 2))
+        let bigger = Array.zeroCreate (max 4 (h.Headers.Length * 2))
         Array.blit h.Headers 0 bigger 0 h.Headers.Length
         h.Headers <- bigger
 
