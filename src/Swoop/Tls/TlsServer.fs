@@ -69,6 +69,8 @@ type internal TlsServer(store: CertificateStore, handshakeTimeout: TimeSpan, max
 
                     try
                         do! ssl.AuthenticateAsServerAsync(select, null, CancellationToken.None)
+                        // An idle connection then holds no OpenSSL buffers (OpenSslBuffers.fs).
+                        OpenSslBuffers.release ssl |> ignore
                         raw.Offload <- false
                         transport.Secure ssl
                         return true

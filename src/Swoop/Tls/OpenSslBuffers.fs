@@ -1,0 +1,67 @@
+/// OpenSSL gives every TLS connection a read and a write buffer of about 17 KB each and keeps
+/// them for the connection's life, unless the connection's mode says to release them whenever
+/// they are empty (SSL_MODE_RELEASE_BUFFERS, nginx's and Python's default). .NET leaves that
+/// mode off and has no setting for it, so an idle HTTPS connection held some 29 KiB more than a
+/// plain one. After each handshake Swoop sets the mode on the connection's OpenSSL object,
+/// reached through SslStream's private `_securityContext` (a SafeSslHandle on Linux), calling
+/// the libssl the runtime itself loaded (OpenSSL 3). Where any of that does not hold (another
+/// runtime's layout, OpenSSL 1.1, not Linux) nothing is done and `Available` says so.
+module internal Swoop.OpenSslBuffers
+
+open System
+open System.Diagnostics.CodeAnalysis
+open System.Net.Security
+open System.Reflection
+open System.Runtime.InteropServices
+
+[<Literal>]
+let private SslCtrlMode = 33
+
+[<Literal>]
+let private SslModeReleaseBuffers = 0x10L
+
+[<DllImport("libssl.so.3", EntryPoint = "SSL_ctrl")>]
+extern int64 private sslCtrl(nativeint ssl, int cmd, int64 larg, nativeint parg)
+
+/// The private field, kept by the trimmer for native AOT builds.
+[<DynamicDependency("_securityContext", typeof<SslStream>)>]
+let private contextField () =
+    typeof<SslStream>.GetField("_securityContext", BindingFlags.NonPublic ||| BindingFlags.Instance)
+
+let private field =
+    lazy
+        (try
+            // Only the libssl of OpenSSL 3 (libssl.so.3) is the one the runtime loaded.
+            let version = Security.Cryptography.SafeEvpPKeyHandle.OpenSslVersion
+
+            if OperatingSystem.IsLinux() && version >= 0x30000000L && version < 0x40000000L then
+                contextField ()
+            else
+                null
+         with _ ->
+             null)
+
+/// Whether the mode can be set here (Linux, OpenSSL 3, the runtime's layout as expected).
+let Available () = not (isNull field.Value)
+
+/// Sets SSL_MODE_RELEASE_BUFFERS on `ssl`'s connection; true if it was set.
+let release (ssl: SslStream) : bool =
+    let f = field.Value
+
+    if isNull f then
+        false
+    else
+        try
+            match f.GetValue ssl with
+            | :? SafeHandle as handle when not handle.IsInvalid && not handle.IsClosed ->
+                let mutable added = false
+                handle.DangerousAddRef(&added)
+
+                try
+                    let mode = sslCtrl (handle.DangerousGetHandle(), SslCtrlMode, SslModeReleaseBuffers, 0n)
+                    mode &&& SslModeReleaseBuffers <> 0L
+                finally
+                    if added then handle.DangerousRelease()
+            | _ -> false
+        with _ ->
+            false
