@@ -25,7 +25,7 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
     let streams = Dictionary<int, Http2Stream>()
     let spare = Stack<Http2Stream>()
     let mutable peer = Http2Settings.Defaults
-    let mutable lastStreamId = 0
+    let ids = StreamIds()
     let mutable requestNumber = 0L
     // The header block being gathered (HEADERS, then CONTINUATION) and its stream.
     let mutable blockStream = 0
@@ -55,8 +55,6 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
     let mutable handlers = 0
     // Stream ids the client skipped (the most recent 16 ranges): a HEADERS for one is a
     // PROTOCOL_ERROR (a stream never opened), for any other lower id a STREAM_CLOSED.
-    let gaps: struct (int * int)[] = Array.zeroCreate 16
-    let mutable gapCount = 0
     // The read loop's state across awaits, in fields (see Transport).
     let mutable go = true
     let mutable received = 0
@@ -192,7 +190,7 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
                         settings.Log.BadRequest(string remote, 400, "HTTP/2 connection error " + string e.Code + ": " + e.Message)
 
                     output.EndBatch()
-                    withGate (fun () -> output.GoAway(lastStreamId, e.Code, e.Message))
+                    withGate (fun () -> output.GoAway(ids.Last, e.Code, e.Message))
                     do! c.DrainOutputAsync()
                     // What the client still sends is read and dropped for a moment: closing on
                     // unread bytes would reset the connection, and the GOAWAY with it.
@@ -302,27 +300,13 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
         | FrameType.WindowUpdate -> c.OnWindowUpdate header
         | _ -> () // extension frames are ignored (RFC 9113 section 5.5)
 
-    /// Whether `id` names a stream the client has not opened yet.
-    member private _.Idle(id: int) = id > lastStreamId
-
-    /// Whether `id` (below the last stream id) was skipped rather than used, as far as the
-    /// recent gaps remember.
-    member private _.NeverOpened(id: int) =
-        let mutable found = false
-
-        for i in 0 .. (min gapCount gaps.Length) - 1 do
-            let struct (first, last) = gaps[i]
-            if id >= first && id <= last then found <- true
-
-        found
-
     member private c.OnData(header: FrameHeader) =
         let mutable data = Unchecked.defaultof<DataPayload>
         let error = Frames.readData (header, c.Payload header, &data)
         checkFrame error
         let id = header.StreamId
 
-        if c.Idle id then
+        if ids.Idle id then
             fail Http2ErrorCode.ProtocolError "DATA on a stream not opened"
 
         // The whole frame counts against the windows, padding included (RFC 9113 section 6.9.1).
@@ -381,7 +365,7 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
 
         let mutable trailers = false
 
-        if not (c.Idle id) then
+        if not (ids.Idle id) then
             // Trailers of an open stream, or a closed stream (a connection error).
             let open' =
                 Monitor.Enter output.Gate
@@ -402,19 +386,13 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
             | 1 -> fail Http2ErrorCode.StreamClosed "HEADERS on a stream the client had ended"
             | 2 -> ()
             | _ ->
-                if c.NeverOpened id then
+                if ids.NeverOpened id then
                     fail Http2ErrorCode.ProtocolError "a stream id lower than one already used"
                 else
                     fail Http2ErrorCode.StreamClosed "HEADERS on a closed stream"
 
         if not trailers then
-            if c.Idle id then
-                if id > lastStreamId + 2 then
-                    // Ids skipped are closed without ever opening (RFC 9113 section 5.1.1).
-                    gaps[gapCount % gaps.Length] <- struct (lastStreamId + 2, id - 2)
-                    gapCount <- gapCount + 1
-
-                lastStreamId <- id
+            if ids.Idle id then ids.Open id
 
         blockStream <- id
         blockEndStream <- header.Has FrameFlags.EndStream
@@ -758,7 +736,7 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
         checkFrame (Frames.readRstStream (header, c.Payload header, &code))
         let id = header.StreamId
 
-        if c.Idle id then
+        if ids.Idle id then
             fail Http2ErrorCode.ProtocolError "RST_STREAM on a stream not opened"
 
         let mutable running = false
@@ -812,7 +790,7 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
         checkFrame error
         let id = header.StreamId
 
-        if id <> 0 && c.Idle id then
+        if id <> 0 && ids.Idle id then
             fail Http2ErrorCode.ProtocolError "WINDOW_UPDATE on a stream not opened"
 
         // Tiny increments are a flood's (a real client gives back at least what it read, a
@@ -876,25 +854,16 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
         elif (settings.Stopping || settings.Lifetime.Draining) && not goingAway then
             // Graceful: GOAWAY with the last stream id; streams in flight finish.
             goingAway <- true
-            withGate (fun () -> output.GoAway(lastStreamId, Http2ErrorCode.NoError, null))
+            withGate (fun () -> output.GoAway(ids.Last, Http2ErrorCode.NoError, null))
             c.EndIfIdle()
         else
-            let late =
-                lock output.Gate (fun () ->
-                    let found = List<int>()
+            let late = lock output.Gate (fun () -> StreamChecks.drainsDue streams.Values now)
 
-                    for s in streams.Values do
-                        if s.DrainUntil > 0L && now > s.DrainUntil then found.Add s.Id
+            if not (isNull late) then
+                for id in late do
+                    resetStream id Http2ErrorCode.NoError
+                    c.Forget id
 
-                    found)
-
-            for id in late do
-                resetStream id Http2ErrorCode.NoError
-                c.Forget id
-
-            // The minimum request data rate, per stream: time counts while a handler's read waits
-            // for DATA; past the grace period and below the rate, the read fails with a 408,
-            // which is the answer unless the handler's response started (as over HTTP/1.1).
             let elapsed = if lastTickMs = 0L then 0L else min 2000L (now - lastTickMs)
             lastTickMs <- now
 
@@ -903,22 +872,11 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
             // socket (closed), after the grace period, as over HTTP/1.1.
             if settings.MinResponseDataRate > 0 && elapsed > 0L then
                 let rate = int64 settings.MinResponseDataRate
+                let stalled = lock output.Gate (fun () -> StreamChecks.stalledSends streams.Values elapsed rate settings.DataRateGraceMs)
 
-                let stalled =
-                    lock output.Gate (fun () ->
-                        let found = List<int>()
-
-                        for s in streams.Values do
-                            if s.WaitingForWindow then
-                                s.SendWaitMs <- s.SendWaitMs + elapsed
-
-                                if s.SendWaitMs > settings.DataRateGraceMs && s.SentBytes * 1000L < rate * s.SendWaitMs then
-                                    found.Add s.Id
-
-                        found)
-
-                for id in stalled do
-                    c.Stalled id
+                if not (isNull stalled) then
+                    for id in stalled do
+                        c.Stalled id
 
                 if Volatile.Read(&transport.SendDeadline) > 0L then
                     transport.SendWaitMs <- transport.SendWaitMs + elapsed
@@ -926,47 +884,30 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
                     if transport.SendWaitMs > settings.DataRateGraceMs && transport.SentBytes * 1000L < rate * transport.SendWaitMs then
                         transport.Close()
 
+            // The minimum request data rate, per stream: a read that waited too long below the
+            // rate fails with a 408, the answer unless the handler's response started.
             if settings.MinRequestBodyDataRate > 0 && elapsed > 0L then
-                let slow =
-                    lock output.Gate (fun () ->
-                        let found = List<Http2Stream>()
+                let rate = int64 settings.MinRequestBodyDataRate
+                let slow = lock output.Gate (fun () -> StreamChecks.slowBodies streams.Values elapsed rate settings.DataRateGraceMs)
 
-                        for s in streams.Values do
-                            if s.WaitingForBody then
-                                s.BodyWaitMs <- s.BodyWaitMs + elapsed
-
-                                if s.BodyWaitMs > settings.DataRateGraceMs && s.Received * 1000L < int64 settings.MinRequestBodyDataRate * s.BodyWaitMs then
-                                    s.FailBody()
-                                    found.Add s
-
-                        found)
-
-                for s in slow do
-                    Metrics.badRequest 408
-                    s.AnswerInstead 408 |> ignore
+                if not (isNull slow) then
+                    for s in slow do
+                        Metrics.badRequest 408
+                        s.AnswerInstead 408 |> ignore
 
             // RequestTimeout, per stream: a 503 if the handler has not started its response
             // (else only RequestAborted fires and its flushes stop), as over HTTP/1.1.
             if settings.RequestTimeoutMs > 0L then
-                let overdue =
-                    lock output.Gate (fun () ->
-                        let found = List<Http2Stream>()
+                let overdue = lock output.Gate (fun () -> StreamChecks.overdue streams.Values now settings.RequestTimeoutMs)
 
-                        for s in streams.Values do
-                            let since = Volatile.Read(&s.HandlerSince)
+                if not (isNull overdue) then
+                    for s in overdue do
+                        let ctx = s.Context
 
-                            if since > 0L && now - since > settings.RequestTimeoutMs && not (isNull s.Context) && not s.Context.Unbounded && not s.EndSent then
-                                found.Add s
+                        if s.AnswerInstead 503 && settings.Log.IsEnabled LogLevel.Warning && settings.MayLog() then
+                            settings.Log.RequestTimedOut(ctx.MethodName, ctx.PathForLog, settings.RequestTimeoutMs)
 
-                        found)
-
-                for s in overdue do
-                    let ctx = s.Context
-
-                    if s.AnswerInstead 503 && settings.Log.IsEnabled LogLevel.Warning && settings.MayLog() then
-                        settings.Log.RequestTimedOut(ctx.MethodName, ctx.PathForLog, settings.RequestTimeoutMs)
-
-                    ctx.Abort(s.RequestNumber, true)
+                        ctx.Abort(s.RequestNumber, true)
 
             if now > transport.Deadline then
                 let idle = lock output.Gate (fun () -> streams.Count = 0)
@@ -974,7 +915,7 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
                 if idle then
                     if settingsSeen && not goingAway then
                         goingAway <- true
-                        withGate (fun () -> output.GoAway(lastStreamId, Http2ErrorCode.NoError, null))
+                        withGate (fun () -> output.GoAway(ids.Last, Http2ErrorCode.NoError, null))
                         c.CloseGracefully()
                     else
                         // No SETTINGS in time (a slow or partial preface), or already going away.
