@@ -34,7 +34,14 @@ type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: Bu
     let head = request.Head
 
     // ---- request body ----
-    let inbound = BufferChain(pool)
+    // Made when the first DATA comes (most GETs never have one; an idle stream holds none).
+    let mutable inboundChain: BufferChain = null
+
+    let inbound () =
+        if isNull inboundChain then inboundChain <- BufferChain(pool)
+        inboundChain
+
+    let unread () = if isNull inboundChain then 0L else inboundChain.Length
     let mutable received = 0L
     let mutable ended = false
     let mutable reset = false
@@ -43,7 +50,16 @@ type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: Bu
     let mutable slowBody = false
 
     // ---- response ----
-    let outgoing = BufferChain(pool)
+    // Made when the response has body bytes to send.
+    let mutable outgoingChain: BufferChain = null
+
+    let outgoing () =
+        if isNull outgoingChain then outgoingChain <- BufferChain(pool)
+        outgoingChain
+
+    let releaseChains () =
+        if not (isNull inboundChain) then inboundChain.Release()
+        if not (isNull outgoingChain) then outgoingChain.Release()
     let mutable endSent = false
     let mutable windowWaiter: TaskCompletionSource<bool> = null
     let mutable finishing: Task = Task.CompletedTask
@@ -129,9 +145,10 @@ type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: Bu
                     let answer = ResponseHead(Status = status, ContentType = "text/plain")
                     let body = Encoding.ASCII.GetBytes(Response.reasonPhrase status)
                     output.Headers(this.Id, answer, int64 body.Length, false)
-                    outgoing.Release()
-                    outgoing.Append(ReadOnlySpan<byte> body)
-                    output.Data(this.Id, outgoing, body.Length, true)
+                    let chain = outgoing ()
+                    chain.Release()
+                    chain.Append(ReadOnlySpan<byte> body)
+                    output.Data(this.Id, chain, body.Length, true)
                     endSent <- true
             finally
                 Monitor.Exit output.Gate
@@ -210,8 +227,7 @@ type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: Bu
         Volatile.Write(&this.Life, 0)
         finishing <- Task.CompletedTask
         trailers <- null
-        inbound.Release()
-        outgoing.Release()
+        releaseChains ()
 
     /// After the head's block (see Http2RequestHead.Finish); `endStream` when no body follows.
     member _.FinishHead(endStream: bool) =
@@ -226,7 +242,7 @@ type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: Bu
         received <- received + int64 data.Length
 
         // After the response ended nobody reads: the bytes are only counted.
-        if not endSent then inbound.Append data
+        if not endSent then (inbound ()).Append data
 
         if endStream then ended <- true
 
@@ -248,7 +264,7 @@ type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: Bu
     member this.Reset() =
         reset <- true
         endSent <- true
-        inbound.Release()
+        if not (isNull inboundChain) then inboundChain.Release()
 
         wakeReader false
 
@@ -262,7 +278,7 @@ type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: Bu
             w.TrySetResult true |> ignore
 
     /// Body bytes received and not read.
-    member _.Unread = inbound.Length
+    member _.Unread = unread ()
 
     // ---- Exchange: request ----
 
@@ -291,7 +307,8 @@ type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: Bu
             if received > maxBodySize then
                 raise (BadRequestException(413, "the request body is larger than the server accepts (" + string maxBodySize + " bytes)"))
 
-            if inbound.Length > 0L then
+            if unread () > 0L then
+                let inbound = inboundChain
                 let next = inbound.Next destination.Length
                 next.Span.CopyTo destination.Span
                 inbound.Consume next.Length
@@ -339,7 +356,7 @@ type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: Bu
         with get () = maxBodySize
         and set (v: int64) = maxBodySize <- v
 
-    override _.BodyDone = ended && inbound.IsEmpty
+    override _.BodyDone = ended && unread () = 0L
     override _.TrailerCount = if isNull request.Trailers || not ended then 0 else request.Trailers.Count
     override _.TrailerName(index: int) = let struct (n, _) = request.Trailers[index] in n
     override _.TrailerValue(index: int) = let struct (_, v) = request.Trailers[index] in v
@@ -371,6 +388,7 @@ type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: Bu
     /// Sends `outgoing` as DATA while the windows allow, waiting for them to open; END_STREAM
     /// after the last byte when `endStream`. Then waits until the writer's queue has room.
     member private this.SendOutgoingAsync(endStream: bool) : ValueTask =
+        let outgoing = outgoing ()
         let mutable go = true
         let mutable wait: Task<bool> = null
 
@@ -438,7 +456,7 @@ type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: Bu
 
         if response.SendsBody then
             response.CountStreamed()
-            outgoing.TakeFrom response.Body
+            (outgoing ()).TakeFrom response.Body
             // An empty chain keeps the segment it leased (a GetSpan with nothing written): back it goes.
             response.Body.Release()
         else
@@ -464,14 +482,14 @@ type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: Bu
     /// Sends `count` bytes of `file` from `position`, 64 KiB at a time through the windows.
     member private this.SendFileBodyAsync(file: SafeFileHandle, position: int64, count: int64) : Task =
         task {
-            let memory = outgoing.GetMemory(int (min count 65536L))
+            let memory = (outgoing ()).GetMemory(int (min count 65536L))
             let want = int (min count (int64 memory.Length))
             let! n = RandomAccess.ReadAsync(file, memory.Slice(0, want), position)
 
             if n <= 0 then
                 raise (IOException "the file ended before its length: it changed while it was sent")
 
-            outgoing.Advance n
+            (outgoing ()).Advance n
             let left = count - int64 n
             do! this.SendOutgoingAsync((left = 0L))
 
@@ -488,7 +506,7 @@ type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: Bu
             this.StartHead(response, response.FinalLength, not sendsBody)
 
             if sendsBody then
-                outgoing.TakeFrom response.Body
+                (outgoing ()).TakeFrom response.Body
                 // An empty chain keeps the segment it leased (a GetSpan with nothing written): back it goes.
                 response.Body.Release()
                 finishing <- this.SendOutgoingAsync(true).AsTask()
@@ -497,7 +515,7 @@ type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: Bu
         elif not endSent then
             if response.SendsBody then
                 response.CountStreamed()
-                outgoing.TakeFrom response.Body
+                (outgoing ()).TakeFrom response.Body
                 // An empty chain keeps the segment it leased (a GetSpan with nothing written): back it goes.
                 response.Body.Release()
             else
@@ -518,5 +536,4 @@ type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: Bu
 
     override _.Release() =
         trailers <- null
-        inbound.Release()
-        outgoing.Release()
+        releaseChains ()

@@ -155,38 +155,81 @@ module Web =
         if ended.IsCompletedSuccessfully then ValueTask.CompletedTask
         else ValueTask(awaitServicesEnd ctx ended)
 
-    let private finishAsync (ctx: HttpContext) (state: RequestState) (pending: Task<bool>) : ValueTask =
-        ValueTask(
-            task {
-                state.Unanswered <- null
+    /// After an async app ended (`failure` null, or what it failed with): recovery, cleanup and
+    /// the end of the request's services, any of which may be async; the request's end last.
+    let private finishRestAsync (ctx: HttpContext) (state: RequestState) (failure: exn) : Task =
+        task {
+            state.Unanswered <- null
 
-                try
+            try
+                state.Failure <- failure
+
+                if not (isNull state.Failure) then
+                    let! answered = recoverAsync ctx state state.Failure
+                    if not answered then state.Unanswered <- state.Failure
                     state.Failure <- null
+            finally
+                cleanup state
 
-                    try
-                        let! handled = pending
-                        if not handled then unhandled ctx state
-                    with e ->
-                        state.Failure <- e
+            // After the handler and the error handler, streams included: the response ended.
+            if servicesInUse state then
+                do! endServices ctx state
 
-                    if not (isNull state.Failure) then
-                        let! answered = recoverAsync ctx state state.Failure
-                        if not answered then state.Unanswered <- state.Failure
-                        state.Failure <- null
-                finally
-                    cleanup state
+            if not (isNull state.Unanswered) then
+                let failure = state.Unanswered
+                state.Unanswered <- null
+                ExceptionDispatchInfo.Throw failure
+        }
 
-                // After the handler and the error handler, streams included: the response ended.
-                if servicesInUse state then
-                    do! endServices ctx state
+    /// How a finished task ended: null, or what it failed with (cancellation included).
+    let private outcome (t: Task) : exn =
+        try
+            t.GetAwaiter().GetResult()
+            null
+        with e ->
+            e
 
-                if not (isNull state.Unanswered) then
-                    let failure = state.Unanswered
-                    state.Unanswered <- null
-                    ExceptionDispatchInfo.Throw failure
-            }
-            :> Task
-        )
+    /// Completes the request once `rest` ends (the slow path: recovery or services were async).
+    let private completeAfter (state: RequestState) (rest: Task) =
+        rest.ContinueWith(Action<Task>(fun t -> state.Complete(outcome t)), TaskContinuationOptions.ExecuteSynchronously)
+        |> ignore
+
+    /// The app (or a handler inside it) went async and just ended: its outcome, then the rest.
+    let private pendingEnded (state: RequestState) =
+        let ctx = state.Context
+        let pending = state.Pending
+        state.Context <- null
+        state.Pending <- null
+
+        let failure =
+            try
+                if not (pending.GetAwaiter().GetResult()) then unhandled ctx state
+                null
+            with e ->
+                e
+
+        if isNull failure && state.Cleanup.IsEmpty && not (servicesInUse state) then
+            state.Complete null
+        else
+            let rest =
+                try
+                    finishRestAsync ctx state failure
+                with e ->
+                    Task.FromException e
+
+            if rest.IsCompleted then state.Complete(outcome rest) else completeAfter state rest
+
+    /// The server's wait for an async request: the state's reusable completion, finished by a
+    /// callback the state makes once (no state machine per request).
+    let private finishAsync (ctx: HttpContext) (state: RequestState) (pending: Task<bool>) : ValueTask =
+        if isNull state.OnPendingEnded then
+            state.OnPendingEnded <- Action(fun () -> pendingEnded state)
+
+        state.ResetCompletion()
+        state.Context <- ctx
+        state.Pending <- pending
+        pending.ConfigureAwait(false).GetAwaiter().UnsafeOnCompleted(state.OnPendingEnded)
+        state.Completion
 
     /// The JSON bodies read by the handlers of a chain (`bindJson<'T>`), looked for through
     /// composition, `choose` and `group`, not inside functions (a routef's, a warbler's).

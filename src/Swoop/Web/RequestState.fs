@@ -122,8 +122,25 @@ module WebOptions =
           HtmlErrorPage = Some(fun _ problem -> ErrorPage.standard problem)
           Services = None }
 
+/// The completion a server awaits for an async request: a reusable IValueTaskSource.
+[<Sealed>]
+type internal RequestCompletion() =
+    [<DefaultValue(false)>]
+    val mutable private core: Threading.Tasks.Sources.ManualResetValueTaskSourceCore<bool>
+
+    member this.Version = this.core.Version
+    member this.Reset() = this.core.Reset()
+    member this.SetResult(value: bool) = this.core.SetResult value
+    member this.SetException(failure: exn) = this.core.SetException failure
+
+    interface Threading.Tasks.Sources.IValueTaskSource with
+        member this.GetResult(token: int16) = this.core.GetResult token |> ignore
+        member this.GetStatus(token: int16) = this.core.GetStatus token
+        member this.OnCompleted(continuation, state, token, flags) = this.core.OnCompleted(continuation, state, token, flags)
+
 [<Sealed; AllowNullLiteral>]
 type internal RequestState(options: WebOptions) =
+    let completion = RequestCompletion()
     // Both grow as requests need (kept by the context for the next); small at first, since
     // every context has them, an idle HTTP/2 stream's too.
     let mutable path: char[] = Array.zeroCreate 32
@@ -264,6 +281,25 @@ type internal RequestState(options: WebOptions) =
 
     [<ThreadStatic; DefaultValue>]
     static val mutable private scratch: char[]
+
+    // ---- the end of a handler that went async (Hosting's finishAsync) ----
+
+    /// The request's context, while its handler runs async.
+    member val Context: HttpContext = null with get, set
+    /// The unfinished run of the app, and what its end calls (made once per state).
+    member val Pending: Threading.Tasks.Task<bool> = null with get, set
+    member val OnPendingEnded: Action = null with get, set
+
+    /// What the server awaits for this request: completed by Complete (one per request; the
+    /// state is reused, so no state machine is made for an async request).
+    member _.Completion = Threading.Tasks.ValueTask(completion, completion.Version)
+
+    /// A new request's completion.
+    member _.ResetCompletion() = completion.Reset()
+
+    /// The request ended: well (null) or with `failure`, which the server then sees.
+    member _.Complete(failure: exn) =
+        if isNull failure then completion.SetResult true else completion.SetException failure
 
     /// The state of this context, made on the first request of the connection.
     static member Of(ctx: HttpContext) =
