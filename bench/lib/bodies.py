@@ -38,7 +38,9 @@ PRODUCT = {
                     "a phone, and reflective trims front and back. The back panel is a ventilated mesh "
                     "over a removable foam sheet that doubles as a sit pad. Sternum straps slide on "
                     "rails and the side compression cords take poles or a jacket. Made of recycled "
-                    "ripstop nylon with a fluorocarbon-free water-repellent finish."),
+                    "ripstop nylon with a fluorocarbon-free water-repellent finish. The harness fits torsos from 40 "
+                    "to 52 cm and adjusts on the move with one hand; a whistle is built into the sternum buckle "
+                    "and the pack weighs 640 g empty."),
     "price": 89.95,
     "currency": "EUR",
     "stock": 120,
