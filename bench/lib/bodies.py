@@ -181,11 +181,16 @@ def payload_bytes(name):
             "upload-100m": BIG_UPLOAD_SIZE, "upload-multipart": len(multipart_body()[0])}[name]
 
 
+_written = set()
+
+
 def request_file(name, port):
-    """The file holding request `name` for `port`, written when missing."""
+    """The file holding request `name` for `port`, written afresh once per run (so that an
+    edit here never meets a stale file)."""
     os.makedirs(REQUESTS_DIR, exist_ok=True)
     path = os.path.join(REQUESTS_DIR, f"{name}-{port}.http")
-    if not os.path.exists(path):
+    if path not in _written:
+        _written.add(path)
         raw, _ = REQUESTS[name].raw(port)
         with open(path + ".tmp", "wb") as f:
             f.write(raw)

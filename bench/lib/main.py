@@ -317,7 +317,7 @@ def main(argv):
                               "settings": s.settings, "project": s.project, "tiers": list(s.tiers),
                               "scenarios": [sc.name for sc in lists[s.name]]} for s in chosen_subjects},
         "scenarios": {sc.name: {"title": sc.title, "group": sc.group, "tool": sc.tool, "path": sc.path, "tier": sc.tier,
-                                "connections": sc.connections,
+                                "connections": sc.connections, "body": sc.body,
                                 "command": " ".join(sc.command(args.port, mode)).replace(BENCH + "/", "bench/")}
                       for sc in chosen_scenarios},
         "syscalls": {"enabled": syscall_names is not None, "error": syscall_error if syscall_names is None else None,
