@@ -134,7 +134,8 @@ class Progress:
             if self.probes and rep == 1 and s.kind != "none":
                 total += sum(self.probe_estimate(s.name, sc) for sc in lst[probes_done if k == 0 else 0:])
             if k > 0 or skip_in_first == 0:
-                total += self.SESSION_OVERHEAD + (2 * self.mode["session_warmup"] if s.kind != "none" else 0)
+                passes = session.BODY_WARMUP_PASSES if "body" in s.tiers else 1
+                total += self.SESSION_OVERHEAD + (2 * self.mode["session_warmup"] * passes if s.kind != "none" else 0)
         return total
 
     def line(self, text):

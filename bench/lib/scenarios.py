@@ -63,11 +63,14 @@ class Scenario:
         self.keep_alive = keep_alive
         self.note = note
 
-    def command(self, port, mode):
+    def command(self, port, mode, seconds=None):
+        """The load tool's command line; `seconds` (wrk with a body only) overrides the duration,
+        as the body group's warm-up does."""
         if self.tool in live.TOOLS:
             return live.command(self, port, mode)
         if self.tool == "wrk" and self.body:
-            return tools.wrk_raw_cmd(port, self.path, self.connections, max(mode["wrk_seconds"], self.min_seconds),
+            return tools.wrk_raw_cmd(port, self.path, self.connections,
+                                     seconds or max(mode["wrk_seconds"], self.min_seconds),
                                      bodies.request_file(self.body, port))
         if self.tool == "wrk":
             return tools.wrk_cmd(port, self.path, self.connections, mode["wrk_seconds"],
