@@ -113,9 +113,10 @@ def section(res, subjects, scenarios):
             cells.append(mib(r["peak_rss_kb"]) if r and r["ok_runs"] else "–")
         mem_rows.append(cells)
     if any(sc in scs for sc in UPLOADS):
-        lines += ["", "Memory while uploads run (MiB): the server's RSS idle after start, and its peak during each "
-                  "upload scenario (4 connections each, so 40 MiB in flight at 10 MiB and 400 MiB at 100 MiB: a "
-                  "server that streams the body stays flat).", "",
+        lines += ["", "Memory while uploads run (MiB): the server's RSS idle after start, and the largest RSS sampled "
+                  "while each upload scenario ran (memory kept from the scenarios and warm-up before counts too). "
+                  "4 connections each, so 40 MiB of bodies in flight at 10 MiB and 400 MiB at 100 MiB: a server that "
+                  "streams the body stays flat from one column to the next.", "",
                   table(["Subject", "idle"] + list(UPLOADS), mem_rows)]
 
     def body_of(sc):  # results.json records it; older runs' from the scenario list

@@ -193,9 +193,9 @@ def run(subject, rep, scenario_list, mode, port, log_dir, progress, syscall_name
         log_path = os.path.join(log_dir, f"{subject.name}-rep{rep}-{scen.name}.log")
         check = (rec.get("body_checks") or {}).get(scen.body) if scen.body else None
         if scen.body and not (check and check.get("ok")):
-            why = check.get("problem") if check else "no pre-flight check"
-            m = {"scenario": scen.name, "ok": False, "refused": True,
-                 "error": f"not timed: the pre-flight request was answered otherwise ({why})"}
+            why = (f"the pre-flight request was answered otherwise: {check.get('problem')}" if check
+                   else "its pre-flight request was not checked")
+            m = {"scenario": scen.name, "ok": False, "refused": True, "error": f"not timed: {why}"}
             rec["measurements"].append(m)
             progress(scen, i, len(ordered), m)
             continue
