@@ -134,7 +134,8 @@ class Progress:
             if self.probes and rep == 1 and s.kind != "none":
                 total += sum(self.probe_estimate(s.name, sc) for sc in lst[probes_done if k == 0 else 0:])
             if k > 0 or skip_in_first == 0:
-                total += self.SESSION_OVERHEAD + (2 * self.mode["session_warmup"] if s.kind != "none" else 0)
+                passes = session.BODY_WARMUP_PASSES if "body" in s.tiers else 1
+                total += self.SESSION_OVERHEAD + (2 * self.mode["session_warmup"] * passes if s.kind != "none" else 0)
         return total
 
     def line(self, text):
@@ -317,7 +318,7 @@ def main(argv):
                               "settings": s.settings, "project": s.project, "tiers": list(s.tiers),
                               "scenarios": [sc.name for sc in lists[s.name]]} for s in chosen_subjects},
         "scenarios": {sc.name: {"title": sc.title, "group": sc.group, "tool": sc.tool, "path": sc.path, "tier": sc.tier,
-                                "connections": sc.connections,
+                                "connections": sc.connections, "body": sc.body,
                                 "command": " ".join(sc.command(args.port, mode)).replace(BENCH + "/", "bench/")}
                       for sc in chosen_scenarios},
         "syscalls": {"enabled": syscall_names is not None, "error": syscall_error if syscall_names is None else None,

@@ -11,6 +11,7 @@ import tempfile
 import threading
 import time
 
+import bodies
 import procs
 import probe
 
@@ -151,6 +152,12 @@ def measure(scenario, port, mode, sid, dotnet, log_path, timeout):
                                        "involuntary": rec["switches"]["involuntary"] / req}
     if req:
         rec["loadgen_cpu_ms_per_1k"] = lg_cpu * 1e6 / req
+    if getattr(scenario, "body", None):
+        # The body group: the payload of each request (before chunked framing), and the server's
+        # CPU seconds per GiB of payload in the answered requests.
+        rec["payload_bytes"] = bodies.payload_bytes(scenario.body)
+        if sid and req:
+            rec["server_cpu_s_per_gib"] = rec["server_cpu_s"] * bodies.GIB / (req * rec["payload_bytes"])
     if gc0 and gc1 and req:
         rec["gc"] = {
             "alloc_bytes_per_request": (gc1["allocatedBytes"] - gc0["allocatedBytes"]) / req,

@@ -13,6 +13,7 @@ import aggregate
 import charts
 import probe
 import live
+import report_bodies
 import report_live
 import report_syscalls
 from fmt import code, mib, ms, n0, pct, per_req, ratio, table
@@ -23,8 +24,8 @@ RESULTS = os.path.join(BENCH, "results")
 BASELINE = "kestrel-raw"
 # Ratios are to the first of these with a result in the scenario: Kestrel raw for the
 # basic tier; the minimal API with the same routes for the routing tier (and for runs of
-# the routing tier alone); Giraffe on Kestrel for the app tier.
-BASELINES = (BASELINE, "minimal-routes", "minimal-api", "giraffe-app")
+# the routing tier alone); Giraffe on Kestrel for the app tier; the minimal API for the body group.
+BASELINES = (BASELINE, "minimal-routes", "minimal-api", "giraffe-app", "minimal-body")
 
 # The comparisons for the routing tier: samples/Api's routed handler against
 # samples/Hello's raw one, mode for mode.
@@ -780,7 +781,7 @@ def build(res, chart_rel, made):
     subjects = list(res["subjects"].keys())
     scenarios = _load_scenarios(res)
     parts = [header(res), glance(res, subjects, scenarios), routing_section(res, subjects, scenarios),
-             app_section(res, subjects, scenarios),
+             app_section(res, subjects, scenarios), report_bodies.section(res, subjects, scenarios),
              report_live.section(res, subjects, list(res["scenarios"].keys())),
              charts_section(made, chart_rel),
              machine_section(res), subjects_section(res, subjects), method_section(res),

@@ -3,6 +3,7 @@
 Durations come from the mode (quick/full) so that the plan, the ETA and the
 report all read them from one place.
 """
+import bodies
 import live
 import tools
 
@@ -40,8 +41,13 @@ OPEN_CAPACITY = {"rps": 20000.0, "source": "default"}
 
 class Scenario:
     def __init__(self, name, group, title, tool, path, connections=None, close=False,
-                 pipeline=0, keep_alive=True, note=None, tier="basic", rate_fraction=None, headers=()):
+                 pipeline=0, keep_alive=True, note=None, tier="basic", rate_fraction=None, headers=(), body=None,
+                 min_seconds=0):
         self.name = name
+        # The body group: the name of the request (bodies.REQUESTS) wrk sends whole from a file.
+        self.body = body
+        # wrk runs at least this long (the 100 MiB upload: a few requests a second at best).
+        self.min_seconds = min_seconds
         self.headers = tuple(headers)  # wrk: extra request header lines
         self.rate_fraction = rate_fraction  # lat: the share of OPEN_CAPACITY to send
         # "basic": every subject; "routing": only the subjects that serve samples/Api's routes;
@@ -57,9 +63,15 @@ class Scenario:
         self.keep_alive = keep_alive
         self.note = note
 
-    def command(self, port, mode):
+    def command(self, port, mode, seconds=None):
+        """The load tool's command line; `seconds` (wrk with a body only) overrides the duration,
+        as the body group's warm-up does."""
         if self.tool in live.TOOLS:
             return live.command(self, port, mode)
+        if self.tool == "wrk" and self.body:
+            return tools.wrk_raw_cmd(port, self.path, self.connections,
+                                     seconds or max(mode["wrk_seconds"], self.min_seconds),
+                                     bodies.request_file(self.body, port))
         if self.tool == "wrk":
             return tools.wrk_cmd(port, self.path, self.connections, mode["wrk_seconds"],
                                  close=self.close, pipeline=self.pipeline, headers=self.headers)
@@ -84,6 +96,9 @@ class Scenario:
     def warmup_command(self, port, mode):
         """Run just before the measurement and discarded (wrk scenarios only: it
         opens this scenario's connections and settles the server at this load)."""
+        if self.tool == "wrk" and mode["wrk_warmup"] and self.body:
+            return tools.wrk_raw_cmd(port, self.path, self.connections, mode["wrk_warmup"],
+                                     bodies.request_file(self.body, port))
         if self.tool == "wrk" and mode["wrk_warmup"]:
             return tools.wrk_cmd(port, self.path, self.connections, mode["wrk_warmup"],
                                  close=self.close, pipeline=self.pipeline, headers=self.headers)
@@ -98,7 +113,7 @@ class Scenario:
         if self.tool in live.TOOLS:
             return live.estimate_seconds(self, mode)
         if self.tool == "wrk":
-            return mode["wrk_warmup"] + mode["wrk_seconds"] + 0.4
+            return mode["wrk_warmup"] + max(mode["wrk_seconds"], self.min_seconds) + 0.4
         if self.tool == "ab":
             return mode["ab_requests"] / (40000 if self.keep_alive else 10000) + 0.3
         if self.tool == "autocannon":
@@ -122,6 +137,7 @@ APP_PAGE = "/catalog"
 APP_ASSET = "/static/site.css"
 APP_JSON = "/api/products"
 LIVE = "live: Server-Sent Events and WebSockets"
+BODY = "requests with bodies (JSON bound and validated, a form, uploads, a multipart file)"
 
 # The routing tier's two requests: a static path among the 100 of /r/0 .. /r/99, and a
 # template with an int and a string (/r/%i/items/%s).
@@ -184,6 +200,25 @@ ALL = [
              "broadcast of one small event to all", "sse", "/sse", 10000, tier="live"),
     Scenario("ws-echo-c256", LIVE, "WebSocket echo of 32-byte messages, 256 connections, closed loop per "
              "connection: server CPU per message", "ws", "/ws", 256, tier="live"),
+    # Requests with bodies (subjects of the body tier only; `bench/run --only body`): each request
+    # is written whole by bodies.py and sent as it is by wrk/raw.lua, keep-alive; every subject is
+    # checked to answer it as expected before it is timed.
+    Scenario("json-write-c32", BODY, "POST a 1 KiB JSON product, bound to a record and validated, answered 201 "
+             "with it as JSON and a Location, keep-alive, 32 connections", "wrk", "/products", 32, tier="body",
+             body="json-write"),
+    Scenario("json-write-chunked-c32", BODY, "the same JSON sent Transfer-Encoding: chunked (256-byte chunks), "
+             "32 connections", "wrk", "/products", 32, tier="body", body="json-write-chunked"),
+    Scenario("form-post-c32", BODY, "POST an urlencoded form of 10 fields bound to a record, answered 200 with a line "
+             "of text, keep-alive, 32 connections", "wrk", "/orders", 32, tier="body", body="form-post"),
+    Scenario("upload-10m-c4", BODY, "POST 10 MiB (Content-Length), read and discarded, answered with its length, "
+             "keep-alive, 4 connections", "wrk", "/upload", 4, tier="body", body="upload-10m"),
+    Scenario("upload-10m-chunked-c4", BODY, "POST 10 MiB chunked (64 KiB chunks), read and discarded, answered "
+             "with its length, 4 connections", "wrk", "/upload", 4, tier="body", body="upload-10m-chunked"),
+    Scenario("upload-100m-c4", BODY, "POST 100 MiB (Content-Length), read and discarded: does memory stay flat "
+             "as the body grows? 4 connections, at least 8 s", "wrk", "/upload", 4, tier="body", body="upload-100m",
+             min_seconds=8),
+    Scenario("upload-multipart-c16", BODY, "POST a multipart/form-data form with a 1 MiB file saved to disk, "
+             "answered 201, keep-alive, 16 connections", "wrk", "/files", 16, tier="body", body="upload-multipart"),
     Scenario("route-static-c32", ROUTED, "GET /r/57, static among 100, keep-alive, 32 connections",
              "wrk", STATIC_ROUTE, 32, tier="routing"),
     Scenario("route-static-c256", ROUTED, "GET /r/57, static among 100, keep-alive, 256 connections",
@@ -209,6 +244,9 @@ GROUPS = {
     "app": ["swoop-app", "giraffe-app", "suave-app", "app-*"],
     # Idle event streams and a WebSocket echo, Swoop.Live beside ASP.NET Core.
     "live": ["swoop-live", "kestrel-live", "c-live", "sse-*", "ws-*"],
+    # Requests with bodies: Swoop's toolkit beside the minimal API and Giraffe (nginx cannot
+    # read a body before it answers without a module that buffers it: see bench/README.md).
+    "body": ["swoop-body", "minimal-body", "giraffe-body", "json-write-*", "form-post-*", "upload-*"],
     "open-loop": ["swoop", "kestrel-raw", "nginx", "open*"],
     "startup": ["swoop", "swoop-api", "swoop-api-aot", "swoop-api-r2r", "time-seq"],
     "two-cores": ["swoop", "swoop-2core", "nginx", "nginx-2core", "kestrel-raw", "kestrel-2core",

@@ -12,6 +12,8 @@ import shutil
 import subprocess
 import time
 
+import bodies
+
 BENCH = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REPO = os.path.dirname(BENCH)
 WORK = os.path.join(BENCH, ".work")
@@ -131,6 +133,16 @@ def swoop_project(sample="Hello"):
     return os.path.relpath(found[0], REPO) if found else f"samples/{sample}/{sample}.fsproj"
 
 
+# The body group (requests with bodies: bodies.py): its subjects serve the basic endpoints too,
+# but run only the body scenarios, and only when --only names them (or the `body` group). Each
+# saves the multipart files in a folder of its own (BENCH_UPLOAD_DIR).
+BODY = ("body",)
+
+
+def _body_env(name):
+    return dict(DEBUG_ENV, BENCH_UPLOAD_DIR=bodies.upload_dir(name))
+
+
 # The routing tier (samples/Api's routes and its peers) serves the basic scenarios too, but
 # its /time answers {"now": ...}; its subjects run only when --only names them (or the
 # `routing` group), so that the full run keeps its time budget.
@@ -226,6 +238,36 @@ def all_subjects():
                 "DataContract-based Suave.Json), the stylesheet with `Files.browseFile`; Suave gzips every byte body over "
                 "500 bytes when the request accepts gzip, at GZipStream's default level (Optimal; not configurable)",
                 project="bench/subjects/suave-app/SuaveApp.fsproj", env=DEBUG_ENV, tiers=APP, optional=True),
+        # The body group: the same routes on each (POST /products, /orders, /upload, /files).
+        Subject("swoop-body", "Swoop bodies", "Swoop, body group (swoop-app)", "dotnet",
+                "bench/subjects/swoop-app (its Bodies.fs), JIT, console-app GC default (workstation, concurrent), "
+                "Swoop's defaults (inline handlers, 30 MB body limit): `bindJson<Product> (validate checkProduct "
+                "createProduct)` (422 problem+json on a bad product; 201, `setHttpHeader \"Location\"`, `json`), "
+                "`bindForm<Order>`, the upload read with `ctx.ReadAsync` into one pooled 64 KiB buffer after "
+                "`ctx.MaxRequestBodySize <- 128 MiB` on that route, the file with `ctx.ReadMultipartAsync()` "
+                "(parts past 64 KiB spooled to a temporary file, WebOptions' defaults) and `SaveAsAsync`",
+                project="bench/subjects/swoop-app/SwoopApp.fsproj", env=_body_env("swoop-body"), tiers=BODY,
+                optional=True),
+        Subject("minimal-body", "Minimal API bodies", "ASP.NET Core minimal API, body group", "dotnet",
+                "bench/subjects/minimal (its Bodies.cs), configured as `minimal-api` (server GC from the Web SDK, "
+                "logging providers cleared, AddServerHeader=false, Kestrel's defaults): `MapPost` with a `Product` "
+                "record from the body (source-generated JSON context in the resolver chain), checked in the handler "
+                "(`Results.ValidationProblem(errors, statusCode: 422)`), `TypedResults.Created`; `[FromForm] Order`; "
+                "the upload read from `Request.Body` into one pooled 64 KiB buffer after "
+                "`IHttpMaxRequestBodySizeFeature.MaxRequestBodySize = 128 MiB` on that endpoint; `IFormFile` saved with "
+                "`File.Create` + `CopyToAsync` (FormOptions' defaults: files past 64 KiB buffered to a temporary "
+                "file); the two form endpoints with `DisableAntiforgery()`",
+                project="bench/subjects/minimal/Minimal.csproj", env=_body_env("minimal-body"), tiers=BODY,
+                optional=True),
+        Subject("giraffe-body", "Giraffe bodies", "Giraffe on Kestrel, body group", "dotnet",
+                "bench/subjects/giraffe (its Bodies.fs), configured as `giraffe` (WebApplication, server GC, "
+                "logging providers cleared, AddServerHeader=false, Kestrel's defaults): `bindJson<Product> "
+                "(validateModel createProduct)` (IModelValidation; 422 with the field errors), `Successful.CREATED`; "
+                "`bindForm<Order> None`; the upload read from `Request.Body` into one pooled 64 KiB buffer after "
+                "`IHttpMaxRequestBodySizeFeature.MaxRequestBodySize = 128 MiB` on that route; the file from "
+                "`ctx.Request.ReadFormAsync()` saved with `File.Create` + `CopyToAsync`",
+                project="bench/subjects/giraffe/Giraffe.fsproj", env=_body_env("giraffe-body"), tiers=BODY,
+                optional=True),
         # The live tier: idle Server-Sent Event streams and a WebSocket echo (run only when named,
         # or with the `live` group).
         Subject("swoop-live", "Swoop live", "Swoop, eventStream + EventHub, webSocket", "dotnet",

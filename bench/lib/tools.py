@@ -34,6 +34,14 @@ def wrk_cmd(port, path, connections, seconds, close=False, pipeline=0, headers=(
     return cmd
 
 
+def wrk_raw_cmd(port, path, connections, seconds, request_file):
+    """wrk sending the request held in `request_file` as it is (head and body; wrk/raw.lua). The
+    timeout is 30 s rather than wrk's 2 s: four 100 MiB uploads at once take seconds on a slow
+    server, and wrk leaves a request slower than its timeout out of the latencies."""
+    return ["wrk", "-t1", f"-c{connections}", f"-d{seconds}s", "--timeout", "30s", "--latency",
+            "-s", os.path.join(WRK_DIR, "raw.lua"), url(port, path), "--", request_file]
+
+
 def _tagged_json(text, tag, tool):
     """The JSON object a tool printed on a line of its own after `tag`."""
     m = re.search(rf"^{tag} (\{{.*\}})\s*$", text, re.M)

@@ -1,7 +1,7 @@
 /// Giraffe on Kestrel, configured like the Giraffe docs' production sample with
 /// logging providers cleared and the Server header off. Never built here so far:
 /// the NuGet feed this suite ran against did not serve the Giraffe package.
-module GiraffeSubject
+module GiraffeSubject.Program
 
 open System
 open SubjectArgs
@@ -29,6 +29,7 @@ let webApp: HttpHandler =
         [ GET >=> route "/plaintext" >=> text "Hello, World!"
           GET >=> route "/json" >=> json {| message = "Hello, World!" |}
           GET >=> route "/time" >=> warbler (fun _ -> json {| time = DateTime.UtcNow |})
+          yield! Bodies.routes
           (if debugEnabled then GET >=> route "/debug/gc" >=> debugGc else RequestErrors.NOT_FOUND "")
           RequestErrors.NOT_FOUND "" ]
 

@@ -15,7 +15,10 @@ builder.WebHost.ConfigureKestrel(options =>
     options.Listen(IPAddress.Parse(listen.Host), listen.Port);
 });
 builder.Services.ConfigureHttpJsonOptions(options =>
-    options.SerializerOptions.TypeInfoResolverChain.Insert(0, PayloadJsonContext.Default));
+{
+    options.SerializerOptions.TypeInfoResolverChain.Insert(0, PayloadJsonContext.Default);
+    options.SerializerOptions.TypeInfoResolverChain.Insert(1, BodiesJsonContext.Default);
+});
 
 var app = builder.Build();
 
@@ -26,6 +29,9 @@ if (Payloads.DebugEnabled)
 {
     app.MapGet("/debug/gc", () => Results.Bytes(Payloads.DebugGc(), Payloads.JsonContentType));
 }
+
+// The body group's routes (Bodies.cs): POST /products, /orders, /upload, /files.
+Bodies.Map(app);
 
 Console.WriteLine($"MinimalApi listening on http://{listen.Host}:{listen.Port}");
 app.Run();

@@ -3,7 +3,8 @@
 /// 1 KiB minimum), the page prepared at start-up (CatalogTemplate.page, the same view and
 /// bytes as Catalog.page) and written per request with `htmlTemplate`, the products serialised
 /// per request with `json`, and `Files.serve` with its defaults for /static (the folder copied
-/// beside the executable). Also the basic endpoints the runner checks, and /debug/gc.
+/// beside the executable). Also the basic endpoints the runner checks, /debug/gc, and the body
+/// group's routes (Bodies.fs).
 module SwoopApp.Program
 
 open System
@@ -29,18 +30,22 @@ let debugGc: HttpHandler =
         ))
 
 let app =
-    Compression.compress CompressionOptions.defaults (
-        choose [
-            GET >=> route "/catalog" >=> htmlTemplate CatalogTemplate.page Catalog.products
-            GET >=> route "/api/products" >=> warbler (fun _ -> json Catalog.products)
-            GET >=> route "/plaintext" >=> setContentType "text/plain" >=> setBodyFromString "Hello, World!"
-            GET >=> route "/json" >=> json {| message = "Hello, World!" |}
-            GET >=> route "/time" >=> warbler (fun _ -> json {| time = DateTime.UtcNow |})
-            if debugEnabled then
-                GET >=> route "/debug/gc" >=> debugGc
-            Files.serve StaticFileOptions.defaults "/static" webRoot
-        ]
-    )
+    choose [
+        Compression.compress CompressionOptions.defaults (
+            choose [
+                GET >=> route "/catalog" >=> htmlTemplate CatalogTemplate.page Catalog.products
+                GET >=> route "/api/products" >=> warbler (fun _ -> json Catalog.products)
+                GET >=> route "/plaintext" >=> setContentType "text/plain" >=> setBodyFromString "Hello, World!"
+                GET >=> route "/json" >=> json {| message = "Hello, World!" |}
+                GET >=> route "/time" >=> warbler (fun _ -> json {| time = DateTime.UtcNow |})
+                if debugEnabled then
+                    GET >=> route "/debug/gc" >=> debugGc
+                Files.serve StaticFileOptions.defaults "/static" webRoot
+            ]
+        )
+        // The body group's routes (POST only; their answers are below compression's minimum).
+        Bodies.routes
+    ]
 
 [<EntryPoint>]
 let main argv = Web.main argv app
