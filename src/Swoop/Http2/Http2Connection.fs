@@ -92,6 +92,20 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
                 if not (isNull s.Context) then s.Context.Abort(s.RequestNumber, true)
             | _ -> ())
 
+    /// A stream error the client's frame caused (read loop only): as a reset the client sends,
+    /// it counts against the reset bound when the stream's handler was at work, else a client
+    /// could make the server reset its streams for it (MadeYouReset, CVE-2025-8671: a zero
+    /// WINDOW_UPDATE, an overflowing one, DATA past its length) and open new ones without end.
+    let clientStreamError (id: int) (code: Http2ErrorCode) =
+        let working =
+            lock output.Gate (fun () ->
+                match streams.TryGetValue id with
+                | true, s -> not s.EndSent && not s.IsReset
+                | _ -> false)
+
+        if working then countReset ()
+        resetStream id code
+
     override _.RemoteEndPoint = remote
     override _.IsTls = isTls
     override _.SendTimeoutMs = settings.BodyMs
@@ -164,7 +178,7 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
                                 checkFrame (Frames.checkLength (header, Http2Limits.MaxFrameSize))
 
                                 // A stream-scoped FRAME_SIZE_ERROR: the frame is skipped.
-                                resetStream header.StreamId Http2ErrorCode.FrameSizeError
+                                clientStreamError header.StreamId Http2ErrorCode.FrameSizeError
 
                             do! c.Need(Frames.HeaderLength + header.Length)
 
@@ -279,7 +293,7 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
             countControl ()
 
             if error.IsError then
-                resetStream header.StreamId error.Code
+                clientStreamError header.StreamId error.Code
         | FrameType.RstStream -> c.OnRstStream header
         | FrameType.Settings -> c.OnSettings header
         | FrameType.PushPromise -> checkFrame (Frames.readPushPromise header)
@@ -349,7 +363,7 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
         output.Kick()
 
         if streamError <> Http2ErrorCode.NoError then
-            resetStream id streamError
+            clientStreamError id streamError
             c.Forget id
         elif finishedNow then
             c.Forget id
@@ -463,7 +477,7 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
                         s.DeclaredLength >= 0L && s.DeclaredLength <> s.Received)
 
                 if mismatch then
-                    resetStream id Http2ErrorCode.ProtocolError
+                    clientStreamError id Http2ErrorCode.ProtocolError
                     c.Forget id
         else
             let s = c.Rent()
@@ -798,7 +812,7 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
         if increment < 1024 then countControl ()
 
         if error.IsError then
-            resetStream id error.Code
+            clientStreamError id error.Code
             c.Forget id
         elif id = 0 then
             Monitor.Enter output.Gate
@@ -830,7 +844,7 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
                 Monitor.Exit output.Gate
 
             if overflow then
-                resetStream id Http2ErrorCode.FlowControlError
+                clientStreamError id Http2ErrorCode.FlowControlError
                 c.Forget id
 
     /// The connection ended: every stream is reset (their handlers see RequestAborted), the

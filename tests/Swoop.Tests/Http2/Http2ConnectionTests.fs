@@ -213,6 +213,51 @@ let ``Rapid Reset: streams opened and reset at once end the connection with ENHA
     Assert.True(neighbourServed server)
 
 [<Fact>]
+let ``MadeYouReset: streams the server must reset for the client's errors count as resets too`` () =
+    // CVE-2025-8671: no RST_STREAM from the client; a zero WINDOW_UPDATE (a stream error)
+    // makes the server reset each stream while its response is still being sent (a long body
+    // waiting on the client's window: its handler has ended, so the stream limit does not stop
+    // the attack). One stream at a time. The resets' bound (200 a second) must end it, before
+    // the bound on frames of no worth (1,000 a second) would.
+    use server = serve testOptions app
+    use h2 = open' server
+    let mutable away: Frame option = None
+    let mutable i = 0
+
+    while away.IsNone && i < 2000 do
+        let id = 2 * i + 1
+        h2.Get(id, "/big", [], true)
+        h2.WindowUpdate(id, 0)
+
+        match h2.Until 10000 (fun f -> (f.StreamId = id && f.Type = FrameType.RstStream) || f.Type = FrameType.GoAway) with
+        | Some f when f.Type = FrameType.GoAway -> away <- Some f
+        | Some _ -> ()
+        | None -> failwith ("stream " + string id + " was neither reset nor the connection ended")
+
+        i <- i + 1
+
+    Assert.True(away.IsSome, "no GOAWAY after 2000 streams reset for the client's errors")
+    Assert.Equal(Http2ErrorCode.EnhanceYourCalm, away.Value.ErrorCode)
+    let reason = Text.Encoding.ASCII.GetString(away.Value.Payload, 8, away.Value.Payload.Length - 8)
+    Assert.Equal("too many streams reset", reason)
+    Assert.True(neighbourServed server)
+
+[<Fact>]
+let ``a few stream errors of the client's are only reset: the connection goes on`` () =
+    use server = serve testOptions app
+    use h2 = open' server
+
+    for i in 0..9 do
+        h2.Get(2 * i + 1, "/slow", [], true)
+        h2.WindowUpdate(2 * i + 1, 0)
+        let reset = h2.Until 10000 (fun f -> f.StreamId = 2 * i + 1 && f.Type = FrameType.RstStream)
+        Assert.True(reset.IsSome, "no RST_STREAM")
+        Assert.Equal(Http2ErrorCode.ProtocolError, reset.Value.ErrorCode)
+
+    h2.Ping 7UL
+    Assert.True((h2.Until 10000 (fun f -> f.Type = FrameType.Ping && f.Has FrameFlags.Ack)).IsSome)
+
+[<Fact>]
 let ``CONTINUATION flood: a header block that never ends is cut at its bound`` () =
     use server = serve testOptions app
     use h2 = open' server
