@@ -29,6 +29,9 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
     let mutable requestNumber = 0L
     // The header block being gathered (HEADERS, then CONTINUATION) and its stream.
     let mutable blockStream = 0
+    // When the header block being received began (heartbeat clock; 0: none open): a block
+    // dripped in CONTINUATION by CONTINUATION may take the request head timeout, no more.
+    let mutable blockSince = 0L
     let mutable blockEndStream = false
     let mutable blockTrailers = false
     let mutable blockBytes: byte[] = Array.Empty<byte>()
@@ -423,6 +426,7 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
         if header.Has FrameFlags.EndHeaders then
             c.EndBlock(error.IsError)
         else
+            Volatile.Write(&blockSince, Heartbeat.NowMs)
             c.PendingError <- error.IsError
 
     member val private PendingError = false with get, set
@@ -457,6 +461,7 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
     member private c.EndBlock(refuse: bool) =
         let id = blockStream
         blockStream <- 0
+        Volatile.Write(&blockSince, 0L)
         let block = ReadOnlySpan<byte>(blockBytes, 0, blockLength)
 
         if blockTrailers then
@@ -864,6 +869,10 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
         if settings.ForceClose then
             transport.Close()
         elif transport.SendDeadline > 0L && now > transport.SendDeadline then
+            transport.Close()
+        elif Volatile.Read(&blockSince) > 0L && now - Volatile.Read(&blockSince) > settings.RequestHeadMs then
+            // A header block still unfinished after the request head timeout (a slowloris of
+            // CONTINUATION frames): the connection ends, as a head dripping in over HTTP/1.1.
             transport.Close()
         elif (settings.Stopping || settings.Lifetime.Draining) && not goingAway then
             // Graceful: GOAWAY with the last stream id; streams in flight finish.

@@ -377,6 +377,30 @@ let ``a slow or partial preface is closed after the request head timeout`` () =
     Assert.True(closed)
 
 [<Fact>]
+let ``a header block dripped in CONTINUATION frames is cut after the request head timeout`` () =
+    let options = { testOptions with RequestHeadTimeout = TimeSpan.FromSeconds 1.0 }
+    use server = serve options app
+    use h2 = open' server
+    // A stream at work first: the connection is not idle, only the block is slow.
+    h2.Get(1, "/slow", [], true)
+    let block = h2.Block [ ":method", "GET"; ":scheme", "http"; ":path", "/"; ":authority", "a"; "x-long", String('v', 200) ]
+    h2.Frame(FrameType.Headers, FrameFlags.EndStream, 3, block[0..9])
+    let started = Diagnostics.Stopwatch.StartNew()
+    let mutable sent = 10
+    let mutable closed = false
+
+    while not closed && sent < block.Length && started.ElapsedMilliseconds < 10000L do
+        try
+            h2.Frame(FrameType.Continuation, 0uy, 3, block[sent..sent])
+            sent <- sent + 1
+            Threading.Thread.Sleep 200
+        with _ ->
+            closed <- true
+
+    Assert.True(closed || h2.Closed 5000, "the connection still open after " + string started.ElapsedMilliseconds + " ms")
+    Assert.True(started.ElapsedMilliseconds < 9000L)
+
+[<Fact>]
 let ``GOAWAY on shutdown: streams in flight finish, new ones are refused`` () =
     let gate = TaskCompletionSource()
 
