@@ -18,7 +18,10 @@ type internal SocketStream(descriptor: Descriptor, receiver: SocketOp, sender: S
     // a mutable local across an await would be a heap cell.
     let mutable unsent = ReadOnlyMemory<byte>.Empty
 
-    /// Receives continue on the thread pool (during the handshake).
+    /// Receives continue on the thread pool (during the handshake), until the server's first
+    /// flight is written: what costs (the client's hello answered: key exchange, signature)
+    /// comes before it; after it only the client's Finished is checked (and, in a TLS 1.2
+    /// full handshake, its key share), cheap enough to take inline, saving a thread hop.
     member val Offload = false with get, set
 
     member private _.AfterReceiveAsync(receiving: ValueTask<int>) : Task<int> =
@@ -61,6 +64,7 @@ type internal SocketStream(descriptor: Descriptor, receiver: SocketOp, sender: S
 
     /// Sends all of `buffer` (SslStream hands over whole records).
     override this.WriteAsync(buffer: ReadOnlyMemory<byte>, _: CancellationToken) : ValueTask =
+        this.Offload <- false
         let mutable left = buffer
         let mutable waiting = ValueTask<int>()
         let mutable pending = false
