@@ -1,5 +1,7 @@
 """Number and Markdown formatting shared by the report's sections."""
 
+import aggregate
+
 
 def n0(v):
     return "–" if v is None else f"{v:,.0f}"
@@ -53,3 +55,15 @@ def per_req(v):
     if v >= 100:
         return f"{v:,.0f}"
     return f"{v:.3g}"
+
+
+def spread(values, fmt="{:.2f}×", count=True):
+    """median (min–max) of per-repetition values (None left out), and how many when `count`."""
+    values = [v for v in values if v is not None]
+    if not values:
+        return "–"
+    med = aggregate.med(values)
+    if len(values) == 1:
+        return fmt.format(med) + " (1 rep.)"
+    reps = f", {len(values)} reps" if count else ""
+    return f"{fmt.format(med)} ({fmt.format(min(values))}–{fmt.format(max(values))}{reps})"

@@ -16,7 +16,7 @@ import live
 import report_bodies
 import report_live
 import report_syscalls
-from fmt import code, mib, ms, n0, pct, per_req, ratio, table
+from fmt import code, mib, ms, n0, pct, per_req, ratio, spread, table
 
 BENCH = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REPO = os.path.dirname(BENCH)
@@ -199,16 +199,6 @@ def routing_section(res, subjects, scenarios):
     return "\n".join(["## Routing tier", ""] + lines)
 
 
-def _spread(values, fmt="{:.2f}×"):
-    """median (min–max) of per-repetition values, and how many."""
-    if not values:
-        return "–"
-    med = aggregate.med(values)
-    if len(values) == 1:
-        return fmt.format(med) + " (1 rep.)"
-    return f"{fmt.format(med)} ({fmt.format(min(values))}–{fmt.format(max(values))}, {len(values)} reps)"
-
-
 def _app_checks(res, s):
     return next((x.get("app_checks") for x in aggregate.sessions_of(res, s) if x.get("app_checks")), None)
 
@@ -253,8 +243,8 @@ def app_section(res, subjects, scenarios):
             for p in peers:
                 rows_ = [aggregate.row(res, x, sc) for x in (APP_SWOOP, p)]
                 bound = any(r_ and r_["flags"].get("load-generator-bound") for r_ in rows_)
-                cells.append(_spread(aggregate.rep_ratios(res, APP_SWOOP, p, sc)) + (" ‡" if bound else ""))
-                cells.append(_spread(aggregate.rep_ratios(res, p, APP_SWOOP, sc, "server_cpu_ms_per_1k")))
+                cells.append(spread(aggregate.rep_ratios(res, APP_SWOOP, p, sc)) + (" ‡" if bound else ""))
+                cells.append(spread(aggregate.rep_ratios(res, p, APP_SWOOP, sc, "server_cpu_ms_per_1k")))
             ratio_rows.append(cells)
         if peers:
             head = ["Scenario"]

@@ -4,23 +4,12 @@ and memory, and the pre-flight answers every subject gave."""
 import aggregate
 import bodies
 import scenarios as scen_mod
-from fmt import mib, ms, n0, table
+from fmt import mib, ms, n0, spread, table
 
 SWOOP = "swoop-body"
 PEERS = ("minimal-body", "giraffe-body")
 # Scenarios whose cost is counted per GiB of payload rather than per request.
 UPLOADS = ("upload-10m-c4", "upload-10m-chunked-c4", "upload-100m-c4")
-
-
-def _spread(values, fmt="{:.2f}×"):
-    """median (min–max) of per-repetition values."""
-    values = [v for v in values if v is not None]
-    if not values:
-        return "–"
-    med = aggregate.med(values)
-    if len(values) == 1:
-        return fmt.format(med) + " (1 rep.)"
-    return f"{fmt.format(med)} ({fmt.format(min(values))}–{fmt.format(max(values))})"
 
 
 def _title(res, s):
@@ -34,8 +23,8 @@ def _checks(res, s):
 def _cost(res, s, sc):
     """Server CPU: seconds per GiB of payload for the uploads, ms per 1000 requests otherwise."""
     if sc in UPLOADS:
-        return _spread(list(aggregate.by_rep(res, s, sc, "server_cpu_s_per_gib").values()), "{:.2f}")
-    return _spread(list(aggregate.by_rep(res, s, sc, "server_cpu_ms_per_1k").values()), "{:.0f}")
+        return spread(list(aggregate.by_rep(res, s, sc, "server_cpu_s_per_gib").values()), "{:.2f}", count=False)
+    return spread(list(aggregate.by_rep(res, s, sc, "server_cpu_ms_per_1k").values()), "{:.0f}", count=False)
 
 
 def section(res, subjects, scenarios):
@@ -93,8 +82,8 @@ def section(res, subjects, scenarios):
             cells = [sc]
             for p in peers:
                 key = "server_cpu_s_per_gib" if sc in UPLOADS else "server_cpu_ms_per_1k"
-                cells.append(_spread(aggregate.rep_ratios(res, SWOOP, p, sc)))
-                cells.append(_spread(aggregate.rep_ratios(res, p, SWOOP, sc, key)))
+                cells.append(spread(aggregate.rep_ratios(res, SWOOP, p, sc), count=False))
+                cells.append(spread(aggregate.rep_ratios(res, p, SWOOP, sc, key), count=False))
             ratio_rows.append(cells)
         head = ["Scenario"]
         for p in peers:
