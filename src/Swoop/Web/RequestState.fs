@@ -122,25 +122,8 @@ module WebOptions =
           HtmlErrorPage = Some(fun _ problem -> ErrorPage.standard problem)
           Services = None }
 
-/// The completion a server awaits for an async request: a reusable IValueTaskSource.
-[<Sealed>]
-type internal RequestCompletion() =
-    [<DefaultValue(false)>]
-    val mutable private core: Threading.Tasks.Sources.ManualResetValueTaskSourceCore<bool>
-
-    member this.Version = this.core.Version
-    member this.Reset() = this.core.Reset()
-    member this.SetResult(value: bool) = this.core.SetResult value
-    member this.SetException(failure: exn) = this.core.SetException failure
-
-    interface Threading.Tasks.Sources.IValueTaskSource with
-        member this.GetResult(token: int16) = this.core.GetResult token |> ignore
-        member this.GetStatus(token: int16) = this.core.GetStatus token
-        member this.OnCompleted(continuation, state, token, flags) = this.core.OnCompleted(continuation, state, token, flags)
-
 [<Sealed; AllowNullLiteral>]
 type internal RequestState(options: WebOptions) =
-    let completion = RequestCompletion()
     // Both grow as requests need (kept by the context for the next); small at first, since
     // every context has them, an idle HTTP/2 stream's too.
     let mutable path: char[] = Array.zeroCreate 32
@@ -292,14 +275,22 @@ type internal RequestState(options: WebOptions) =
 
     /// What the server awaits for this request: completed by Complete (one per request; the
     /// state is reused, so no state machine is made for an async request).
-    member _.Completion = Threading.Tasks.ValueTask(completion, completion.Version)
+    member this.Completion = Threading.Tasks.ValueTask(this, this.completion.Version)
 
     /// A new request's completion.
-    member _.ResetCompletion() = completion.Reset()
+    member this.ResetCompletion() = this.completion.Reset()
 
     /// The request ended: well (null) or with `failure`, which the server then sees.
-    member _.Complete(failure: exn) =
-        if isNull failure then completion.SetResult true else completion.SetException failure
+    member this.Complete(failure: exn) =
+        if isNull failure then this.completion.SetResult true else this.completion.SetException failure
+
+    [<DefaultValue(false)>]
+    val mutable private completion: Threading.Tasks.Sources.ManualResetValueTaskSourceCore<bool>
+
+    interface Threading.Tasks.Sources.IValueTaskSource with
+        member this.GetResult(token: int16) = this.completion.GetResult token |> ignore
+        member this.GetStatus(token: int16) = this.completion.GetStatus token
+        member this.OnCompleted(continuation, state, token, flags) = this.completion.OnCompleted(continuation, state, token, flags)
 
     /// The state of this context, made on the first request of the connection.
     static member Of(ctx: HttpContext) =
