@@ -1,4 +1,4 @@
-/// multipart/form-data, streamed: the body is read in 16 KiB steps and each part goes to
+/// multipart/form-data, streamed: the body is read in 32 KiB steps and each part goes to
 /// memory or, past a threshold, to a temporary file that is deleted after the request.
 /// Limits on the number of parts, the size of a part and the size of the whole.
 namespace Swoop.Web
@@ -13,30 +13,83 @@ open Swoop
 /// An uploaded file: in memory, or in a temporary file that is deleted after the request.
 [<Sealed>]
 type UploadedFile internal (name: string, fileName: string, contentType: string, length: int64, data: byte[], path: string) =
+    // The temporary file, until a save moves it to its destination; where the data is read
+    // from (the temporary file, then the destination it was moved to; null in memory).
+    let mutable spooled = path
+    let mutable location = path
+
+    /// Copies the data from where it is now to `destination`.
+    let copyAsync (destination: string) : Task =
+        task {
+            use source =
+                if isNull location then
+                    new MemoryStream(data, false) :> Stream
+                else
+                    new FileStream(location, FileMode.Open, FileAccess.Read, FileShare.Read, 16384, FileOptions.Asynchronous)
+
+            use target = new FileStream(destination, FileMode.Create, FileAccess.Write, FileShare.None, 16384, FileOptions.Asynchronous)
+            do! source.CopyToAsync target
+        }
+
+    /// Renames the temporary file to `destination` (the file system copies it only when the
+    /// two are on different devices), on the thread pool: a rename or that copy blocks. The
+    /// destination gets the mode a copy would have given it (the temporary file is readable
+    /// by the server's user only).
+    let moveAsync (temp: string) (destination: string) : Task =
+        Task.Run(fun () ->
+            if OperatingSystem.IsWindows() then
+                File.Move(temp, destination, true)
+            else
+                // Created (or truncated) as a copy would be: the process's umask, or an existing
+                // file's own mode.
+                (new FileStream(destination, FileMode.Create, FileAccess.Write, FileShare.None)).Dispose()
+                let mode = File.GetUnixFileMode destination
+                File.Move(temp, destination, true)
+                location <- destination
+                File.SetUnixFileMode(destination, mode)
+
+            location <- destination)
+
     /// The form field's name.
     member _.Name = name
     /// The file name the client gave (untrusted: never use it as a path as it is).
     member _.FileName = fileName
     member _.ContentType = contentType
     member _.Length = length
-    /// The temporary file holding the data, or null when it is in memory.
-    member _.TempPath = path
+    /// The temporary file holding the data; null when it is in memory, or after SaveAsAsync
+    /// moved it to its destination.
+    member _.TempPath = spooled
 
     /// The data as a stream (dispose it before the request ends).
     member _.OpenReadStream() : Stream =
-        if isNull path then
+        if isNull location then
             new MemoryStream(data, false) :> Stream
         else
-            new FileStream(path, FileMode.Open, FileAccess.Read, FileShare.Read, 16384, FileOptions.Asynchronous)
+            new FileStream(location, FileMode.Open, FileAccess.Read, FileShare.Read, 16384, FileOptions.Asynchronous)
             :> Stream
 
-    /// Copies the data to `destination` (a path of your choosing).
-    member this.SaveAsAsync(destination: string) : Task =
-        task {
-            use source = this.OpenReadStream()
-            use target = new FileStream(destination, FileMode.Create, FileAccess.Write, FileShare.None, 16384, FileOptions.Asynchronous)
-            do! source.CopyToAsync target
-        }
+    /// Saves the data to `destination` (a path of your choosing), replacing any file there. A
+    /// part spooled to a temporary file is moved there by its first save (one write of the
+    /// data, not two); a part in memory, and any later save, is copied.
+    member _.SaveAsAsync(destination: string) : Task =
+        if String.IsNullOrEmpty destination then
+            invalidArg (nameof destination) "the destination path is null or empty"
+
+        let temp = Threading.Interlocked.Exchange(&spooled, null)
+
+        if isNull temp then
+            copyAsync destination
+        else
+            task {
+                try
+                    do! moveAsync temp destination
+                with e ->
+                    // Not renamed: the next save tries again.
+                    if obj.ReferenceEquals(location, temp) then
+                        spooled <- temp
+
+                    Runtime.ExceptionServices.ExceptionDispatchInfo.Throw e
+            }
 
 /// The fields and files of a multipart/form-data body.
 [<Sealed>]

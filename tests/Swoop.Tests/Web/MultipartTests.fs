@@ -130,3 +130,53 @@ let ``all fields together are held to the form's size`` () =
     use server = serveAppWith { WebOptions.defaults with MaxFormSize = 100L } app
     let field i = sprintf "--XyZ\nContent-Disposition: form-data; name=\"f%d\"\n\n%s\n" i (String('x', 60))
     Assert.Equal(413, (request server "POST" "/upload" (fst (raw "")) (snd (raw (field 1 + field 2 + "--XyZ--\n")))).Status)
+
+[<Fact>]
+let ``SaveAsAsync moves a spooled part to its destination, with a new file's mode, and copies after that`` () =
+    task {
+        let folder = Path.Combine(Path.GetTempPath(), "swoop-save-" + Guid.NewGuid().ToString("N"))
+        Directory.CreateDirectory folder |> ignore
+
+        try
+            let mutable seen = ""
+            let app =
+                route "/save" >=> fun next ctx ->
+                    task {
+                        let! form = ctx.ReadMultipartAsync()
+                        let big = form.Files |> List.find (fun f -> f.Name = "big")
+                        let small = form.Files |> List.find (fun f -> f.Name = "small")
+                        let temp = big.TempPath
+                        let first = Path.Combine(folder, "first.bin")
+                        do! big.SaveAsAsync first
+                        // Moved: the temporary file is gone, the data is read from its new place.
+                        let afterMove = sprintf "%b %b %b" (File.Exists temp) (isNull big.TempPath) (File.Exists first)
+                        use again = big.OpenReadStream()
+                        use copy = new MemoryStream()
+                        do! again.CopyToAsync copy
+                        // A second save copies (the first destination stays).
+                        do! big.SaveAsAsync(Path.Combine(folder, "second.bin"))
+                        do! small.SaveAsAsync(Path.Combine(folder, "small.bin"))
+                        seen <- sprintf "%s %d" afterMove copy.Length
+                        return! text "ok" next ctx
+                    }
+            use server = serveApp app
+            use http = client server
+            use content = new MultipartFormDataContent()
+            let bigData = Array.init 200_000 (fun i -> byte (i % 253))
+            content.Add(new ByteArrayContent(bigData), "big", "big.bin")
+            content.Add(new ByteArrayContent([| 7uy; 8uy |]), "small", "small.bin")
+            let! r = http.PostAsync("/save", content)
+            Assert.Equal(HttpStatusCode.OK, r.StatusCode)
+            Assert.Equal("false true true 200000", seen)
+            Assert.Equal<byte[]>(bigData, File.ReadAllBytes(Path.Combine(folder, "first.bin")))
+            Assert.Equal<byte[]>(bigData, File.ReadAllBytes(Path.Combine(folder, "second.bin")))
+            Assert.Equal<byte[]>([| 7uy; 8uy |], File.ReadAllBytes(Path.Combine(folder, "small.bin")))
+            // The moved file has the mode a new file gets (as the copy has), not the
+            // temporary file's owner-only mode.
+            Assert.Equal(
+                File.GetUnixFileMode(Path.Combine(folder, "second.bin")),
+                File.GetUnixFileMode(Path.Combine(folder, "first.bin"))
+            )
+        finally
+            Directory.Delete(folder, true)
+    }
