@@ -13,6 +13,7 @@ import aggregate
 import charts
 import probe
 import live
+import report_behind
 import report_bodies
 import report_live
 import report_syscalls
@@ -770,7 +771,8 @@ def _load_scenarios(res):
 def build(res, chart_rel, made):
     subjects = list(res["subjects"].keys())
     scenarios = _load_scenarios(res)
-    parts = [header(res), glance(res, subjects, scenarios), routing_section(res, subjects, scenarios),
+    parts = [header(res), glance(res, subjects, scenarios), report_behind.section(res, subjects, scenarios),
+             routing_section(res, subjects, scenarios),
              app_section(res, subjects, scenarios), report_bodies.section(res, subjects, scenarios),
              report_live.section(res, subjects, list(res["scenarios"].keys())),
              charts_section(made, chart_rel),
