@@ -39,6 +39,7 @@ type UploadedFile internal (name: string, fileName: string, contentType: string,
         Task.Run(fun () ->
             if OperatingSystem.IsWindows() then
                 File.Move(temp, destination, true)
+                location <- destination
             else
                 // Created (or truncated) as a copy would be: the process's umask, or an existing
                 // file's own mode.
@@ -46,9 +47,7 @@ type UploadedFile internal (name: string, fileName: string, contentType: string,
                 let mode = File.GetUnixFileMode destination
                 File.Move(temp, destination, true)
                 location <- destination
-                File.SetUnixFileMode(destination, mode)
-
-            location <- destination)
+                File.SetUnixFileMode(destination, mode))
 
     /// The form field's name.
     member _.Name = name
@@ -78,7 +77,11 @@ type UploadedFile internal (name: string, fileName: string, contentType: string,
         let temp = Threading.Interlocked.Exchange(&spooled, null)
 
         if isNull temp then
-            copyAsync destination
+            // Saved there already (the move): copying a file onto itself would fail.
+            if not (isNull location) && Path.GetFullPath destination = Path.GetFullPath location then
+                Task.CompletedTask
+            else
+                copyAsync destination
         else
             task {
                 try

@@ -153,8 +153,10 @@ let ``SaveAsAsync moves a spooled part to its destination, with a new file's mod
                         use again = big.OpenReadStream()
                         use copy = new MemoryStream()
                         do! again.CopyToAsync copy
-                        // A second save copies (the first destination stays).
+                        // A second save copies (the first destination stays); one to where
+                        // it already is changes nothing.
                         do! big.SaveAsAsync(Path.Combine(folder, "second.bin"))
+                        do! big.SaveAsAsync(Path.Combine(folder, ".", "first.bin"))
                         do! small.SaveAsAsync(Path.Combine(folder, "small.bin"))
                         seen <- sprintf "%s %d" afterMove copy.Length
                         return! text "ok" next ctx
