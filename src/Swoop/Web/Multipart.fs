@@ -18,15 +18,17 @@ type UploadedFile internal (name: string, fileName: string, contentType: string,
     let mutable spooled = path
     let mutable location = path
 
+    /// The data, from where it is now.
+    let openRead () : Stream =
+        if isNull location then
+            new MemoryStream(data, false) :> Stream
+        else
+            new FileStream(location, FileMode.Open, FileAccess.Read, FileShare.Read, 16384, FileOptions.Asynchronous)
+
     /// Copies the data from where it is now to `destination`.
     let copyAsync (destination: string) : Task =
         task {
-            use source =
-                if isNull location then
-                    new MemoryStream(data, false) :> Stream
-                else
-                    new FileStream(location, FileMode.Open, FileAccess.Read, FileShare.Read, 16384, FileOptions.Asynchronous)
-
+            use source = openRead ()
             use target = new FileStream(destination, FileMode.Create, FileAccess.Write, FileShare.None, 16384, FileOptions.Asynchronous)
             do! source.CopyToAsync target
         }
@@ -60,12 +62,7 @@ type UploadedFile internal (name: string, fileName: string, contentType: string,
     member _.TempPath = spooled
 
     /// The data as a stream (dispose it before the request ends).
-    member _.OpenReadStream() : Stream =
-        if isNull location then
-            new MemoryStream(data, false) :> Stream
-        else
-            new FileStream(location, FileMode.Open, FileAccess.Read, FileShare.Read, 16384, FileOptions.Asynchronous)
-            :> Stream
+    member _.OpenReadStream() : Stream = openRead ()
 
     /// Saves the data to `destination` (a path of your choosing), replacing any file there. A
     /// part spooled to a temporary file is moved there by its first save (one write of the
