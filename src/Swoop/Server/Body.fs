@@ -38,9 +38,6 @@ type internal BodyReader(transport: Transport, head: RequestHead, bodyTimeoutMs:
     let mutable wholeGo = false
     let mutable drained = 0L
     let mutable drainOk = false
-    // Body bytes received by receives that completed at once, with no wait on the loop in
-    // between: past FairShare the reader yields its thread (see Received).
-    let mutable unbroken = 0L
 
     /// A request without a body (or read already): one task for all, not one per call.
     static member val private NoBody = Task.FromResult(Array.Empty<byte>())
@@ -60,7 +57,6 @@ type internal BodyReader(transport: Transport, head: RequestHead, bodyTimeoutMs:
         this.FramingBroken <- false
         continueSent <- false
         received <- 0L
-        unbroken <- 0L
         whole <- null
         transport.BodyBytes <- 0L
         transport.BodyWaitMs <- 0L
@@ -176,29 +172,6 @@ type internal BodyReader(transport: Transport, head: RequestHead, bodyTimeoutMs:
         transport.TotalReceived <- transport.TotalReceived + int64 got
         transport.InEnd <- transport.InEnd + got
 
-    /// How many body bytes a connection may take in one run of receives that complete at
-    /// once (its client sends faster than it is read) before it lets others on its thread go
-    /// first: else one fast upload holds an event loop (or a pool thread) until its last byte,
-    /// and the uploads beside it wait whole (measured: p99 0.7-1.8 s for 10 MiB uploads on 4
-    /// connections, against a p50 of 40 ms).
-    static member FairShare = 256L * 1024L
-
-    /// A receive for the body, counted: one that had to wait went through the loop.
-    member private _.Receive() : ValueTask<int> =
-        let pending = transport.ReceiveAsync()
-        if not pending.IsCompleted then unbroken <- 0L
-        pending
-
-    /// After a receive: true when this connection has had its share and should yield.
-    member private _.HadItsShare() =
-        unbroken <- unbroken + int64 got
-
-        if unbroken >= BodyReader.FairShare then
-            unbroken <- 0L
-            true
-        else
-            false
-
     /// Receives more bytes after the head, keeping the head where it is.
     member private this.ReceiveMoreAsync() : Task =
         task {
@@ -210,14 +183,14 @@ type internal BodyReader(transport: Transport, head: RequestHead, bodyTimeoutMs:
             got <- 0
 
             try
-                let! n = this.Receive()
+                let! n = transport.ReceiveCountedAsync()
                 got <- n
             with e ->
                 this.ReceiveFailed e
 
             this.FinishReceive got
 
-            if this.HadItsShare() then
+            if transport.HadItsShare got then
                 do! Task.Yield()
         }
 
@@ -323,14 +296,14 @@ type internal BodyReader(transport: Transport, head: RequestHead, bodyTimeoutMs:
                         got <- 0
 
                         try
-                            let! r = this.Receive()
+                            let! r = transport.ReceiveCountedAsync()
                             got <- r
                         with e ->
                             this.ReceiveFailed e
 
                         this.FinishReceive got
 
-                        if this.HadItsShare() then
+                        if transport.HadItsShare got then
                             do! Task.Yield()
 
             let result = if wholeFilled = whole.Length then whole else Array.sub whole 0 wholeFilled

@@ -33,11 +33,6 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
     let mutable go = true
     let mutable linger = false
     let mutable fresh = true
-    // Request bytes taken by receives that completed at once, with no wait between them: a
-    // client that keeps the socket full (pipelining without pause) would otherwise hold its
-    // event loop for as long as it sends. Past BodyReader.FairShare the loop lets others go
-    // first (as a body reader does).
-    let mutable unbroken = 0L
     let mutable pending: Socket = null
     let mutable pendingDescriptor: OwnedDescriptor = null
     // The TLS of the endpoint the socket came from (null: plain HTTP).
@@ -231,7 +226,6 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
             // The first request usually came with the connection: receive it at once, without
             // first waiting for data with a zero-byte receive (one system call fewer).
             fresh <- true
-            unbroken <- 0L
 
             try
                 try
@@ -274,22 +268,14 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                                 // arrive (not a receive with a cancellation token: it allocates).
                                 if settings.ReleaseBufferWhenIdle && not fresh then
                                     transport.ReleaseInput()
-                                    let waiting = transport.WaitForDataAsync()
-
-                                    if not waiting.IsCompleted then
-                                        unbroken <- 0L
-
-                                    let! _ = waiting
+                                    let! _ = transport.WaitForDataAsync()
                                     ()
 
                                 transport.EnsureInput()
                                 fresh <- false
-                                let receiving = transport.ReceiveAsync()
-
-                                if not receiving.IsCompleted then
-                                    unbroken <- 0L
-
-                                let! n = receiving
+                                // Counted for the fair share (Transport.FairShare): a client that
+                                // keeps the socket full would otherwise hold the loop.
+                                let! n = transport.ReceiveCountedAsync()
                                 received <- n
 
                                 // Still Idle until bytes arrive: the heartbeat may have closed us.
@@ -299,12 +285,10 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                                     transport.Deadline <- Heartbeat.NowMs + settings.RequestHeadMs
                                     transport.InEnd <- transport.InEnd + received
                                     transport.TotalReceived <- transport.TotalReceived + int64 received
-                                    unbroken <- unbroken + int64 received
 
                                     // Had its share: the rest of this turn goes on the thread pool
                                     // (until a receive waits, which brings it back to its loop).
-                                    if unbroken >= BodyReader.FairShare then
-                                        unbroken <- 0L
+                                    if transport.HadItsShare received then
                                         do! Task.Yield()
 
                         // h2c by prior knowledge: the preface instead of a first request.
@@ -490,12 +474,7 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
 
                                 if go then
                                     transport.MakeRoom 512
-                                    let receiving = transport.ReceiveAsync()
-
-                                    if not receiving.IsCompleted then
-                                        unbroken <- 0L
-
-                                    let! n = receiving
+                                    let! n = transport.ReceiveCountedAsync()
 
                                     if n > 0 then
                                         transport.TotalReceived <- transport.TotalReceived + int64 n
@@ -506,10 +485,8 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                                         linger <- n > 0 && Volatile.Read(&transport.State) = ConnectionState.Lingering
                                     else
                                         transport.InEnd <- transport.InEnd + n
-                                        unbroken <- unbroken + int64 n
 
-                                        if unbroken >= BodyReader.FairShare then
-                                            unbroken <- 0L
+                                        if transport.HadItsShare n then
                                             do! Task.Yield()
                             | _ ->
                                 // A parse error never overwrites a timeout the heartbeat decided.
