@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Memory of idle keep-alive connections: a server's resident set (VmRSS of every process given,
 summed) before and with N connections that each sent one request, read its answer and stayed
-open, and again after they closed. Prints one line of JSON.
+open (2 s after the last opened, and again once settled: SETTLE s after, 20 by default, time
+for a server's own idle-time work such as Swoop's parking and trimming), and after they closed.
+Prints one line of JSON; kib_per_connection is the settled figure.
 
 Usage: bench/idle/memory.py PORT N PID [PID...]   (from another core than the server's)
 HOLD=S in the environment keeps the connections open S seconds more before closing them (time
@@ -72,6 +74,8 @@ before = rss_kib()
 held = open_idle(n)
 time.sleep(2)
 with_open = rss_kib()
+time.sleep(max(0.0, float(os.environ.get("SETTLE", "20")) - 2))
+settled = rss_kib()
 if os.environ.get("HOLD"):
     print(f"{n} connections open, RSS {with_open} KiB; holding them {os.environ['HOLD']} s", file=sys.stderr, flush=True)
     time.sleep(float(os.environ["HOLD"]))
@@ -80,4 +84,6 @@ for s in held:
 time.sleep(5)
 after = rss_kib()
 print(json.dumps({"connections": n, "rss_before_kib": before, "rss_open_kib": with_open,
-                  "rss_closed_kib": after, "kib_per_connection": (with_open - before) / n}))
+                  "rss_settled_kib": settled, "rss_closed_kib": after,
+                  "kib_per_connection_at_2s": (with_open - before) / n,
+                  "kib_per_connection": (settled - before) / n}))

@@ -1,6 +1,7 @@
 /// One client connection: receive, parse, dispatch, write, send, for as long as keep-alive
 /// lasts. Pipelined requests already received are all answered before one send. The object
-/// is pooled and reused for the next socket.
+/// is pooled and reused for the next socket, and for a parked connection's socket when bytes
+/// come (an idle connection parks after a heartbeat interval: see ParkedConnection).
 namespace Swoop
 
 open System
@@ -10,7 +11,7 @@ open System.Threading
 open System.Threading.Tasks
 
 [<Sealed; AllowNullLiteral>]
-type internal Connection(settings: ConnectionSettings, onClosed: Connection -> unit) =
+type internal Connection(settings: ConnectionSettings, onClosed: Connection -> unit, onParked: Connection -> unit, lot: IParkingLot) =
 
     let transport = Transport(settings.Pool, SendTimeoutMs = settings.BodyMs)
     let head = RequestHead(settings.Limits.MaxHeaderCount)
@@ -49,6 +50,10 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
     let mutable earlyFlush: Task = null
     // Whether the object may serve another socket (see cleanUp).
     let mutable reusable = true
+    // The parked connection whose socket this one serves next (see Resume), and whether the
+    // loop's wait ended because the connection parked (see park).
+    let mutable resuming: ParkedConnection = null
+    let mutable parkedAway = false
     // The execution context the connection started in: each handler call starts from it, so an
     // AsyncLocal a synchronous handler set never reaches the next request (maybe another client's).
     let mutable home: ExecutionContext = null
@@ -203,24 +208,81 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                 finish ()
             }
 
-    /// The connection loop, until the connection closes.
+    /// The connection parked (its wait for data was handed over): everything but the socket
+    /// goes back to the pool; the socket and the heartbeat's slot are the parked one's now.
+    let leave (c: Connection) =
+        parkedAway <- false
+        slot <- -1
+        transport.LetGo()
+        transport.ReleaseAll()
+        context.Release()
+        head.Reset()
+        meter.HandOver()
+        reusable <- true
+        onParked c
+
+    /// From the heartbeat, for an Idle connection waiting for data with no buffer: parks it
+    /// (see ParkedConnection), if the transport can hand its wait over; else nothing changes.
+    let park (c: Connection) =
+        let descriptor = transport.Descriptor
+
+        let parked =
+            ParkedConnection(
+                settings,
+                lot,
+                descriptor,
+                slot,
+                transport.Deadline,
+                meter.ConnectionStart,
+                meter.ConnectionCounted,
+                transport.TotalReceived,
+                transport.TotalSent,
+                transport.NagleOff
+            )
+
+        // The slot and the watcher first: once handed over, the parked connection may close
+        // at any beat, or be resumed by another connection object that sets its own watcher.
+        // Nothing of this object's stays reachable from the socket (a late look by the loop at
+        // this object as watcher names the socket by its token: ignored, see PeerClosed).
+        settings.Heartbeat.Replace(slot, parked)
+        descriptor.Watcher <- null
+
+        if transport.HandOver parked then
+            parked.Parked()
+        else
+            descriptor.Watcher <- c
+            settings.Heartbeat.Replace(slot, c)
+
+    /// The connection loop, until the connection closes or parks.
     member c.RunAsync(socket: Socket, accepted: OwnedDescriptor) : Task =
         task {
             home <- ExecutionContext.Capture()
             h2 <- null
-            transport.Descriptor.Watcher <- c
-            if isNull memory then
+            let resumed = resuming
+            resuming <- null
+
+            if not (isNull resumed) then
+                transport.Adopt(resumed.Descriptor, resumed.NagleOff)
+            elif isNull memory then
                 transport.Attach(socket, accepted, settings.Inline)
             else
                 transport.AttachStream(memory, memoryPeer)
                 memory <- null
                 memoryPeer <- null
+
+            transport.Descriptor.Watcher <- c
             head.Reset()
             transport.Deadline <- Heartbeat.NowMs + settings.KeepAliveMs
             Volatile.Write(&transport.State, ConnectionState.Idle)
             // A reused connection starts its data-rate clock afresh (K2 in docs/reliability.md).
             lastTickMs <- 0L
-            slot <- settings.Heartbeat.Register c
+
+            if isNull resumed then
+                slot <- settings.Heartbeat.Register c
+            else
+                slot <- resumed.Slot
+                settings.Heartbeat.Replace(slot, c)
+
             go <- true
             linger <- false
             // The first request usually came with the connection: receive it at once, without
@@ -230,7 +292,12 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
             try
                 try
                     // Inside: a metrics listener that throws ends the connection, closed as any.
-                    meter.BeginConnection()
+                    if isNull resumed then
+                        meter.BeginConnection()
+                    else
+                        meter.Adopt(resumed.ConnectionStart, resumed.Counted)
+                        transport.TotalReceived <- resumed.Received
+                        transport.TotalSent <- resumed.Sent
 
                     // HTTPS: the handshake first, within its timeout (the heartbeat closes an
                     // Idle connection past its deadline, which fails the handshake's receive).
@@ -245,7 +312,8 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                             h2 <- Http2.Http2Connection(transport, settings, true)
                             do! h2.RunAsync()
 
-                    mayBeH2 <- go && isNull tls && settings.Http2
+                    // A resumed connection has answered HTTP/1.1 before: no preface now.
+                    mayBeH2 <- go && isNull tls && settings.Http2 && isNull resumed
 
                     while go do
                         if transport.InStart = transport.InEnd then
@@ -258,7 +326,9 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                             transport.InPos <- 0
                             transport.InEnd <- 0
 
-                            if settings.Stopping then
+                            // Stopping: closed, but not when bytes just came (a resumed parked
+                            // connection's request is answered, with Connection: close).
+                            if settings.Stopping && not fresh then
                                 go <- false
                             else
                                 transport.Deadline <- Heartbeat.NowMs + settings.KeepAliveMs
@@ -268,28 +338,32 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                                 // arrive (not a receive with a cancellation token: it allocates).
                                 if settings.ReleaseBufferWhenIdle && not fresh then
                                     transport.ReleaseInput()
-                                    let! _ = transport.WaitForDataAsync()
-                                    ()
+                                    let! waited = transport.WaitForDataAsync()
+                                    // Parked by the heartbeat: the socket is the parked one's now.
+                                    parkedAway <- waited = Transport.HandedOver
 
-                                transport.EnsureInput()
-                                fresh <- false
-                                // Counted for the fair share (Transport.FairShare): a client that
-                                // keeps the socket full would otherwise hold the loop.
-                                let! n = transport.ReceiveCountedAsync()
-                                received <- n
-
-                                // Still Idle until bytes arrive: the heartbeat may have closed us.
-                                if received = 0 || not (tryState ConnectionState.ReadingHead ConnectionState.Idle) then
+                                if parkedAway then
                                     go <- false
                                 else
-                                    transport.Deadline <- Heartbeat.NowMs + settings.RequestHeadMs
-                                    transport.InEnd <- transport.InEnd + received
-                                    transport.TotalReceived <- transport.TotalReceived + int64 received
+                                    transport.EnsureInput()
+                                    fresh <- false
+                                    // Counted for the fair share (Transport.FairShare): a client that
+                                    // keeps the socket full would otherwise hold the loop.
+                                    let! n = transport.ReceiveCountedAsync()
+                                    received <- n
 
-                                    // Had its share: the rest of this turn goes on the thread pool
-                                    // (until a receive waits, which brings it back to its loop).
-                                    if transport.HadItsShare received then
-                                        do! Task.Yield()
+                                    // Still Idle until bytes arrive: the heartbeat may have closed us.
+                                    if received = 0 || not (tryState ConnectionState.ReadingHead ConnectionState.Idle) then
+                                        go <- false
+                                    else
+                                        transport.Deadline <- Heartbeat.NowMs + settings.RequestHeadMs
+                                        transport.InEnd <- transport.InEnd + received
+                                        transport.TotalReceived <- transport.TotalReceived + int64 received
+
+                                        // Had its share: the rest of this turn goes on the thread pool
+                                        // (until a receive waits, which brings it back to its loop).
+                                        if transport.HadItsShare received then
+                                            do! Task.Yield()
 
                         // h2c by prior knowledge: the preface instead of a first request.
                         if go && mayBeH2 then
@@ -505,7 +579,7 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
 
                     if linger then
                         do! transport.LingerAsync()
-                    else
+                    elif not parkedAway then
                         do! transport.SayGoodbyeAsync()
                 with
                 | :? SocketException
@@ -520,7 +594,7 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
             with _ ->
                 () // a log sink that throws: the connection still ends as it must
 
-            do! cleanUp c
+            if parkedAway then leave c else do! cleanUp c
         }
 
     /// Whether this object may serve another socket: false when a send of its last one did
@@ -528,14 +602,15 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
     member _.Reusable = reusable
 
     interface IPeerWatcher with
-        member _.PeerClosed(reset: bool) =
+        member _.PeerClosed(socket: int64, reset: bool) =
             let state = Volatile.Read(&transport.State)
 
-            if state = ConnectionState.Processing || state = ConnectionState.ReadingBody then
+            // Only for the socket this object serves now (not one it parked, or served before).
+            if socket = transport.Token && (state = ConnectionState.Processing || state = ConnectionState.ReadingBody) then
                 context.PeerClosed reset
 
     interface ITimed with
-        member _.Tick(now: int64) =
+        member c.Tick(now: int64) =
             let state = Volatile.Read(&transport.State)
 
             if state = ConnectionState.Http2 then
@@ -623,6 +698,15 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                     // Not one whose next request is already here: that one is answered (and closed).
                     if not (transport.Descriptor.HasUnread()) && tryState ConnectionState.Closed ConnectionState.Idle then
                         transport.Close()
+                elif
+                    state = ConnectionState.Idle
+                    && settings.ReleaseBufferWhenIdle
+                    && now <= transport.Deadline
+                    && now - (transport.Deadline - settings.KeepAliveMs) >= ParkedConnection.AfterMs
+                    && transport.CanHandOver
+                then
+                    // Idle for a whole interval: the connection parks, if it waits for data.
+                    park c
                 elif now > transport.Deadline then
                     match state with
                     | ConnectionState.ReadingHead ->
@@ -658,6 +742,20 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
         else
             pending <- socket
             pendingDescriptor <- accepted
+            ThreadPool.UnsafeQueueUserWorkItem(c, preferLocal = false) |> ignore
+
+    /// Serves a parked connection's socket, whose client sent bytes (called on the event
+    /// loop's thread): right there, as Start does, unless handlers are offloaded.
+    member c.Resume(parked: ParkedConnection) =
+        tls <- null
+        memory <- null
+        resuming <- parked
+
+        if settings.Inline && not settings.OffloadHandlers && EventLoopThread.Index > 0 then
+            c.RunAsync(null, null) |> ignore
+        else
+            pending <- null
+            pendingDescriptor <- null
             ThreadPool.UnsafeQueueUserWorkItem(c, preferLocal = false) |> ignore
 
     /// Runs the connection handed over by Start (on the thread pool or an event loop).

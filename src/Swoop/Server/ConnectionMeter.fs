@@ -60,17 +60,37 @@ type internal ConnectionMeter(transport: Transport, context: HttpContext) =
         if connectionCounted then
             Metrics.activeConnections.Add 1L
 
+    /// What a connection that closed had added: `start` (0: not measured), whether it was
+    /// `counted` as active, its bytes.
+    static member Ended(start: int64, counted: bool, received: int64, sent: int64) =
+        if counted then
+            Metrics.activeConnections.Add -1L
+
+        if start <> 0L then
+            Metrics.connectionDuration.Record(Metrics.secondsSince start)
+
+        if Metrics.bytesReceived.Enabled then Metrics.bytesReceived.Add received
+        if Metrics.bytesSent.Enabled then Metrics.bytesSent.Add sent
+
     /// The connection closed.
     member this.EndConnection() =
         this.EndRequest()
+        ConnectionMeter.Ended(connectionStart, connectionCounted, transport.TotalReceived, transport.TotalSent)
+        connectionCounted <- false
+        connectionStart <- 0L
 
-        if connectionCounted then
-            connectionCounted <- false
-            Metrics.activeConnections.Add -1L
+    /// When the connection began (0: not measured) and whether it counts as active: a parked
+    /// connection carries them (see ParkedConnection), to be ended by it or by the
+    /// connection that resumes it.
+    member _.ConnectionStart = connectionStart
+    member _.ConnectionCounted = connectionCounted
 
-        if connectionStart <> 0L then
-            Metrics.connectionDuration.Record(Metrics.secondsSince connectionStart)
-            connectionStart <- 0L
+    /// The connection parked: what it added goes with it (nothing recorded here).
+    member _.HandOver() =
+        connectionStart <- 0L
+        connectionCounted <- false
 
-        if Metrics.bytesReceived.Enabled then Metrics.bytesReceived.Add transport.TotalReceived
-        if Metrics.bytesSent.Enabled then Metrics.bytesSent.Add transport.TotalSent
+    /// Resumes a parked connection's share (see HandOver).
+    member _.Adopt(start: int64, counted: bool) =
+        connectionStart <- start
+        connectionCounted <- counted

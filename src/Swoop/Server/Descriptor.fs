@@ -11,10 +11,11 @@ open System.Runtime.InteropServices
 open System.Threading
 
 /// Told, on an event loop's thread, that the client closed its end (`reset`: reset, or an
-/// error) while the socket is registered with a loop.
+/// error) while the socket is registered with a loop. `token`: the socket's registration (see
+/// Evented.Token): a watcher that serves another socket by now ignores it.
 [<AllowNullLiteral>]
 type internal IPeerWatcher =
-    abstract PeerClosed: reset: bool -> unit
+    abstract PeerClosed: token: int64 * reset: bool -> unit
 
 /// A connection's socket, the runtime's Socket or only the descriptor; reused, with its
 /// connection, for every socket that connection serves.
@@ -390,6 +391,11 @@ type internal Descriptor() =
             // Another waiter in this direction: one a handler left behind on this socket.
             invalidOp "a receive or send waited while another of the same direction still waited on this connection"
 
+    /// Puts `next` in the place of `waiting` as the receive's waiter, if `waiting` still waits
+    /// (no event took it out meanwhile): the loop then wakes `next` instead. False otherwise.
+    member d.ReplaceReader(waiting: IEventWaiter, next: IEventWaiter) : bool =
+        obj.ReferenceEquals(Interlocked.CompareExchange(&d.ReadState, box next, box waiting), waiting)
+
     /// Registers with an event loop, once per socket (the first wait, or a watch).
     member private d.Register(expected: int64) =
         if registeredFd < 0 then
@@ -478,7 +484,7 @@ type internal Descriptor() =
 
                 if not (isNull watcher) then
                     try
-                        watcher.PeerClosed reset
+                        watcher.PeerClosed(d.Token, reset)
                     with e ->
                         EventLoops.report e
 

@@ -162,6 +162,11 @@ type internal Heartbeat(interval: TimeSpan) as this =
             Volatile.Write(&members[slot], m)
             slot)
 
+    /// Puts `m` in `slot` in place of its member (a connection parked, or resumed from
+    /// parked): the slot is the connection's for as long as it is open, whoever stands for it.
+    member _.Replace(slot: int, m: ITimed) =
+        lock gate (fun () -> Volatile.Write(&members[slot], m))
+
     member _.Unregister(slot: int) =
         let m = Volatile.Read(&members[slot])
 

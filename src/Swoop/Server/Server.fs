@@ -26,11 +26,41 @@ type RunningServer internal (listeners: Socket[], secure: bool[], tls: TlsServer
             lastAcceptError <- now
             settings.Log.AcceptFailed e
 
-    let onClosed (c: Connection) =
-        if c.Reusable then idle.Add c
+    // Open connections parked (see ParkedConnection): open, but holding no connection object.
+    let mutable parked = 0
 
+    let connectionEnded () =
         if Interlocked.Decrement(&open') = 0 && settings.Stopping then
             allClosed.TrySetResult() |> ignore
+
+    let onClosed (c: Connection) =
+        if c.Reusable then idle.Add c
+        connectionEnded ()
+
+    /// A connection parked: its object goes back to the pool; the connection is still open.
+    let onParked (c: Connection) =
+        Interlocked.Increment(&parked) |> ignore
+        if c.Reusable then idle.Add c
+
+    // Where parked connections come back to (set just below: it takes from the pool).
+    let mutable lot: IParkingLot = null
+
+    /// A pooled connection object, or a new one.
+    let take () =
+        match idle.TryTake() with
+        | true, c -> c
+        | _ -> Connection(settings, onClosed, onParked, lot)
+
+    do
+        lot <-
+            { new IParkingLot with
+                member _.Resume(p: ParkedConnection) =
+                    Interlocked.Decrement(&parked) |> ignore
+                    (take ()).Resume p
+
+                member _.Closed() =
+                    Interlocked.Decrement(&parked) |> ignore
+                    connectionEnded () }
 
     // Connections accepted so far: the trimmer's sign of a quiet server.
     let mutable acceptedCount = 0L
@@ -80,11 +110,7 @@ type RunningServer internal (listeners: Socket[], secure: bool[], tls: TlsServer
             else
                 Interlocked.Increment(&acceptedCount) |> ignore
 
-                let connection =
-                    match idle.TryTake() with
-                    | true, c -> c
-                    | _ -> Connection(settings, onClosed)
-
+                let connection = take ()
                 taken <- true
                 connection.Start(socket, accepted, here, tlsOf listener)
         finally
@@ -129,7 +155,8 @@ type RunningServer internal (listeners: Socket[], secure: bool[], tls: TlsServer
                     // One small slab is kept for the connections to come, none when nothing is
                     // open: an idle server's memory is then what it was before the first burst.
                     let slabBytes = BufferPool.Shared.Trim(5_000L, (if Volatile.Read(&open') = 0 then 0 else 1))
-                    let keep = max 16 (Volatile.Read(&open'))
+                    // As many as are open and not parked (a parked one holds none).
+                    let keep = max 16 (Volatile.Read(&open') - Volatile.Read(&parked))
                     let mutable extra = idle.Count - keep
                     let dropped = max 0 extra
 
@@ -190,11 +217,7 @@ type RunningServer internal (listeners: Socket[], secure: bool[], tls: TlsServer
         else
             Interlocked.Increment(&acceptedCount) |> ignore
 
-            let connection =
-                match idle.TryTake() with
-                | true, c -> c
-                | _ -> Connection(settings, onClosed)
-
+            let connection = take ()
             connection.StartStream(stream, peer)
             true
 
@@ -206,6 +229,9 @@ type RunningServer internal (listeners: Socket[], secure: bool[], tls: TlsServer
             | _ -> (if tls then "https://" else "http://") + Listener.show ep)
     member this.Port = this.EndPoint.Port
     member _.ConnectionCount = Volatile.Read(&open')
+
+    /// Open connections parked while idle (see ParkedConnection).
+    member _.ParkedConnectionCount = Volatile.Read(&parked)
 
     /// Completes with the failure when the server can accept no more connections.
     member internal _.AcceptFailed: Task<exn> = acceptFailed.Task

@@ -23,6 +23,10 @@ type RunningServer =
     /// Number of open connections.
     member ConnectionCount: int
 
+    /// Of the open connections, those idle long enough (a second) to have parked: each holds
+    /// only its socket until its client sends again.
+    member ParkedConnectionCount: int
+
     member internal AcceptFailed: Threading.Tasks.Task<exn>
 
     /// Connections closed at once because MaxConnections were open.

@@ -30,12 +30,30 @@ type internal SocketOp() =
     // 1 once the current wait is completed: the loop and a close may both try (a handler
     // left the op behind), and a second completion would throw on whichever thread made it.
     let mutable waitDone = 0
+    // The wait was handed over (see HandOver): it ends with Transport.HandedOver, not a failure.
+    let mutable handedOver = false
 
     let failure (error: SocketError) : exn = SocketException(int error)
 
     /// True while an operation started and its result was not taken yet: then this op must
     /// not serve another socket (its completion may still come).
     member _.Pending = pending
+
+    /// Waits on an event loop for bytes to arrive, reading none (a wait for data), and was
+    /// not woken yet. Read by the heartbeat while the connection is idle (see HandOver).
+    member _.WaitsForData =
+        pending && not waitSend && waitBuffer.IsEmpty && Volatile.Read(&waitDone) = 0
+
+    /// Ends a wait for data whose place in the descriptor's readiness another waiter took (an
+    /// idle connection parked): its awaiter continues on the thread pool with the result -2
+    /// (Transport.HandedOver). False if the wait had ended already.
+    member this.HandOver() : bool =
+        if Interlocked.Exchange(&waitDone, 1) = 0 then
+            handedOver <- true
+            ThreadPool.UnsafeQueueUserWorkItem(this, preferLocal = false) |> ignore
+            true
+        else
+            false
 
     /// A new socket: calls go straight to libc first (Linux).
     member _.Renew() = direct <- Direct.available
@@ -189,7 +207,11 @@ type internal SocketOp() =
 
     interface IThreadPoolWorkItem with
         member _.Execute() =
-            if Interlocked.Exchange(&waitDone, 1) = 0 then
+            if handedOver then
+                handedOver <- false
+                waitBuffer <- Memory<byte>.Empty
+                core.SetResult -2
+            elif Interlocked.Exchange(&waitDone, 1) = 0 then
                 waitBuffer <- Memory<byte>.Empty
                 core.SetException(SocketException(int SocketError.OperationAborted))
 

@@ -46,7 +46,9 @@ type internal Transport(pool: BufferPool) =
     let mutable receiver = new SocketOp()
     let mutable sender = new SocketOp()
 
-    let descriptor = Descriptor()
+    // The socket's: reused for every socket this transport serves, except that a parked
+    // connection takes it along (see HandOver) and a resumed one brings its own (see Adopt).
+    let mutable descriptor = Descriptor()
     // The socket being served (its registration token, see Evented.Token).
     let mutable token = 0L
     // Who may write (see "who may write" below).
@@ -82,6 +84,44 @@ type internal Transport(pool: BufferPool) =
         descriptor.AttachStream(over, peer)
         t.Renew()
         stream <- over
+
+    /// What WaitForDataAsync gives when the wait was handed over (see HandOver).
+    static member HandedOver = -2
+
+    /// An idle connection parks (from the heartbeat, while its loop waits for data with no
+    /// buffer): `parked` takes the receive's place as the one the event loop wakes when bytes
+    /// come, and the loop's wait ends with HandedOver. Only on Swoop's event loops, on the
+    /// socket itself, with nothing in flight. False when it cannot (then nothing changed).
+    member t.HandOver(parked: IEventWaiter) : bool =
+        t.CanHandOver
+        && Threading.Volatile.Read(&flight) = 0
+        && output.IsEmpty
+        && not sender.Pending
+        && descriptor.ReplaceReader(receiver, parked)
+        // Nothing else can end the wait now (the loop wakes `parked` instead): this succeeds.
+        && (receiver.HandOver() |> ignore
+            true)
+
+    /// Whether HandOver may succeed: the loop waits for data, on Swoop's event loops, on the
+    /// socket itself (checked before a parked connection is made for it).
+    member _.CanHandOver = isNull stream && descriptor.Evented && receiver.WaitsForData
+
+    /// After HandOver: the socket is the parked connection's; this transport takes a fresh
+    /// descriptor for its next one and names no socket meanwhile.
+    member _.LetGo() =
+        descriptor <- Descriptor()
+        token <- 0L
+
+    /// Serves a parked connection's socket (see HandOver): its descriptor, and whether
+    /// Nagle's algorithm is off on it already.
+    member t.Adopt(parked: Descriptor, nagleOff: bool) =
+        descriptor <- parked
+        t.Renew()
+        flushedBefore <- true
+        noDelay <- nagleOff
+
+    /// Nagle's algorithm was turned off on this socket (see Attach).
+    member _.NagleOff = noDelay
 
     member private _.Renew() =
         token <- descriptor.Token
