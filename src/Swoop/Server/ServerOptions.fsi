@@ -77,9 +77,12 @@ type ServerOptions =
         /// How long shutdown waits for in-flight requests before closing every connection.
         ShutdownTimeout: TimeSpan
         /// True (default): an idle keep-alive connection holds no buffer; it waits for bytes
-        /// and leases 4 KiB only when they arrive. False: it receives straight into its leased
-        /// 4 KiB segment, held per idle connection (where the runtime does the waiting, not
-        /// Swoop's event loops, that saves one system call per request).
+        /// and leases 4 KiB only when they arrive, and after a second idle on Swoop's event
+        /// loops (plain HTTP/1.1) it parks: it keeps only its socket (about 0.4 KiB) and gives
+        /// the rest back to the pool until its client sends again (see
+        /// `RunningServer.ParkedConnectionCount`). False: it receives straight into its leased
+        /// 4 KiB segment, held per idle connection with everything else (where the runtime
+        /// does the waiting, not Swoop's event loops, that saves one system call per request).
         ReleaseBufferWhenIdle: bool
         /// True (default): socket completions, and so handlers, run on event-loop threads, as
         /// in nginx: no thread switch per request. On Linux, for connections the event loops
