@@ -109,8 +109,7 @@ type EventStream internal (ctx: HttpContext, maxQueuedBytes: int) =
 
                         pumpSending <-
                             try
-                                ctx.Write next.Bytes.Span
-                                ctx.FlushAsync()
+                                ctx.SendSharedAsync(next.Bytes, next.Framed)
                             with e ->
                                 ValueTask(Task.FromException e))
 
@@ -190,8 +189,7 @@ type EventStream internal (ctx: HttpContext, maxQueuedBytes: int) =
                 else
                     let sending =
                         try
-                            ctx.Write event.Bytes.Span
-                            ctx.FlushAsync()
+                            ctx.SendSharedAsync(event.Bytes, event.Framed)
                         with e ->
                             ValueTask(Task.FromException e)
 

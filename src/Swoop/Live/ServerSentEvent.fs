@@ -30,8 +30,34 @@ type ServerSentEvent private (bytes: byte[]) =
 
             i <- i + 1
 
+    // The event as one chunk of a chunked HTTP/1.1 body (size, CRLF, the bytes, CRLF), made
+    // the first time a stream can send it so: shared by every stream a broadcast reaches.
+    let mutable framed: byte[] = null
+
     /// The encoded event.
     member _.Bytes = ReadOnlyMemory<byte> bytes
+
+    /// The event framed as one chunk (see `framed`). Two threads may both make it the first
+    /// time: the same bytes either way.
+    member internal _.Framed: ReadOnlyMemory<byte> =
+        let made = framed
+
+        if not (isNull made) then
+            ReadOnlyMemory<byte> made
+        else
+            let size = bytes.Length.ToString("x")
+            let chunk = Array.zeroCreate<byte> (size.Length + bytes.Length + 4)
+
+            for i in 0 .. size.Length - 1 do
+                chunk[i] <- byte size[i]
+
+            chunk[size.Length] <- 13uy
+            chunk[size.Length + 1] <- 10uy
+            Buffer.BlockCopy(bytes, 0, chunk, size.Length + 2, bytes.Length)
+            chunk[chunk.Length - 2] <- 13uy
+            chunk[chunk.Length - 1] <- 10uy
+            framed <- chunk
+            ReadOnlyMemory<byte> chunk
 
     /// An event: `data` (each of its lines a `data:` field), and optionally its type
     /// (`event:`), id (`id:`, what the client sends back as Last-Event-ID) and the client's

@@ -12,6 +12,9 @@ type ServerSentEvent =
     /// The encoded event.
     member Bytes: ReadOnlyMemory<byte>
 
+    /// The event as one chunk of a chunked HTTP/1.1 body, made once and shared.
+    member internal Framed: ReadOnlyMemory<byte>
+
     /// An event: each line of `data` (split at CRLF, CR or LF) becomes a `data:` field; its
     /// type (`event:`), id (`id:`, what a reconnecting client sends back as Last-Event-ID) and
     /// the client's reconnection delay (`retry:`, in milliseconds) are optional. Raises

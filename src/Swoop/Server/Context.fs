@@ -256,6 +256,18 @@ type HttpContext internal (exchange: Exchange, head: RequestHead, pool: BufferPo
 
     member this.BodyWriter = this :> IBufferWriter<byte>
 
+    /// Sends `payload` as the next part of the streamed body, `framed` being the same bytes as
+    /// one HTTP/1.1 chunk shared by many responses (an event broadcast: see EventStream): sent
+    /// straight from the shared bytes where the protocol allows, else written and flushed.
+    member internal this.SendSharedAsync(payload: ReadOnlyMemory<byte>, framed: ReadOnlyMemory<byte>) : ValueTask =
+        if isNull this.Encoder && out.Started then
+            checkBodyAllowed ()
+            abort.ThrowIfCut()
+            exchange.SendShared(out, payload, framed)
+        else
+            this.Write payload.Span
+            this.FlushAsync()
+
     member this.FlushAsync() : ValueTask =
         abort.ThrowIfCut()
 

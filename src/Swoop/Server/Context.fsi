@@ -167,6 +167,10 @@ type HttpContext =
     /// a Content-Length header was set (HTTP/1.0: until the connection closes).
     member FlushAsync: unit -> ValueTask
 
+    /// Sends `payload` as the next part of the streamed body; `framed` is the same bytes as
+    /// one HTTP/1.1 chunk, shared by many responses (an event broadcast).
+    member internal SendSharedAsync: payload: ReadOnlyMemory<byte> * framed: ReadOnlyMemory<byte> -> ValueTask
+
     /// Whether the response head has been sent (after FlushAsync).
     member HasStarted: bool
 

@@ -52,6 +52,15 @@ type internal Exchange() =
     /// Sends the head (the first time) and the body written since the last flush; the body
     /// from then on streams.
     abstract FlushAsync: response: OutgoingResponse -> ValueTask
+    /// Sends `payload` as the next part of a started, streamed body whose handler wrote
+    /// nothing since its last flush; `framed` is the same bytes as one HTTP/1.1 chunk, made
+    /// once and shared by every stream a broadcast reaches (see EventStream). By default the
+    /// payload is written and flushed as any.
+    abstract SendShared: response: OutgoingResponse * payload: ReadOnlyMemory<byte> * framed: ReadOnlyMemory<byte> -> ValueTask
+
+    default this.SendShared(response: OutgoingResponse, payload: ReadOnlyMemory<byte>, _framed: ReadOnlyMemory<byte>) =
+        response.Body.Append payload.Span
+        this.FlushAsync response
     /// Sends the head with Content-Length `count`, then those bytes of `file` from `offset`;
     /// the response is then complete.
     abstract SendFileAsync: response: OutgoingResponse * file: SafeFileHandle * offset: int64 * count: int64 -> ValueTask

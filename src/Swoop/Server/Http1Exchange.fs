@@ -177,6 +177,26 @@ type internal Http1Exchange(transport: Transport, head: RequestHead, bodyTimeout
         else
             ValueTask(this.FlushAfterWaitAsync response)
 
+    /// A started chunked body on the socket itself, nothing written since the last flush: the
+    /// shared chunk goes straight from its bytes (Transport.SendShared). Otherwise, or when
+    /// the connection loop is sending earlier answers, as any write and flush.
+    override this.SendShared(response: OutgoingResponse, payload: ReadOnlyMemory<byte>, framed: ReadOnlyMemory<byte>) : ValueTask =
+        if
+            isNull upgraded
+            && chunkedOut
+            && response.Started
+            && not response.Finished
+            && payload.Length > 0
+            && response.Body.Length = 0L
+            && transport.CanSendDirect
+            && transport.Enter Writer.Handler
+        then
+            response.Streamed <- response.Streamed + int64 payload.Length
+            transport.LeaveAfter(transport.SendShared framed)
+        else
+            response.Body.Append payload.Span
+            this.FlushAsync response
+
     override this.SendFileAsync(response: OutgoingResponse, file: SafeFileHandle, offset: int64, count: int64) : ValueTask =
         // The right to send first (it claims the response), held until the last file byte went.
         if transport.Enter Writer.Handler then

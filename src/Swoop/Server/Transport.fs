@@ -542,10 +542,10 @@ type internal Transport(pool: BufferPool) =
     /// No send waits any more.
     member t.DoneWaitingOnClient() = t.SendDeadline <- 0L
 
-    member private t.SendOutputNow() : ValueTask =
-        t.StartProgress()
-
-        if not noDelay && (flushedBefore || output.Length > int64 Transport.SendStep) then
+    /// Before a send of `length` bytes: Nagle's algorithm goes off from the connection's second
+    /// send on (see Attach).
+    member private _.BeforeSend(length: int64) =
+        if not noDelay && (flushedBefore || length > int64 Transport.SendStep) then
             noDelay <- true
 
             try
@@ -554,6 +554,10 @@ type internal Transport(pool: BufferPool) =
                 () // the peer may be gone; the send will say so
 
         flushedBefore <- true
+
+    member private t.SendOutputNow() : ValueTask =
+        t.StartProgress()
+        t.BeforeSend output.Length
         let mutable pending = ValueTask<int>()
         let mutable waiting = false
 
@@ -604,6 +608,60 @@ type internal Transport(pool: BufferPool) =
 
                     if sendMore then
                         inFlight <- t.SendChunk(token, output.Next Transport.SendStep)
+            finally
+                t.DoneWaitingOnClient()
+        }
+
+    /// Whether a send may go straight from a caller's bytes (see SendShared): on the socket
+    /// itself, not through TLS.
+    member _.CanSendDirect = isNull stream
+
+    /// Sends `bytes` (one broadcast event framed as a chunk, shared by every stream it goes
+    /// to) straight from them rather than through the output: no copy, no segment. What the
+    /// socket does not take at once is copied to the output and sent as any. Only by the
+    /// flight's holder, with the output empty (else the bytes queue behind it), at most
+    /// SendStep bytes, and where CanSendDirect. Never throws: a failure is the ValueTask's.
+    member t.SendShared(bytes: ReadOnlyMemory<byte>) : ValueTask =
+        if not output.IsEmpty || bytes.Length > Transport.SendStep || not (isNull stream) then
+            output.Append bytes.Span
+            t.SendOutput()
+        else
+            try
+                t.StartProgress()
+                t.BeforeSend(int64 bytes.Length)
+                let sending = t.SendChunk(token, bytes)
+
+                if sending.IsCompletedSuccessfully then
+                    t.SentShared(bytes, sending.Result)
+                else
+                    ValueTask(t.SendSharedPendingAsync(sending, bytes))
+            with e ->
+                ValueTask.FromException e
+
+    /// After `sent` bytes of a shared send went: the rest goes through the output.
+    member private t.SentShared(bytes: ReadOnlyMemory<byte>, sent: int) : ValueTask =
+        if sent <= 0 then
+            Transport.Disconnected null
+
+        t.Progress(int64 sent)
+
+        if sent < bytes.Length then
+            output.Append(bytes.Span.Slice sent)
+            t.SendOutputNow()
+        else
+            ValueTask.CompletedTask
+
+    member private t.SendSharedPendingAsync(first: ValueTask<int>, bytes: ReadOnlyMemory<byte>) : Task =
+        task {
+            try
+                try
+                    t.WaitingOnClient()
+                    let! sent = first
+                    t.DoneWaitingOnClient()
+                    do! t.SentShared(bytes, sent)
+                with
+                | :? SocketException
+                | :? ObjectDisposedException as e -> Transport.Disconnected e
             finally
                 t.DoneWaitingOnClient()
         }

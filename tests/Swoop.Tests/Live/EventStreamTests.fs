@@ -325,3 +325,87 @@ let ``events larger than MaxQueuedBytes still go out, one at a time, to a client
 [<Fact>]
 let ``MaxQueuedBytes under 1 is refused when the handler is made`` () =
     Assert.Throws<ArgumentException>(fun () -> eventStreamWith { MaxQueuedBytes = 0 } (fun _ -> Task.CompletedTask) |> ignore) |> ignore
+
+/// Reads the chunked body after the head from `s` until `count` chunks came (or `ms` pass):
+/// the chunks' data, each exactly as framed (size in hex, CRLF, data, CRLF).
+let readChunksWithin (ms: float) (s: Socket) (count: int) =
+    let buffer = Array.zeroCreate<byte> 65536
+    let raw = ResizeArray<byte>()
+    let chunks = ResizeArray<string>()
+    let deadline = DateTime.UtcNow.AddMilliseconds ms
+    s.ReceiveTimeout <- 100
+    let mutable at = -1
+
+    while chunks.Count < count && DateTime.UtcNow < deadline do
+        try
+            let n = s.Receive buffer
+            raw.AddRange(ArraySegment(buffer, 0, n))
+        with :? SocketException ->
+            ()
+
+        let bytes = raw.ToArray()
+        let text = Encoding.Latin1.GetString bytes
+
+        if at < 0 then
+            let headEnd = text.IndexOf "\r\n\r\n"
+            if headEnd >= 0 then at <- headEnd + 4
+
+        let mutable go = at >= 0
+
+        while go do
+            let line = text.IndexOf("\r\n", at)
+
+            if line < 0 then
+                go <- false
+            else
+                let size = Convert.ToInt32(text.Substring(at, line - at), 16)
+
+                if bytes.Length < line + 2 + size + 2 then
+                    go <- false
+                else
+                    Assert.Equal("\r\n", text.Substring(line + 2 + size, 2))
+                    chunks.Add(Encoding.UTF8.GetString(bytes, line + 2, size))
+                    at <- line + 2 + size + 2
+
+    List.ofSeq chunks
+
+let readChunks = readChunksWithin 5000.0
+
+[<Fact>]
+let ``broadcast events go out as exact chunks, one an event, small and large alike`` () =
+    use hub = new EventHub(TimeSpan.Zero)
+    use server = serveApp (route "/events" >=> eventStream hub.AttachAsync)
+    let clients = [ for _ in 1..3 -> open' server "/events" "" ]
+    Assert.True(waitUntil 5000 (fun () -> hub.Count = 3))
+
+    let events =
+        [ ServerSentEvent.Create "a"
+          ServerSentEvent.Create(String('é', 200), id = "2")
+          ServerSentEvent.Create(String('x', 70_000))
+          ServerSentEvent.Comment "between"
+          ServerSentEvent.Create("last", eventType = "end") ]
+
+    for e in events do
+        hub.Publish e
+
+    for c in clients do
+        let chunks = readChunks c events.Length
+        Assert.Equal<string list>([ for e in events -> Encoding.UTF8.GetString(e.Bytes.Span) ], chunks)
+        c.Dispose()
+
+[<Fact>]
+let ``a hub's freed places are taken again, and every stream gets each event once`` () =
+    use hub = new EventHub(TimeSpan.Zero)
+    use server = serveApp (route "/events" >=> eventStream hub.AttachAsync)
+    let first = [ for _ in 1..3 -> open' server "/events" "" ]
+    Assert.True(waitUntil 5000 (fun () -> hub.Count = 3))
+    first.Head.Dispose()
+    Assert.True(waitUntil 5000 (fun () -> hub.Count = 2))
+    let later = [ for _ in 1..2 -> open' server "/events" "" ]
+    Assert.True(waitUntil 5000 (fun () -> hub.Count = 4))
+    hub.Publish(ServerSentEvent.Create("once", id = "7"))
+
+    for c in first.Tail @ later do
+        // Exactly one chunk came (a stream listed twice would have had it twice).
+        Assert.Equal<string list>([ "id: 7\ndata: once\n\n" ], readChunksWithin 1000.0 c 2)
+        c.Dispose()
