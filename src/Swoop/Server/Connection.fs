@@ -301,19 +301,19 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
 
                     // HTTPS: the handshake first, within its timeout (the heartbeat closes an
                     // Idle connection past its deadline, which fails the handshake's receive).
-                    if not (isNull tls) then
+                    if Features.Tls && not (isNull tls) then
                         transport.Deadline <- Heartbeat.NowMs + int64 tls.HandshakeTimeout.TotalMilliseconds
                         let! secured = tls.HandshakeAsync(transport, transport.Descriptor.RemoteEndPoint)
                         go <- secured && Volatile.Read(&transport.State) = ConnectionState.Idle
 
                         // ALPN chose h2: the connection speaks HTTP/2 from its first byte.
-                        if go && (transport.AlpnH2 || settings.Http2Only) then
+                        if Features.Http2 && go && (transport.AlpnH2 || settings.Http2Only) then
                             go <- false
                             h2 <- Http2.Http2Connection(transport, settings, true)
                             do! h2.RunAsync()
 
                     // A resumed connection has answered HTTP/1.1 before: no preface now.
-                    mayBeH2 <- go && isNull tls && settings.Http2 && isNull resumed
+                    mayBeH2 <- Features.Http2 && go && isNull tls && settings.Http2 && isNull resumed
 
                     while go do
                         if transport.InStart = transport.InEnd then
@@ -366,7 +366,7 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                                             do! Task.Yield()
 
                         // h2c by prior knowledge: the preface instead of a first request.
-                        if go && mayBeH2 then
+                        if Features.Http2 && go && mayBeH2 then
                             prefaceSeen <- Http2.Frames.matchPreface transport.Request
 
                             if prefaceSeen = Http2.Frames.PrefaceMatch.Complete
@@ -615,7 +615,7 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
 
             if state = ConnectionState.Http2 then
                 let session = h2
-                if not (isNull session) then session.Tick now
+                if Features.Http2 && not (isNull session) then session.Tick now
             else
                 // The claim before the deadline: a deadline read after a claim is that request's (see NextRequest).
                 let claim = Volatile.Read(&transport.Claim)

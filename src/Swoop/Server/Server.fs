@@ -287,7 +287,7 @@ type RunningServer internal (listeners: Socket[], secure: bool[], tls: TlsServer
 
                         (settings.Heartbeat :> IDisposable).Dispose()
 
-                        if not (isNull tls) then
+                        if Features.Tls && not (isNull tls) then
                             (tls :> IDisposable).Dispose()
 
                         settings.Log.ShutdownCompleted clock.ElapsedMilliseconds
@@ -330,19 +330,23 @@ module Server =
         // The certificates before anything binds: a missing, unreadable, expired or
         // mismatched one is an ArgumentException naming it (Server.run: one line, exit 2).
         let tls =
-            if Array.contains true secure then
+            if not (Array.contains true secure) then
+                null
+            // The switch alone in the condition: the trimmer drops what it guards.
+            elif Features.Tls then
                 let pairs = List.zip options.TlsCert options.TlsKey
                 let store = CertificateStore(
                     pairs,
                     (match options.Http2 with
-                     | Http2Mode.On -> [ SslApplicationProtocol.Http2; SslApplicationProtocol.Http11 ]
+                     | Http2Mode.On when Features.Http2 -> [ SslApplicationProtocol.Http2; SslApplicationProtocol.Http11 ]
+                     | Http2Mode.On
                      | Http2Mode.Off -> [ SslApplicationProtocol.Http11 ]
                      | Http2Mode.Only -> [ SslApplicationProtocol.Http2 ]),
                     log
                 )
                 new TlsServer(store, options.HandshakeTimeout, options.MaxConcurrentHandshakes, log)
             else
-                null
+                invalidArg "options" "HTTPS endpoints need TLS, which this build leaves out (the feature switch Swoop.Tls.IsSupported is false)"
 
         // Every endpoint bound, or none: a failure closes those bound before it.
         let bound = ResizeArray<Socket>()
@@ -382,7 +386,10 @@ module Server =
             )
 
         settings.AllowSynchronousIO <- options.AllowSynchronousIO
-        settings.Http2 <- options.Http2 <> Http2Mode.Off
+        if options.Http2 = Http2Mode.Only && not Features.Http2 then
+            invalidArg "options" "Http2 = Only needs HTTP/2, which this build leaves out (the feature switch Swoop.Http2.IsSupported is false)"
+
+        settings.Http2 <- Features.Http2 && options.Http2 <> Http2Mode.Off
         settings.Http2Only <- options.Http2 = Http2Mode.Only
         settings.MinRequestBodyDataRate <- options.MinRequestBodyDataRate
         settings.MinResponseDataRate <- options.MinResponseDataRate
