@@ -145,3 +145,24 @@ let ``with ReleaseBufferWhenIdle off an idle connection keeps everything and doe
         Thread.Sleep 2500
         Assert.Equal(0, server.ParkedConnectionCount)
         Assert.Contains("path=/two", ask s "/two")
+
+[<Fact>]
+let ``a TLS handshake waiting longer than a heartbeat interval is not mistaken for an idle wait`` () =
+    if loops then
+        let certPath, keyPath = TlsTests.makeCertificate false [ "localhost" ] (DateTimeOffset.UtcNow.AddDays -1.0) 30.0
+        use server = serve (TlsTests.httpsOptions [ certPath, keyPath ]) echoPath
+        use socket = connect server
+        // The server holds the connection (deferred accept: about a second) and waits for the
+        // ClientHello with no buffer, past a heartbeat interval, before the client starts.
+        Thread.Sleep 2500
+        use stream = new Net.Security.SslStream(new NetworkStream(socket, false), false)
+
+        let options =
+            Net.Security.SslClientAuthenticationOptions(
+                TargetHost = "localhost",
+                RemoteCertificateValidationCallback = (fun _ _ _ _ -> true)
+            )
+
+        Assert.True(stream.AuthenticateAsClientAsync(options).Wait 10000, "the handshake did not end")
+        let answer = TlsTests.tlsExchange stream "GET /tls HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n" 500
+        Assert.Contains("path=/tls", answer)

@@ -166,16 +166,16 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
                     // The preface first (h2c: its first octets were seen; TLS: ALPN said h2).
                     do! c.Need Frames.preface.Length
 
-                    if go && Frames.matchPreface transport.Unread <> Frames.PrefaceMatch.Complete then
+                    if go && Frames.matchPreface transport.Input.Unread <> Frames.PrefaceMatch.Complete then
                         fail Http2ErrorCode.ProtocolError "the connection did not start with the HTTP/2 preface"
 
-                    transport.InPos <- transport.InPos + Frames.preface.Length
+                    transport.Input.Pos <- transport.Input.Pos + Frames.preface.Length
 
                     while go && not closing do
                         do! c.Need Frames.HeaderLength
 
                         if go then
-                            let header = Frames.readHeader transport.Unread
+                            let header = Frames.readHeader transport.Input.Unread
 
                             if header.Length > Http2Limits.MaxFrameSize then
                                 checkFrame (Frames.checkLength (header, Http2Limits.MaxFrameSize))
@@ -186,12 +186,12 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
                             do! c.Need(Frames.HeaderLength + header.Length)
 
                             if go then
-                                transport.InPos <- transport.InPos + Frames.HeaderLength
+                                transport.Input.Pos <- transport.Input.Pos + Frames.HeaderLength
                                 inFrame <- true
                                 loopThread <- Environment.CurrentManagedThreadId
                                 c.OnFrame header
                                 inFrame <- false
-                                transport.InPos <- transport.InPos + header.Length
+                                transport.Input.Pos <- transport.Input.Pos + header.Length
 
                     output.EndBatch()
 
@@ -224,7 +224,7 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
 
     /// Reads until `count` unread octets are in the input (go false: the client left).
     member private c.Need(count: int) : ValueTask =
-        if transport.InEnd - transport.InPos >= count then
+        if transport.Input.End - transport.Input.Pos >= count then
             ValueTask.CompletedTask
         else
             // Everything received is handled: its answers go in one send before the wait.
@@ -233,23 +233,23 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
 
     member private _.ReceiveAsync(count: int) : Task =
         task {
-            while go && transport.InEnd - transport.InPos < count do
-                if transport.InPos = transport.InEnd then
-                    transport.InStart <- 0
-                    transport.InPos <- 0
-                    transport.InEnd <- 0
+            while go && transport.Input.End - transport.Input.Pos < count do
+                if transport.Input.Pos = transport.Input.End then
+                    transport.Input.Start <- 0
+                    transport.Input.Pos <- 0
+                    transport.Input.End <- 0
 
                     // An idle connection holds no buffer (as over HTTP/1.1): nothing points
                     // into it (heads and bodies were copied to their streams).
                     if settings.ReleaseBufferWhenIdle then
-                        transport.ReleaseInput()
+                        transport.Input.Release()
                         let! _ = transport.WaitForDataAsync()
                         ()
                 else
-                    transport.InStart <- transport.InPos
+                    transport.Input.Start <- transport.Input.Pos
 
-                transport.EnsureInput()
-                transport.MakeRoom(max 512 (count - (transport.InEnd - transport.InPos)))
+                transport.Input.Ensure()
+                transport.Input.MakeRoom(max 512 (count - (transport.Input.End - transport.Input.Pos)))
                 let! n = transport.ReceiveAsync()
                 received <- n
 
@@ -257,7 +257,7 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
                     go <- false
                 else
                     output.BeginBatch()
-                    transport.InEnd <- transport.InEnd + received
+                    transport.Input.End <- transport.Input.End + received
                     transport.TotalReceived <- transport.TotalReceived + int64 received
         }
 
@@ -276,7 +276,7 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
 
     /// The payload of the frame being handled (valid until the next receive).
     member private _.Payload(header: FrameHeader) =
-        ReadOnlySpan<byte>(transport.InputArray, transport.InputOffset + transport.InPos, header.Length)
+        ReadOnlySpan<byte>(transport.Input.Array, transport.Input.Offset + transport.Input.Pos, header.Length)
 
     member private c.OnFrame(header: FrameHeader) =
         if blockStream <> 0 && (header.Type <> FrameType.Continuation || header.StreamId <> blockStream) then

@@ -88,11 +88,11 @@ type internal BodyReader(transport: Transport, head: RequestHead, bodyTimeoutMs:
             if head.ContentLength > this.MaxSize then
                 this.Fail(413, "request body larger than the limit")
 
-            let n = int (min remaining (int64 (min (transport.InEnd - transport.InPos) destination.Length)))
+            let n = int (min remaining (int64 (min (transport.Input.End - transport.Input.Pos) destination.Length)))
 
             if n > 0 then
-                transport.Unread.Slice(0, n).CopyTo(destination)
-                transport.InPos <- transport.InPos + n
+                transport.Input.Unread.Slice(0, n).CopyTo(destination)
+                transport.Input.Pos <- transport.Input.Pos + n
                 remaining <- remaining - int64 n
 
                 if remaining = 0L then
@@ -104,9 +104,9 @@ type internal BodyReader(transport: Transport, head: RequestHead, bodyTimeoutMs:
             let mutable produced = 0
 
             let result =
-                decoder.Decode(transport.Unread, destination, &consumed, &produced)
+                decoder.Decode(transport.Input.Unread, destination, &consumed, &produced)
 
-            transport.InPos <- transport.InPos + consumed
+            transport.Input.Pos <- transport.Input.Pos + consumed
             received <- received + int64 produced
 
             if result = ChunkedResult.Error then
@@ -119,7 +119,7 @@ type internal BodyReader(transport: Transport, head: RequestHead, bodyTimeoutMs:
             produced
 
     member private _.NeedsContinue =
-        head.ExpectContinue && not continueSent && transport.InPos = transport.InEnd
+        head.ExpectContinue && not continueSent && transport.Input.Pos = transport.Input.End
 
     /// Before waiting for more of the body (answers queued earlier already sent): room in
     /// the input, keeping the head where it is; the body's deadline; the state the heartbeat
@@ -130,11 +130,11 @@ type internal BodyReader(transport: Transport, head: RequestHead, bodyTimeoutMs:
         if transport.AnsweredByServer then
             raise (OperationCanceledException "the request ran past RequestTimeout and was answered 503: its body is no longer read")
 
-        if transport.InPos = transport.InEnd then
-            transport.InPos <- transport.InStart + head.HeadLength
-            transport.InEnd <- transport.InPos
+        if transport.Input.Pos = transport.Input.End then
+            transport.Input.Pos <- transport.Input.Start + head.HeadLength
+            transport.Input.End <- transport.Input.Pos
 
-        transport.MakeRoom 2048
+        transport.Input.MakeRoom 2048
         transport.Deadline <- Heartbeat.NowMs + bodyTimeoutMs
 
         if
@@ -170,7 +170,7 @@ type internal BodyReader(transport: Transport, head: RequestHead, bodyTimeoutMs:
 
         transport.BodyBytes <- transport.BodyBytes + int64 got
         transport.TotalReceived <- transport.TotalReceived + int64 got
-        transport.InEnd <- transport.InEnd + got
+        transport.Input.End <- transport.Input.End + got
 
     /// Receives more bytes after the head, keeping the head where it is.
     member private this.ReceiveMoreAsync() : Task =
@@ -258,7 +258,7 @@ type internal BodyReader(transport: Transport, head: RequestHead, bodyTimeoutMs:
             // As large as what already arrived (often the whole body, with the head), at
             // least 128 bytes: a body dripping in starts small (and lives through the grace
             // period: every byte of it is promoted).
-            let buffered = transport.InEnd - transport.InPos
+            let buffered = transport.Input.End - transport.Input.Pos
             whole <- Array.zeroCreate<byte> (min cap (max 128 buffered))
             wholeFilled <- 0
             wholeGo <- true
@@ -272,7 +272,7 @@ type internal BodyReader(transport: Transport, head: RequestHead, bodyTimeoutMs:
                         wholeGo <- false
                     else
                         // Double, or take at once all that has arrived (a body sent after its head).
-                        let there = int64 wholeFilled + int64 (transport.InEnd - transport.InPos)
+                        let there = int64 wholeFilled + int64 (transport.Input.End - transport.Input.Pos)
                         let bigger = Array.zeroCreate<byte> (int (min (int64 cap) (max there (2L * int64 whole.Length))))
                         Buffer.BlockCopy(whole, 0, bigger, 0, wholeFilled)
                         whole <- bigger

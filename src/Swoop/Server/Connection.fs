@@ -54,6 +54,11 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
     // loop's wait ended because the connection parked (see park).
     let mutable resuming: ParkedConnection = null
     let mutable parkedAway = false
+    // When the loop began its wait for the next request (heartbeat clock), 0 outside that
+    // wait, -1 while the heartbeat tries to park it: only that wait may be handed over, never
+    // another wait for data with no buffer (TLS's handshake, an HTTP/2 session's), whose
+    // reader would get HandedOver. See park and endIdleWait.
+    let mutable idleSince = 0L
     // The execution context the connection started in: each handler call starts from it, so an
     // AsyncLocal a synchronous handler set never reaches the next request (maybe another client's).
     let mutable home: ExecutionContext = null
@@ -221,9 +226,34 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
         reusable <- true
         onParked c
 
-    /// From the heartbeat, for an Idle connection waiting for data with no buffer: parks it
-    /// (see ParkedConnection), if the transport can hand its wait over; else nothing changes.
-    let park (c: Connection) =
+    /// The loop's wait for its next request ended: out of it, unless the heartbeat is parking
+    /// it right now (then after that, which either handed the wait over or left it alone): the
+    /// loop must not start another wait meanwhile, which the hand-over could mistake for it.
+    let endIdleWait () =
+        let mutable since = Volatile.Read(&idleSince)
+        let mutable spin = SpinWait()
+
+        while since = -1L || Interlocked.CompareExchange(&idleSince, 0L, since) <> since do
+            spin.SpinOnce()
+            since <- Volatile.Read(&idleSince)
+
+    /// From the heartbeat: parks the connection (see ParkedConnection) if its loop has waited a
+    /// whole interval for its next request and the transport can hand that wait over; else
+    /// nothing changes.
+    let park (c: Connection) (now: int64) =
+        let since = Volatile.Read(&idleSince)
+
+        if
+            since > 0L
+            && now - since >= ParkedConnection.AfterMs
+            && Interlocked.CompareExchange(&idleSince, -1L, since) = since
+        then
+            try
+                c.Park()
+            finally
+                Volatile.Write(&idleSince, since)
+
+    member private c.Park() =
         let descriptor = transport.Descriptor
 
         let parked =
@@ -258,6 +288,8 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
         task {
             home <- ExecutionContext.Capture()
             h2 <- null
+            // Not in the wait for a next request (the last socket's may have ended in a throw).
+            Volatile.Write(&idleSince, 0L)
             let resumed = resuming
             resuming <- null
 
@@ -316,15 +348,15 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                     mayBeH2 <- Features.Http2 && go && isNull tls && settings.Http2 && isNull resumed
 
                     while go do
-                        if transport.InStart = transport.InEnd then
+                        if transport.Input.Start = transport.Input.End then
                             // Nothing buffered: send what is pending, give the buffer back, wait.
                             if transport.OutLength > 0L then
                                 do! transport.FlushAsync Writer.Connection
 
                             // Nothing unread: the next request starts at the buffer's start.
-                            transport.InStart <- 0
-                            transport.InPos <- 0
-                            transport.InEnd <- 0
+                            transport.Input.Start <- 0
+                            transport.Input.Pos <- 0
+                            transport.Input.End <- 0
 
                             // Stopping: closed, but not when bytes just came (a resumed parked
                             // connection's request is answered, with Connection: close).
@@ -337,15 +369,17 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                                 // An idle connection holds no buffer: it leases a segment when bytes
                                 // arrive (not a receive with a cancellation token: it allocates).
                                 if settings.ReleaseBufferWhenIdle && not fresh then
-                                    transport.ReleaseInput()
+                                    transport.Input.Release()
+                                    Volatile.Write(&idleSince, max 1L Heartbeat.NowMs)
                                     let! waited = transport.WaitForDataAsync()
+                                    endIdleWait ()
                                     // Parked by the heartbeat: the socket is the parked one's now.
                                     parkedAway <- waited = Transport.HandedOver
 
                                 if parkedAway then
                                     go <- false
                                 else
-                                    transport.EnsureInput()
+                                    transport.Input.Ensure()
                                     fresh <- false
                                     // Counted for the fair share (Transport.FairShare): a client that
                                     // keeps the socket full would otherwise hold the loop.
@@ -357,7 +391,7 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                                         go <- false
                                     else
                                         transport.Deadline <- Heartbeat.NowMs + settings.RequestHeadMs
-                                        transport.InEnd <- transport.InEnd + received
+                                        transport.Input.End <- transport.Input.End + received
                                         transport.TotalReceived <- transport.TotalReceived + int64 received
 
                                         // Had its share: the rest of this turn goes on the thread pool
@@ -367,7 +401,7 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
 
                         // h2c by prior knowledge: the preface instead of a first request.
                         if Features.Http2 && go && mayBeH2 then
-                            prefaceSeen <- Http2.Frames.matchPreface transport.Request
+                            prefaceSeen <- Http2.Frames.matchPreface transport.Input.Request
 
                             if prefaceSeen = Http2.Frames.PrefaceMatch.Complete
                                || (prefaceSeen = Http2.Frames.PrefaceMatch.Mismatch && settings.Http2Only) then
@@ -376,21 +410,21 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                                 do! h2.RunAsync()
                             elif prefaceSeen = Http2.Frames.PrefaceMatch.Partial then
                                 // Not enough yet to tell: more bytes, within the head's timeout.
-                                transport.MakeRoom 512
+                                transport.Input.MakeRoom 512
                                 let! n = transport.ReceiveAsync()
 
                                 if n = 0 || Volatile.Read(&transport.State) <> ConnectionState.ReadingHead then
                                     go <- false
                                 else
-                                    transport.InEnd <- transport.InEnd + n
+                                    transport.Input.End <- transport.Input.End + n
                                     transport.TotalReceived <- transport.TotalReceived + int64 n
                             else
                                 mayBeH2 <- false
 
                         if go && not mayBeH2 then
-                            match Parser.parse transport.Request settings.Limits head with
+                            match Parser.parse transport.Input.Request settings.Limits head with
                             | Parser.ParseResult.Done ->
-                                transport.InPos <- transport.InStart + head.HeadLength
+                                transport.Input.Pos <- transport.Input.Start + head.HeadLength
 
                                 // The heartbeat may have answered 408 just now: then stop here.
                                 if not (tryState ConnectionState.Processing ConnectionState.ReadingHead) then
@@ -512,8 +546,8 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                                     let keepAlive = context.Complete(drained && not settings.Stopping && not settings.Lifetime.Draining)
                                     meter.EndRequest()
                                     endSpan ()
-                                    transport.InStart <- transport.InPos
-                                    transport.SkipEmptyLines()
+                                    transport.Input.Start <- transport.Input.Pos
+                                    transport.Input.SkipEmptyLines()
                                     head.Reset()
 
                                     if not keepAlive then
@@ -521,11 +555,11 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                                         go <- false
                                         // The client may still be sending (an unread body, pipelined
                                         // requests): linger, so the answer is not lost to a reset.
-                                        linger <- not drained || exchange.Reader.FramingBroken || transport.InStart < transport.InEnd
+                                        linger <- not drained || exchange.Reader.FramingBroken || transport.Input.Start < transport.Input.End
                                     elif transport.OutLength > 65536L then
                                         do! transport.FlushAsync Writer.Connection
 
-                                    if go && transport.InStart < transport.InEnd then
+                                    if go && transport.Input.Start < transport.Input.End then
                                         transport.Deadline <- Heartbeat.NowMs + settings.RequestHeadMs
                                         Volatile.Write(&transport.State, ConnectionState.ReadingHead)
                             | Parser.ParseResult.NeedMore ->
@@ -547,7 +581,7 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                                     go <- false
 
                                 if go then
-                                    transport.MakeRoom 512
+                                    transport.Input.MakeRoom 512
                                     let! n = transport.ReceiveCountedAsync()
 
                                     if n > 0 then
@@ -558,7 +592,7 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                                         // Answered 408 by the heartbeat meanwhile: linger on.
                                         linger <- n > 0 && Volatile.Read(&transport.State) = ConnectionState.Lingering
                                     else
-                                        transport.InEnd <- transport.InEnd + n
+                                        transport.Input.End <- transport.Input.End + n
 
                                         if transport.HadItsShare n then
                                             do! Task.Yield()
@@ -700,13 +734,12 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                         transport.Close()
                 elif
                     state = ConnectionState.Idle
-                    && settings.ReleaseBufferWhenIdle
+                    && Volatile.Read(&idleSince) > 0L
                     && now <= transport.Deadline
-                    && now - (transport.Deadline - settings.KeepAliveMs) >= ParkedConnection.AfterMs
                     && transport.CanHandOver
                 then
-                    // Idle for a whole interval: the connection parks, if it waits for data.
-                    park c
+                    // Waiting for its next request: it parks after a whole interval.
+                    park c now
                 elif now > transport.Deadline then
                     match state with
                     | ConnectionState.ReadingHead ->

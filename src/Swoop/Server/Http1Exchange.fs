@@ -98,7 +98,7 @@ type internal Http1Exchange(transport: Transport, head: RequestHead, bodyTimeout
 
                 // A streamed response may live long (an event stream): its request head need not
                 // keep a 4 KiB segment meanwhile.
-                if reader.IsDone then transport.ShrinkInput()
+                if reader.IsDone then transport.Input.Shrink()
             else
                 moveBodyToOutput response
         with _ ->
@@ -132,8 +132,8 @@ type internal Http1Exchange(transport: Transport, head: RequestHead, bodyTimeout
             transport.Leave()
             ValueTask.CompletedTask
 
-    override _.HeadArray = transport.InputArray
-    override _.HeadOffset = transport.InputOffset + transport.InStart
+    override _.HeadArray = transport.Input.Array
+    override _.HeadOffset = transport.Input.Offset + transport.Input.Start
     override _.RequestNumber = transport.RequestNumber
     override _.RemoteEndPoint = transport.Descriptor.RemoteEndPoint
     override _.IsTls = transport.IsTls
@@ -263,7 +263,7 @@ type internal Http1Exchange(transport: Transport, head: RequestHead, bodyTimeout
                 response.Body.Release()
                 // The upgraded connection reads its own buffers from now on (UpgradedStream):
                 // the request head and any bytes after it move out of the 4 KiB segment.
-                transport.ShrinkInput()
+                transport.Input.Shrink()
             with e ->
                 transport.Leave()
                 Runtime.ExceptionServices.ExceptionDispatchInfo.Throw e

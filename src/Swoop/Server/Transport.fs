@@ -25,9 +25,7 @@ type internal Writer =
 
 [<Sealed; AllowNullLiteral>]
 type internal Transport(pool: BufferPool) =
-    let mutable input = Unchecked.defaultof<Segment>
-    // The input is an array of its own, made by ShrinkInput (not the pool's).
-    let mutable shrunk = false
+    let input = InputBuffer(pool)
     let output = BufferChain(pool)
 
     let mutable flushedBefore = false
@@ -185,100 +183,14 @@ type internal Transport(pool: BufferPool) =
     [<DefaultValue>]
     val mutable TotalSent: int64
 
-    /// Where the current request starts in the input segment (relative to its offset).
-    member val InStart = 0 with get, set
-    /// Where unread bytes start: after the head, the body cursor.
-    member val InPos = 0 with get, set
-    /// End of the received bytes.
-    member val InEnd = 0 with get, set
+    /// Received bytes (see InputBuffer).
+    member _.Input = input
 
     /// Bytes waiting in the output to be sent.
     member _.OutLength = output.Length
 
     /// Responses waiting to be sent, in order.
     member _.Output = output
-
-    /// Received bytes from the start of the current request.
-    member t.Request: ReadOnlySpan<byte> =
-        ReadOnlySpan<byte>(input.Array, input.Offset + t.InStart, t.InEnd - t.InStart)
-
-    /// Received bytes not yet consumed.
-    member t.Unread: ReadOnlySpan<byte> =
-        ReadOnlySpan<byte>(input.Array, input.Offset + t.InPos, t.InEnd - t.InPos)
-
-    member t.InputArray = input.Array
-    member t.InputOffset = input.Offset
-
-    /// Leases an input segment if there is none (or only the small array ShrinkInput left).
-    member t.EnsureInput() =
-        if input.IsEmpty then
-            input <- pool.Small.Rent()
-        elif shrunk then
-            let segment = pool.Small.Rent()
-            Buffer.BlockCopy(input.Array, 0, segment.Array, segment.Offset, t.InEnd)
-            input <- segment
-            shrunk <- false
-
-    /// Moves the received bytes of the current request (and any after it) out of the pooled
-    /// segment into an array of their own size, and gives the segment back: a response that
-    /// lives long (an event stream, a WebSocket) then keeps a few hundred bytes of request
-    /// head rather than 4 KiB. The context reads the head through InputArray, so it follows.
-    /// Only where nothing receives into the input meanwhile (the body read to its end).
-    member t.ShrinkInput() =
-        if not input.IsEmpty && not shrunk && pool.Small.Owns input then
-            let length = t.InEnd - t.InStart
-            let small = GC.AllocateUninitializedArray<byte> length
-            Buffer.BlockCopy(input.Array, input.Offset + t.InStart, small, 0, length)
-            pool.Return input
-            input <- { Array = small; Offset = 0; Length = length }
-            shrunk <- true
-            t.InPos <- t.InPos - t.InStart
-            t.InEnd <- length
-            t.InStart <- 0
-
-    /// Gives the input segment back when it holds nothing unread.
-    member t.ReleaseInput() =
-        if not input.IsEmpty && t.InPos = t.InEnd then
-            pool.Return input
-            input <- Unchecked.defaultof<Segment>
-            shrunk <- false
-            t.InStart <- 0
-            t.InPos <- 0
-            t.InEnd <- 0
-
-    /// Skips empty lines (CRLF) between requests, as some clients send after a body.
-    member t.SkipEmptyLines() =
-        if not input.IsEmpty then
-            let a = input.Array
-            let mutable p = input.Offset + t.InStart
-            let last = input.Offset + t.InEnd - 1
-
-            while p < last && a[p] = 13uy && a[p + 1] = 10uy do
-                p <- p + 2
-
-            t.InStart <- p - input.Offset
-            t.InPos <- t.InStart
-
-    /// Moves the current request to the start of the segment.
-    member t.Compact() =
-        if t.InStart > 0 then
-            let length = t.InEnd - t.InStart
-            Buffer.BlockCopy(input.Array, input.Offset + t.InStart, input.Array, input.Offset, length)
-            t.InPos <- t.InPos - t.InStart
-            t.InEnd <- length
-            t.InStart <- 0
-
-    /// Makes sure at least `room` bytes are free after InEnd, compacting or growing.
-    member t.MakeRoom(room: int) =
-        if input.Length - t.InEnd < room then
-            t.Compact()
-
-            if input.Length - t.InEnd < room then
-                let bigger = pool.Rent(max (input.Length * 2) (t.InEnd + room))
-                Buffer.BlockCopy(input.Array, input.Offset, bigger.Array, bigger.Offset, t.InEnd)
-                pool.Return input
-                input <- bigger
-                shrunk <- false
 
     /// A raw stream of this socket for TLS to run over (see Tls/Handshake.fs).
     member _.RawStream() = new SocketStream(descriptor, receiver, sender, token)
@@ -304,9 +216,9 @@ type internal Transport(pool: BufferPool) =
         if expected <> token || expected = 0L then
             raise (ObjectDisposedException("the connection's socket", "the connection is closed"))
 
-    /// Receives into the free space after InEnd; the caller adds the count to InEnd.
+    /// Receives into the free space after Input.End; the caller adds the count to it.
     member t.ReceiveAsync() : ValueTask<int> =
-        let free = Memory<byte>(input.Array, input.Offset + t.InEnd, input.Length - t.InEnd)
+        let free = input.Free
         if isNull stream then receiver.Receive(descriptor, token, free) else stream.ReadAsync free
 
     /// Receives straight into `buffer` for the socket `expected` names (an upgraded
@@ -870,7 +782,7 @@ type internal Transport(pool: BufferPool) =
 
     /// Whether bytes beyond the current request's head and body cursor are already here
     /// (pipelined requests): a FIN after them is a half-close, not the client leaving.
-    member t.HasPipelined = t.InEnd > t.InPos || descriptor.HasUnread()
+    member _.HasPipelined = input.End > input.Pos || descriptor.HasUnread()
 
     /// Gives every buffer back (connection closed).
     member t.ReleaseAll() =
@@ -883,13 +795,6 @@ type internal Transport(pool: BufferPool) =
         receiver.Clear()
         sender.Clear()
 
-        if not input.IsEmpty then
-            pool.Return input
-            input <- Unchecked.defaultof<Segment>
-            shrunk <- false
-
+        input.Clear()
         output.Release()
-        t.InStart <- 0
-        t.InPos <- 0
-        t.InEnd <- 0
         t.SendDeadline <- 0L

@@ -58,14 +58,14 @@ type internal UpgradedStream(transport: Transport) =
     override _.ReadAsync(buffer: Memory<byte>, _: CancellationToken) : ValueTask<int> =
         try
             check ()
-            let buffered = transport.InEnd - transport.InPos
+            let buffered = transport.Input.End - transport.Input.Pos
 
             if buffered > 0 then
                 let n = min buffered buffer.Length
-                transport.Unread.Slice(0, n).CopyTo(buffer.Span)
+                transport.Input.Unread.Slice(0, n).CopyTo(buffer.Span)
                 // The bytes stay (in the small array UpgradeAsync moved them to) until the
                 // connection closes: the context still reads the request's headers from them.
-                transport.InPos <- transport.InPos + n
+                transport.Input.Pos <- transport.Input.Pos + n
                 ValueTask<int>(n)
             else
                 transport.ReceiveInto(token, buffer)
