@@ -333,7 +333,7 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
 
                     // HTTPS: the handshake first, within its timeout (the heartbeat closes an
                     // Idle connection past its deadline, which fails the handshake's receive).
-                    if Features.Tls && not (isNull tls) then
+                    if not (isNull tls) && Features.Tls then
                         transport.Deadline <- Heartbeat.NowMs + int64 tls.HandshakeTimeout.TotalMilliseconds
                         let! secured = tls.HandshakeAsync(transport, transport.Descriptor.RemoteEndPoint)
                         go <- secured && Volatile.Read(&transport.State) = ConnectionState.Idle
@@ -345,7 +345,7 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                             do! h2.RunAsync()
 
                     // A resumed connection has answered HTTP/1.1 before: no preface now.
-                    mayBeH2 <- Features.Http2 && go && isNull tls && settings.Http2 && isNull resumed
+                    mayBeH2 <- go && isNull tls && settings.Http2 && isNull resumed && Features.Http2
 
                     while go do
                         if transport.Input.Start = transport.Input.End then
@@ -400,7 +400,7 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                                             do! Task.Yield()
 
                         // h2c by prior knowledge: the preface instead of a first request.
-                        if Features.Http2 && go && mayBeH2 then
+                        if go && mayBeH2 && Features.Http2 then
                             prefaceSeen <- Http2.Frames.matchPreface transport.Input.Request
 
                             if prefaceSeen = Http2.Frames.PrefaceMatch.Complete
@@ -649,7 +649,7 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
 
             if state = ConnectionState.Http2 then
                 let session = h2
-                if Features.Http2 && not (isNull session) then session.Tick now
+                if not (isNull session) && Features.Http2 then session.Tick now
             else
                 // The claim before the deadline: a deadline read after a claim is that request's (see NextRequest).
                 let claim = Volatile.Read(&transport.Claim)

@@ -19,22 +19,25 @@ open System
 open System.Diagnostics.CodeAnalysis
 open System.Runtime.CompilerServices
 
-[<AbstractClass; Sealed>]
-type internal Features =
-    static member private Enabled(name: string) =
+/// A switch's value as the app set it (unset: on), read each time: AppContext's switches
+/// are the process's, and a test may change one.
+module internal FeatureSwitch =
+    let enabled (name: string) =
         match AppContext.TryGetSwitch name with
         | true, on -> on
         | _ -> true
 
+[<AbstractClass; Sealed>]
+type internal Features =
     // Not inlined (F# inlines small members into their callers): the trimmer recognises a
-    // switch by the call to its property's getter.
+    // switch by the call to its property's getter. Read once a connection, never a request.
 
     /// HTTPS endpoints (TLS).
     [<FeatureSwitchDefinition("Swoop.Tls.IsSupported")>]
     static member Tls
-        with [<MethodImpl(MethodImplOptions.NoInlining)>] get () = Features.Enabled "Swoop.Tls.IsSupported"
+        with [<MethodImpl(MethodImplOptions.NoInlining)>] get () = FeatureSwitch.enabled "Swoop.Tls.IsSupported"
 
     /// HTTP/2 (h2c by prior knowledge, and "h2" over TLS).
     [<FeatureSwitchDefinition("Swoop.Http2.IsSupported")>]
     static member Http2
-        with [<MethodImpl(MethodImplOptions.NoInlining)>] get () = Features.Enabled "Swoop.Http2.IsSupported"
+        with [<MethodImpl(MethodImplOptions.NoInlining)>] get () = FeatureSwitch.enabled "Swoop.Http2.IsSupported"
