@@ -14,6 +14,10 @@ type internal LogQueue(sink: ILogSink, capacity: int) =
     let queue = new BlockingCollection<LogEvent>(ConcurrentQueue<LogEvent>(), max 1 capacity)
     let mutable dropped = 0L
     let mutable reportedDrops = 0L
+    // Events taken in, and events the writer is done with (written, or failed in the sink):
+    // an event taken off the queue but not yet written counts in neither Count nor this.
+    let mutable posted = 0L
+    let mutable written = 0L
 
     let reportDrops () =
         let now = Interlocked.Read(&dropped)
@@ -37,11 +41,14 @@ type internal LogQueue(sink: ILogSink, capacity: int) =
     let write () =
         for e in queue.GetConsumingEnumerable() do
             try
-                sink.Write e
+                try
+                    sink.Write e
 
-                if queue.Count = 0 then reportDrops ()
-            with _ ->
-                () // a failing sink must not end the writer
+                    if queue.Count = 0 then reportDrops ()
+                with _ ->
+                    () // a failing sink must not end the writer
+            finally
+                Interlocked.Increment(&written) |> ignore
 
         try
             reportDrops ()
@@ -61,7 +68,8 @@ type internal LogQueue(sink: ILogSink, capacity: int) =
             with :? InvalidOperationException ->
                 false
 
-        if not added then Interlocked.Increment(&dropped) |> ignore
+        if added then Interlocked.Increment(&posted) |> ignore
+        else Interlocked.Increment(&dropped) |> ignore
         added
 
     /// Events dropped so far because the queue was full.
@@ -69,6 +77,16 @@ type internal LogQueue(sink: ILogSink, capacity: int) =
 
     /// Events waiting to be written.
     member _.Count = queue.Count
+
+    /// Waits (up to `timeout`) until every event taken in so far has been written: not only
+    /// off the queue (the writer may hold the last one, not yet written, with the queue
+    /// empty: a process exiting then lost it).
+    member _.WaitWritten(timeout: TimeSpan) =
+        let target = Interlocked.Read(&posted)
+        let until = Environment.TickCount64 + int64 timeout.TotalMilliseconds
+
+        while Interlocked.Read(&written) < target && Environment.TickCount64 < until do
+            Thread.Sleep 1
 
     /// Stops taking events and waits (up to `timeout`) for the writer to write what is queued.
     member _.Complete(timeout: TimeSpan) =

@@ -54,11 +54,8 @@ type internal ServerLog(queue: LogQueue, minimum: LogLevel, ownsQueue: bool) =
     member _.Complete(timeout: TimeSpan) =
         if ownsQueue then queue.Complete timeout
         else
-            // The shared writer lives on: wait a little for it to catch up.
-            let until = Environment.TickCount64 + int64 timeout.TotalMilliseconds
-
-            while queue.Count > 0 && Environment.TickCount64 < until do
-                Threading.Thread.Sleep 5
+            // The shared writer lives on: wait for it to have written what came so far.
+            queue.WaitWritten timeout
 
     member l.Started(endpoints: string) =
         l.Post(LogLevel.Information, LogEvents.Started, "Started", "Listening on {Endpoints}", [| field "Endpoints" endpoints |], null)

@@ -87,3 +87,21 @@ let ``the server's log makes no event below its level`` () =
     log.ConnectionRejected(5, 1L)
     log.Complete(TimeSpan.FromSeconds 5.0)
     Assert.Equal<int list>([ LogEvents.ConnectionRejected ], sink.Events |> List.map (fun e -> e.Id))
+
+[<Fact>]
+let ``waiting for what was posted waits for the event the writer holds, not only for an empty queue`` () =
+    let sink = GatedSink()
+    let queue = LogQueue(sink, 4)
+    Assert.True(queue.Post(event 0))
+    // Taken off the queue, held in the sink: the queue is empty, the event not written.
+    Assert.True(sink.Entered.Wait 5000)
+    Assert.Equal(0, queue.Count)
+    let clock = Stopwatch.StartNew()
+    queue.WaitWritten(TimeSpan.FromMilliseconds 300.0)
+    Assert.True(clock.ElapsedMilliseconds >= 250L, "returned while the event was still unwritten")
+    Assert.Empty sink.Written
+    let release = Threading.Tasks.Task.Delay(200).ContinueWith(fun (_: Threading.Tasks.Task) -> sink.Release())
+    queue.WaitWritten(TimeSpan.FromSeconds 5.0)
+    Assert.Equal(1, sink.Written.Length)
+    release.Wait()
+    queue.Complete(TimeSpan.FromSeconds 5.0)
