@@ -66,11 +66,8 @@ type internal Heartbeat(interval: TimeSpan) as this =
     static let slices = 10
     static let mutable dateSecond = DateTime.UtcNow.Ticks / TimeSpan.TicksPerSecond
 
-    let gate = obj ()
     let mutable beat = 0
-    let mutable members: ITimed[] = Array.zeroCreate 64
-    let mutable freeSlots = System.Collections.Generic.Stack<int>()
-    let mutable used = 0
+    let members = SlotTable<ITimed>(64)
     let mutable stopped = false
 
     do
@@ -113,8 +110,8 @@ type internal Heartbeat(interval: TimeSpan) as this =
             Volatile.Write(&dateBytes, formatDate utc (Array.zeroCreate 37))
 
         // The array may grow while we look: read the count first, and never past the array.
-        let count = Volatile.Read(&used)
-        let snapshot = Volatile.Read(&members)
+        let count = members.Used
+        let snapshot = members.Items
         let mutable ranSince = Stopwatch.GetTimestamp()
 
         for i in first..step .. (min count snapshot.Length) - 1 do
@@ -129,7 +126,7 @@ type internal Heartbeat(interval: TimeSpan) as this =
                 Monitor.Enter m
 
                 try
-                    if obj.ReferenceEquals(m, Volatile.Read(&members[i])) then
+                    if obj.ReferenceEquals(m, members.Get i) then
                         try
                             m.Tick now
                         with e ->
@@ -145,37 +142,18 @@ type internal Heartbeat(interval: TimeSpan) as this =
                 ranSince <- Stopwatch.GetTimestamp()
 
     /// Adds a member; returns its slot, to give back to `Unregister`.
-    member _.Register(m: ITimed) =
-        lock gate (fun () ->
-            let slot =
-                if freeSlots.Count > 0 then
-                    freeSlots.Pop()
-                else
-                    if used = members.Length then
-                        let bigger = Array.zeroCreate (members.Length * 2)
-                        Array.blit members 0 bigger 0 members.Length
-                        Volatile.Write(&members, bigger)
-
-                    Volatile.Write(&used, used + 1)
-                    used - 1
-
-            Volatile.Write(&members[slot], m)
-            slot)
+    member _.Register(m: ITimed) = members.Add m
 
     /// Puts `m` in `slot` in place of its member (a connection parked, or resumed from
     /// parked): the slot is the connection's for as long as it is open, whoever stands for it.
-    member _.Replace(slot: int, m: ITimed) =
-        lock gate (fun () -> Volatile.Write(&members[slot], m))
+    member _.Replace(slot: int, m: ITimed) = members.Set(slot, m)
 
     member _.Unregister(slot: int) =
-        let m = Volatile.Read(&members[slot])
+        let m = members.Get slot
 
-        // The member's lock first (waits for a tick of it still running), then the gate (the
-        // array may be growing).
-        lock (if isNull m then gate else m) (fun () ->
-            lock gate (fun () ->
-                Volatile.Write(&members[slot], null)
-                freeSlots.Push slot))
+        // The member's lock first (waits for a tick of it still running), then the table's.
+        if isNull m then members.Remove slot
+        else lock m (fun () -> members.Remove slot)
 
     interface IDisposable with
         member _.Dispose() = Volatile.Write(&stopped, true)
