@@ -16,6 +16,10 @@ module internal HpackString =
     [<Literal>]
     let Oversized = 2
 
+    /// The literal runs past the bytes at hand (a block still arriving: wait for more).
+    [<Literal>]
+    let Short = 3
+
 [<Sealed>]
 type internal HpackDecoder(maxTableSize: int, maxHeaderListSize: int) =
     let table = HpackDynamicTable(maxTableSize)
@@ -26,6 +30,12 @@ type internal HpackDecoder(maxTableSize: int, maxHeaderListSize: int) =
     // Huffman-decoded names and values, grown on demand up to `stringLimit ()`.
     let mutable nameBuffer: byte[] = Array.zeroCreate 64
     let mutable valueBuffer: byte[] = Array.zeroCreate 256
+    // The block being decoded, fragment by fragment (see BeginBlock): its list size so far,
+    // whether it passed the limit, whether a field came, whether its first octet was seen.
+    let mutable listSize = 0L
+    let mutable tooLarge = false
+    let mutable fieldSeen = false
+    let mutable started = false
 
     /// Longest decoded string worth keeping: one longer is over the list limit and larger than
     /// the table, so only its length matters.
@@ -55,13 +65,15 @@ type internal HpackDecoder(maxTableSize: int, maxHeaderListSize: int) =
         (block: ReadOnlySpan<byte>, pos: byref<int>, forName: bool, array: byref<byte[]>, start: byref<int>, length: byref<int>)
         =
         if pos >= block.Length then
-            HpackString.Malformed
+            HpackString.Short
         else
             let huffman = block[pos] &&& 0x80uy <> 0uy
             let mutable len = 0
 
-            if not (Hpack.tryReadInteger (block, &pos, 7, &len)) || len > block.Length - pos then
-                HpackString.Malformed
+            if not (Hpack.tryReadInteger (block, &pos, 7, &len)) then
+                (if pos >= block.Length then HpackString.Short else HpackString.Malformed)
+            elif len > block.Length - pos then
+                HpackString.Short
             elif not huffman then
                 array <- null
                 start <- pos
@@ -88,25 +100,42 @@ type internal HpackDecoder(maxTableSize: int, maxHeaderListSize: int) =
                     HpackString.Ok
 
     /// Counts a field against the list limit and hands it on while under it.
-    member private _.Deliver
-        (visitor: IHeaderFieldVisitor, name: ReadOnlySpan<byte>, value: ReadOnlySpan<byte>, listSize: byref<int64>, tooLarge: byref<bool>)
-        =
+    member private _.Deliver(visitor: IHeaderFieldVisitor, name: ReadOnlySpan<byte>, value: ReadOnlySpan<byte>) =
         listSize <- listSize + int64 (Hpack.EntryOverhead + name.Length + value.Length)
         if listSize > int64 maxListSize then tooLarge <- true
         if not tooLarge then visitor.OnField(name, value)
 
-    member this.Decode(block: ReadOnlySpan<byte>, visitor: IHeaderFieldVisitor) =
+    /// The fields decoded so far passed the header list limit (counted as they are decoded).
+    member _.ListTooLarge = tooLarge
+
+    /// A new header block begins (its fragments follow, see DecodeFragment).
+    member _.BeginBlock() =
         error <- ""
+        listSize <- 0L
+        tooLarge <- false
+        fieldSeen <- false
+        started <- false
+
+    member this.Decode(block: ReadOnlySpan<byte>, visitor: IHeaderFieldVisitor) =
+        this.BeginBlock()
+        let mutable consumed = 0
+        this.DecodeFragment(block, visitor, true, &consumed)
+
+    member this.DecodeFragment(block: ReadOnlySpan<byte>, visitor: IHeaderFieldVisitor, last: bool, consumed: byref<int>) =
         let mutable result = HpackResult.Ok
         let mutable pos = 0
-        let mutable listSize = 0L
-        let mutable tooLarge = false
-        let mutable fieldSeen = false
+        // Where the representation being read began: a short one is left for the next fragment.
+        let mutable start = 0
+        let mutable short = false
 
-        if sizeUpdateRequired && (block.Length = 0 || block[0] &&& 0xE0uy <> 0x20uy) then
-            result <- fail "a dynamic table size update was due at the start of the block"
+        if not started && (block.Length > 0 || last) then
+            started <- true
 
-        while result = HpackResult.Ok && pos < block.Length do
+            if sizeUpdateRequired && (block.Length = 0 || block[0] &&& 0xE0uy <> 0x20uy) then
+                result <- fail "a dynamic table size update was due at the start of the block"
+
+        while result = HpackResult.Ok && not short && pos < block.Length do
+            start <- pos
             let b = block[pos]
 
             if b &&& 0x80uy <> 0uy then
@@ -114,16 +143,16 @@ type internal HpackDecoder(maxTableSize: int, maxHeaderListSize: int) =
                 let mutable index = 0
 
                 if not (Hpack.tryReadInteger (block, &pos, 7, &index)) then
-                    result <- fail "bad integer"
+                    if pos >= block.Length && not last then short <- true else result <- fail "bad integer"
                 elif index = 0 then
                     result <- fail "index 0"
                 elif index <= Hpack.StaticTableLength then
                     fieldSeen <- true
-                    this.Deliver(visitor, Hpack.staticName index, Hpack.staticValue index, &listSize, &tooLarge)
+                    this.Deliver(visitor, Hpack.staticName index, Hpack.staticValue index)
                 elif index - Hpack.StaticTableLength <= table.Count then
                     fieldSeen <- true
                     let i = index - Hpack.StaticTableLength
-                    this.Deliver(visitor, table.Name i, table.Value i, &listSize, &tooLarge)
+                    this.Deliver(visitor, table.Name i, table.Value i)
                 else
                     result <- fail "index beyond the tables"
             elif b &&& 0xE0uy = 0x20uy then
@@ -133,7 +162,7 @@ type internal HpackDecoder(maxTableSize: int, maxHeaderListSize: int) =
                 if fieldSeen then
                     result <- fail "dynamic table size update after a field"
                 elif not (Hpack.tryReadInteger (block, &pos, 5, &size)) then
-                    result <- fail "bad integer"
+                    if pos >= block.Length && not last then short <- true else result <- fail "bad integer"
                 elif size > settingsTableSize then
                     result <- fail "dynamic table size update above SETTINGS_HEADER_TABLE_SIZE"
                 else
@@ -147,7 +176,7 @@ type internal HpackDecoder(maxTableSize: int, maxHeaderListSize: int) =
                 fieldSeen <- true
 
                 if not (Hpack.tryReadInteger (block, &pos, (if indexing then 6 else 4), &index)) then
-                    result <- fail "bad integer"
+                    if pos >= block.Length && not last then short <- true else result <- fail "bad integer"
                 else
                     let mutable nameArray: byte[] = null
                     let mutable nameStart = 0
@@ -170,10 +199,14 @@ type internal HpackDecoder(maxTableSize: int, maxHeaderListSize: int) =
                     let mutable valueLength = 0
 
                     let valueState =
-                        if nameState = HpackString.Malformed then HpackString.Malformed
+                        if nameState = HpackString.Malformed || nameState = HpackString.Short then nameState
                         else this.ReadString(block, &pos, false, &valueArray, &valueStart, &valueLength)
 
-                    if nameState = HpackString.Malformed || valueState = HpackString.Malformed then
+                    if (nameState = HpackString.Short || valueState = HpackString.Short) && not last then
+                        short <- true
+                    elif nameState = HpackString.Short || valueState = HpackString.Short then
+                        result <- fail "a field runs past the end of the block"
+                    elif nameState = HpackString.Malformed || valueState = HpackString.Malformed then
                         result <- fail (if index > 0 && nameState = HpackString.Malformed then "index beyond the tables" else "bad string literal")
                     elif nameState = HpackString.Oversized || valueState = HpackString.Oversized then
                         // Longer than both limits: over the list size, and an entry that would
@@ -190,13 +223,15 @@ type internal HpackDecoder(maxTableSize: int, maxHeaderListSize: int) =
                             else ReadOnlySpan(valueArray, valueStart, valueLength)
 
                         if indexing && table.Add(name, value) then
-                            this.Deliver(visitor, table.Name 1, table.Value 1, &listSize, &tooLarge)
+                            this.Deliver(visitor, table.Name 1, table.Value 1)
                         else
-                            this.Deliver(visitor, name, value, &listSize, &tooLarge)
+                            this.Deliver(visitor, name, value)
+
+        consumed <- (if short then start else pos)
 
         if result <> HpackResult.Ok then
             result
-        elif tooLarge then
+        elif tooLarge && last then
             error <- "header list larger than SETTINGS_MAX_HEADER_LIST_SIZE"
             HpackResult.HeaderListTooLarge
         else

@@ -14,6 +14,15 @@ open System.Threading
 open System.Threading.Tasks
 open Swoop
 
+/// What the header block being received is for.
+type internal BlockKind =
+    /// A new stream's request head.
+    | Request = 0
+    /// The trailers ending an open stream's body.
+    | Trailers = 1
+    /// A stream that is over: decoded (HPACK stays in step) and dropped.
+    | Ignored = 2
+
 [<Sealed; AllowNullLiteral>]
 type internal Http2Connection(transport: Transport, settings: ConnectionSettings, isTls: bool) as this =
     inherit Http2StreamOwner()
@@ -33,9 +42,15 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
     // dripped in CONTINUATION by CONTINUATION may take the request head timeout, no more.
     let mutable blockSince = 0L
     let mutable blockEndStream = false
-    let mutable blockTrailers = false
+    let mutable blockKind = BlockKind.Ignored
+    // The stream a request's block is decoded into (rented at its HEADERS).
+    let mutable blockTarget: Http2Stream = null
+    // Trailers, and blocks decoded only to keep HPACK in step, go here.
+    let scratch = Http2RequestHead(settings.Limits.MaxHeaderCount)
+    // The block's octets not decoded yet (a field cut between frames), and all it has had.
     let mutable blockBytes: byte[] = Array.Empty<byte>()
     let mutable blockLength = 0
+    let mutable blockTotal = 0
     // Receive windows: the connection's, and what the handlers read since the last update.
     let mutable receiveWindow = 65535L
     let mutable consumedUnsent = 0L
@@ -144,10 +159,12 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
                 consumedUnsent <- 0L
 
     /// Serves the connection from its preface (the first bytes in the transport's input) to its end.
-    member c.RunAsync() : Task =
+    /// `prefaceDeadline` (heartbeat clock): when the preface and the client's SETTINGS must have
+    /// come by, counted from the connection's first octet (h2c) or the TLS handshake's start.
+    member c.RunAsync(prefaceDeadline: int64) : Task =
         task {
             Volatile.Write(&transport.State, ConnectionState.Http2)
-            transport.Deadline <- Heartbeat.NowMs + settings.RequestHeadMs
+            transport.Deadline <- prefaceDeadline
 
             try
                 try
@@ -177,11 +194,16 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
                         if go then
                             let header = Frames.readHeader transport.Input.Unread
 
+                            // Longer than SETTINGS_MAX_FRAME_SIZE: a connection error on the
+                            // header alone (RFC 9113 section 4.2 allows it for every type), so
+                            // that nothing is ever read into memory only to be dropped.
                             if header.Length > Http2Limits.MaxFrameSize then
-                                checkFrame (Frames.checkLength (header, Http2Limits.MaxFrameSize))
+                                fail Http2ErrorCode.FrameSizeError "a frame longer than SETTINGS_MAX_FRAME_SIZE"
 
-                                // A stream-scoped FRAME_SIZE_ERROR: the frame is skipped.
-                                clientStreamError header.StreamId Http2ErrorCode.FrameSizeError
+                            // A header block is timed from its first octet (a HEADERS frame
+                            // dripped in counts, not only CONTINUATION frames).
+                            if header.Type = FrameType.Headers && Volatile.Read(&blockSince) = 0L then
+                                Volatile.Write(&blockSince, Heartbeat.NowMs)
 
                             do! c.Need(Frames.HeaderLength + header.Length)
 
@@ -380,54 +402,69 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
         if id % 2 = 0 then
             fail Http2ErrorCode.ProtocolError "a client's stream id must be odd"
 
-        let mutable trailers = false
+        let mutable kind = BlockKind.Request
 
         if not (ids.Idle id) then
-            // Trailers of an open stream, or a closed stream (a connection error).
-            let open' =
+            // Trailers of an open stream, or a stream that is over: its block is decoded all the
+            // same (HPACK's table must stay in step) and dropped.
+            let state =
                 Monitor.Enter output.Gate
 
                 try
                     match streams.TryGetValue id with
-                    | true, s -> if s.Ended then 1 elif s.IsReset then 2 else 0
+                    | true, s -> if s.IsReset then 2 elif s.Ended then 1 else 0
                     | _ -> 3
                 finally
                     Monitor.Exit output.Gate
 
-            match open' with
+            match state with
             | 0 ->
                 if not (header.Has FrameFlags.EndStream) then
                     fail Http2ErrorCode.ProtocolError "trailers must end the stream"
 
-                trailers <- true
-            | 1 -> fail Http2ErrorCode.StreamClosed "HEADERS on a stream the client had ended"
-            | 2 -> ()
+                kind <- BlockKind.Trailers
+            | 1 ->
+                // Half-closed by the client (RFC 9113 section 5.1): a stream error.
+                kind <- BlockKind.Ignored
+                clientStreamError id Http2ErrorCode.StreamClosed
+                c.Forget id
+            | 2 ->
+                // Reset by the server: what the client sent before it knew is ignored (section
+                // 5.1, "closed"); the id is never served again.
+                kind <- BlockKind.Ignored
             | _ ->
                 if ids.NeverOpened id then
                     fail Http2ErrorCode.ProtocolError "a stream id lower than one already used"
                 else
                     fail Http2ErrorCode.StreamClosed "HEADERS on a closed stream"
-
-        if not trailers then
-            if ids.Idle id then ids.Open id
+        else
+            ids.Open id
 
         blockStream <- id
+        blockKind <- kind
         blockEndStream <- header.Has FrameFlags.EndStream
-        blockTrailers <- trailers
         blockLength <- 0
+        blockTotal <- 0
+        // A stream error (a stream depending on itself): the block is still decoded, then the
+        // stream is refused.
+        c.PendingError <- error.IsError
+        decoder.BeginBlock()
 
-        if error.IsError then
-            // A stream error (a stream depending on itself): the block is still decoded (the
-            // table must stay in step), then the stream is refused.
-            blockTrailers <- false
+        match kind with
+        | BlockKind.Request ->
+            let s = c.Rent()
+            requestNumber <- requestNumber + 1L
+            s.Open(id, requestNumber)
+            blockTarget <- s
+        | _ ->
+            blockTarget <- null
+            scratch.Reset()
+            scratch.ReadingTrailers <- true
 
-        c.AddFragment(c.Payload(header).Slice(headers.FragmentOffset, headers.FragmentLength))
+        let last = header.Has FrameFlags.EndHeaders
+        let result = c.AddFragment(c.Payload(header).Slice(headers.FragmentOffset, headers.FragmentLength), last)
 
-        if header.Has FrameFlags.EndHeaders then
-            c.EndBlock(error.IsError)
-        else
-            Volatile.Write(&blockSince, Heartbeat.NowMs)
-            c.PendingError <- error.IsError
+        if last then c.EndBlock result
 
     member val private PendingError = false with get, set
 
@@ -440,66 +477,100 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
         // The CONTINUATION flood (2024): a block is bounded, however it is cut.
         if header.Length = 0 && not (header.Has FrameFlags.EndHeaders) then countControl ()
 
-        c.AddFragment(c.Payload header)
+        let last = header.Has FrameFlags.EndHeaders
+        let result = c.AddFragment(c.Payload header, last)
 
-        if header.Has FrameFlags.EndHeaders then
-            c.EndBlock c.PendingError
+        if last then c.EndBlock result
 
-    member private _.AddFragment(fragment: ReadOnlySpan<byte>) =
-        if blockLength + fragment.Length > maxHeaderListSize * 2 + 1024 then
+    /// Decodes the block's next fragment as it arrives: what a field cut by the frame's end
+    /// leaves waits (blockBytes) for the next. The block is bounded by the header list limit
+    /// plus one frame, and refused as soon as the fields decoded pass the limit (an HPACK bomb
+    /// of one-octet references to a large entry is stopped there, not at the block's end).
+    member private _.AddFragment(fragment: ReadOnlySpan<byte>, last: bool) : HpackResult =
+        blockTotal <- blockTotal + fragment.Length
+
+        if blockTotal > maxHeaderListSize + Http2Limits.MaxFrameSize then
             fail Http2ErrorCode.EnhanceYourCalm "a header block longer than the header list size allows"
 
-        if blockBytes.Length - blockLength < fragment.Length then
-            let bigger = Array.zeroCreate (max (blockBytes.Length * 2) (blockLength + fragment.Length))
-            Buffer.BlockCopy(blockBytes, 0, bigger, 0, blockLength)
-            blockBytes <- bigger
+        let visitor: IHeaderFieldVisitor = if isNull blockTarget then scratch else blockTarget.Request
+        let mutable consumed = 0
 
-        fragment.CopyTo(Span<byte>(blockBytes, blockLength, fragment.Length))
-        blockLength <- blockLength + fragment.Length
+        let result =
+            if blockLength = 0 then
+                let r = decoder.DecodeFragment(fragment, visitor, last, &consumed)
+                let rest = fragment.Length - consumed
 
-    /// The block is whole: decode it (always: HPACK's table must stay in step) and act.
-    member private c.EndBlock(refuse: bool) =
-        let id = blockStream
-        blockStream <- 0
-        Volatile.Write(&blockSince, 0L)
-        let block = ReadOnlySpan<byte>(blockBytes, 0, blockLength)
+                if rest > 0 then
+                    if blockBytes.Length < rest then blockBytes <- Array.zeroCreate (max 1024 rest)
+                    fragment.Slice(consumed).CopyTo(Span<byte>(blockBytes))
 
-        if blockTrailers then
-            let s = lock output.Gate (fun () -> match streams.TryGetValue id with | true, s -> s | _ -> null)
-            s.Request.ReadingTrailers <- true
-            let result = decoder.Decode(block, s.Request)
-
-            if result = HpackResult.CompressionError then
-                fail Http2ErrorCode.CompressionError decoder.Error
-
-            if result <> HpackResult.Ok || s.Check <> HeadCheck.Ok then
-                resetStream id Http2ErrorCode.ProtocolError
-                c.Forget id
+                blockLength <- rest
+                r
             else
-                let mismatch =
-                    lock output.Gate (fun () ->
-                        s.EndReceived()
-                        s.DeclaredLength >= 0L && s.DeclaredLength <> s.Received)
+                if blockBytes.Length - blockLength < fragment.Length then
+                    let bigger = Array.zeroCreate (max (blockBytes.Length * 2) (blockLength + fragment.Length))
+                    Buffer.BlockCopy(blockBytes, 0, bigger, 0, blockLength)
+                    blockBytes <- bigger
 
-                if mismatch then
+                fragment.CopyTo(Span<byte>(blockBytes, blockLength, fragment.Length))
+                blockLength <- blockLength + fragment.Length
+                let r = decoder.DecodeFragment(ReadOnlySpan<byte>(blockBytes, 0, blockLength), visitor, last, &consumed)
+                Buffer.BlockCopy(blockBytes, consumed, blockBytes, 0, blockLength - consumed)
+                blockLength <- blockLength - consumed
+                r
+
+        if result = HpackResult.CompressionError then
+            fail Http2ErrorCode.CompressionError decoder.Error
+
+        if not last && decoder.ListTooLarge then
+            fail Http2ErrorCode.EnhanceYourCalm "a header list larger than SETTINGS_MAX_HEADER_LIST_SIZE"
+
+        // A block that grew large leaves no large buffer behind.
+        if last && blockBytes.Length > 16384 then blockBytes <- Array.Empty<byte>()
+        result
+
+    /// The block is whole and decoded: act on it.
+    member private c.EndBlock(result: HpackResult) =
+        let id = blockStream
+        let kind = blockKind
+        let s = blockTarget
+        blockStream <- 0
+        blockTarget <- null
+        blockKind <- BlockKind.Ignored
+        Volatile.Write(&blockSince, 0L)
+
+        match kind with
+        | BlockKind.Trailers ->
+            // The stream may have ended meanwhile (its response done and its drain time over,
+            // or reset): then the trailers are dropped.
+            let stream =
+                lock output.Gate (fun () ->
+                    match streams.TryGetValue id with
+                    | true, s when not s.Ended && not s.IsReset -> s
+                    | _ -> null)
+
+            if not (isNull stream) then
+                if result <> HpackResult.Ok || scratch.Check <> HeadCheck.Ok then
                     clientStreamError id Http2ErrorCode.ProtocolError
                     c.Forget id
-        else
-            let s = c.Rent()
-            requestNumber <- requestNumber + 1L
-            s.Open(id, requestNumber)
-            let result = decoder.Decode(block, s.Request)
+                else
+                    let mismatch =
+                        lock output.Gate (fun () ->
+                            stream.Request.AdoptTrailers scratch
+                            stream.EndReceived()
+                            stream.DeclaredLength >= 0L && stream.DeclaredLength <> stream.Received)
 
-            if result = HpackResult.CompressionError then
-                c.Return s
-                fail Http2ErrorCode.CompressionError decoder.Error
-
+                    if mismatch then
+                        clientStreamError id Http2ErrorCode.ProtocolError
+                        c.Forget id
+        | BlockKind.Request ->
             // Streams open, or handlers still running for streams already closed (reset):
             // either is bounded, so that resetting cannot make room for more work.
             let active = max (c.OpenStreams()) (Volatile.Read(&handlers))
 
-            if refuse then
+            if c.PendingError then
                 c.Return s
+                countReset ()
                 resetStream id Http2ErrorCode.ProtocolError
             elif goingAway || peerGoingAway || settings.Stopping then
                 c.Return s
@@ -513,6 +584,9 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
 
                 if s.Check = HeadCheck.Malformed then
                     c.Return s
+                    // Malformed requests count as resets: a client cannot make the server
+                    // answer errors without end (each costs a decode and a RST_STREAM).
+                    countReset ()
                     resetStream id Http2ErrorCode.ProtocolError
                 else
                     Monitor.Enter output.Gate
@@ -530,6 +604,7 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
                         c.Serve(s, 431)
                     else
                         c.Serve(s, 0)
+        | _ -> ()
 
     member private _.Rent() : Http2Stream =
         let reused = lock spare (fun () -> if spare.Count > 0 then spare.Pop() else null)
@@ -781,8 +856,12 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
             let before = peer
             checkFrame (Frames.readSettings (header, c.Payload header, &peer))
 
-            if settingsSeen then countControl ()
-            settingsSeen <- true
+            if settingsSeen then
+                countControl ()
+            else
+                // The preface is complete: the connection is idle until its first stream.
+                settingsSeen <- true
+                if c.OpenStreams() = 0 then transport.Deadline <- Heartbeat.NowMs + settings.KeepAliveMs
 
             withGate (fun () ->
                 output.PeerMaxFrameSize <- peer.MaxFrameSize

@@ -170,6 +170,14 @@ type internal Http2Output(transport: Transport, pool: BufferPool) =
 
             this.Block(streamId, p, endStream)
 
+    /// Writes an interim answer (1xx: 100 Continue) as a HEADERS block of its status alone.
+    member this.Informational(streamId: int, status: int) =
+        if not closed then
+            let mutable p = encoder.BeginBlock(Span<byte>(block))
+            this.BlockRoom(p, 8)
+            p <- p + encoder.WriteStatus(status, Span<byte>(block, p, block.Length - p))
+            this.Block(streamId, p, false)
+
     /// Writes trailer fields as a HEADERS block that ends the stream (RFC 9113 section 8.1).
     member this.Trailers(streamId: int, trailers: ResizeArray<struct (string * string)>) =
         if not closed then

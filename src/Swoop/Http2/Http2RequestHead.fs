@@ -32,7 +32,8 @@ type internal Http2RequestHead(maxHeaders: int) =
     let mutable sawPath = false
     let mutable authorityStart = -1
     let mutable authorityLength = 0
-    let mutable hostSeen = false
+    let mutable hostStart = -1
+    let mutable hostLength = 0
     let mutable pathStart = 0
     let mutable pathLength = 0
     // Cookie fields, joined with "; " into one (RFC 9113 section 8.2.3).
@@ -94,10 +95,16 @@ type internal Http2RequestHead(maxHeaders: int) =
         sawScheme <- false
         sawPath <- false
         authorityStart <- -1
-        hostSeen <- false
+        hostStart <- -1
         if not (isNull cookies) then cookies.Clear() |> ignore
         trailers <- null
         readingTrailers <- false
+
+    /// Takes the trailers `other` decoded (the connection decodes a trailer block apart, since
+    /// its stream may be gone before the block ends).
+    member _.AdoptTrailers(other: Http2RequestHead) =
+        trailers <- other.Trailers
+        readingTrailers <- true
 
     /// Decoding the trailer block (HEADERS after the body) rather than the head.
     member _.ReadingTrailers
@@ -166,9 +173,16 @@ type internal Http2RequestHead(maxHeaders: int) =
                             if n < 0L || (head.ContentLength >= 0L && head.ContentLength <> n) then malformed ()
                             else head.ContentLength <- n
                         elif name.SequenceEqual("host"B) then
-                            hostSeen <- true
+                            // One Host, and it must name what :authority names (see Finish).
+                            if hostStart >= 0 then malformed ()
+                        elif name.SequenceEqual("expect"B) && System.Text.Ascii.EqualsIgnoreCase(value, "100-continue"B) then
+                            head.ExpectContinue <- true
 
-                        this.AddField(name, value)
+                        let valueAt = this.AddField(name, value)
+
+                        if name.SequenceEqual("host"B) then
+                            hostStart <- valueAt
+                            hostLength <- value.Length
 
     member private _.AddField(name: ReadOnlySpan<byte>, value: ReadOnlySpan<byte>) =
         if head.HeaderCount = head.Headers.Length then head.Grow()
@@ -182,24 +196,54 @@ type internal Http2RequestHead(maxHeaders: int) =
               ValueLength = value.Length }
 
         head.HeaderCount <- head.HeaderCount + 1
+        valueStart
 
     /// After the head's block: the pseudo-headers complete, the path split; `endStream` when
     /// no body follows.
     member this.Finish(endStream: bool) =
         if check = HeadCheck.Ok then
             let connect = sawMethod && head.Method = HttpMethod.Connect
+            let asterisk = sawPath && pathLength = 1 && bytes[pathStart] = byte '*'
 
-            if not sawMethod || connect || not sawScheme || not sawPath then
-                // CONNECT (RFC 9113 section 8.5) is not served: a tunnel is not a request.
+            // RFC 9113 section 8.3.1: a Host beside :authority must name the same (else a
+            // handler that routes or authorises by host could be told one thing and the
+            // connection, by SNI or :authority, another).
+            let hostDiffers =
+                hostStart >= 0
+                && authorityStart >= 0
+                && not (System.Text.Ascii.EqualsIgnoreCase(ReadOnlySpan<byte>(bytes, hostStart, hostLength), ReadOnlySpan<byte>(bytes, authorityStart, authorityLength)))
+
+            if connect then
+                // CONNECT (section 8.5): :authority only, no :scheme or :path. Handed to the app
+                // as HTTP/1.1 hands an authority-form request (an empty path; routing answers).
+                if sawScheme || sawPath || authorityStart < 0 || authorityLength = 0 || hostDiffers then
+                    malformed ()
+                else
+                    if not (isNull cookies) && cookies.Length > 0 then
+                        this.AddField("cookie"B, ReadOnlySpan<byte>(Encoding.Latin1.GetBytes(cookies.ToString()))) |> ignore
+
+                    if hostStart < 0 then
+                        let value = ReadOnlySpan<byte>(bytes, authorityStart, authorityLength).ToArray()
+                        this.AddField("host"B, ReadOnlySpan<byte>(value)) |> ignore
+
+                    head.TargetStart <- authorityStart
+                    head.TargetLength <- authorityLength
+                    head.PathStart <- authorityStart
+                    head.PathLength <- 0
+                    head.Body <- (if endStream then BodyKind.NoBody elif head.ContentLength >= 0L then BodyKind.Sized else BodyKind.Framed)
+            elif not sawMethod || not sawScheme || not sawPath || hostDiffers then
+                malformed ()
+            elif asterisk && head.Method <> HttpMethod.Options then
+                // "*" is OPTIONS' target only (section 8.3.1).
                 malformed ()
             else
                 if not (isNull cookies) && cookies.Length > 0 then
-                    this.AddField("cookie"B, ReadOnlySpan<byte>(Encoding.Latin1.GetBytes(cookies.ToString())))
+                    this.AddField("cookie"B, ReadOnlySpan<byte>(Encoding.Latin1.GetBytes(cookies.ToString()))) |> ignore
 
-                if not hostSeen && authorityStart >= 0 then
+                if hostStart < 0 && authorityStart >= 0 then
                     // The authority is the Host of HTTP/1.1 (handlers and the toolkit read Host).
                     let value = ReadOnlySpan<byte>(bytes, authorityStart, authorityLength).ToArray()
-                    this.AddField("host"B, ReadOnlySpan<byte>(value))
+                    this.AddField("host"B, ReadOnlySpan<byte>(value)) |> ignore
 
                 head.TargetStart <- pathStart
                 head.TargetLength <- pathLength

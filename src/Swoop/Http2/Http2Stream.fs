@@ -48,6 +48,7 @@ type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: Bu
     let mutable readWaiter: TaskCompletionSource<bool> = null
     let mutable maxBodySize = 0L
     let mutable slowBody = false
+    let mutable continueSent = false
 
     // ---- response ----
     // Made when the response has body bytes to send.
@@ -224,6 +225,7 @@ type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: Bu
         this.SentBytes <- 0L
         this.SendWaitMs <- 0L
         slowBody <- false
+        continueSent <- false
         Volatile.Write(&this.Life, 0)
         finishing <- Task.CompletedTask
         trailers <- null
@@ -295,6 +297,7 @@ type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: Bu
 
         let mutable n = 0
         let mutable wait: Task<bool> = null
+        let mutable kick = false
         Monitor.Enter output.Gate
 
         try
@@ -316,10 +319,19 @@ type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: Bu
             elif ended || destination.Length = 0 then
                 n <- 0
             else
+                // The client waits for "100 Continue" before its body (RFC 9110 section
+                // 10.1.1): sent once, when the handler first waits for the body, as over HTTP/1.1.
+                if head.ExpectContinue && not continueSent && not endSent && Volatile.Read(&this.Owner) = 0 && received = 0L then
+                    continueSent <- true
+                    output.Informational(this.Id, 100)
+                    kick <- true
+
                 readWaiter <- TaskCompletionSource<bool>(TaskCreationOptions.RunContinuationsAsynchronously)
                 wait <- readWaiter.Task
         finally
             Monitor.Exit output.Gate
+
+        if kick then output.Kick()
 
         if isNull wait then
             if n > 0 then owner.Consumed(this.Id, n)

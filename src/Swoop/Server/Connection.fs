@@ -334,7 +334,8 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                     // HTTPS: the handshake first, within its timeout (the heartbeat closes an
                     // Idle connection past its deadline, which fails the handshake's receive).
                     if not (isNull tls) && Features.Tls then
-                        transport.Deadline <- Heartbeat.NowMs + int64 tls.HandshakeTimeout.TotalMilliseconds
+                        let handshakeStart = Heartbeat.NowMs
+                        transport.Deadline <- handshakeStart + int64 tls.HandshakeTimeout.TotalMilliseconds
                         let! secured = tls.HandshakeAsync(transport, transport.Descriptor.RemoteEndPoint)
                         go <- secured && Volatile.Read(&transport.State) = ConnectionState.Idle
 
@@ -342,7 +343,7 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                         if Features.Http2 && go && (transport.AlpnH2 || settings.Http2Only) then
                             go <- false
                             h2 <- Http2.Http2Connection(transport, settings, true)
-                            do! h2.RunAsync()
+                            do! h2.RunAsync(handshakeStart + settings.RequestHeadMs)
 
                     // A resumed connection has answered HTTP/1.1 before: no preface now.
                     mayBeH2 <- go && isNull tls && settings.Http2 && isNull resumed && Features.Http2
@@ -407,7 +408,8 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                                || (prefaceSeen = Http2.Frames.PrefaceMatch.Mismatch && settings.Http2Only) then
                                 go <- false
                                 h2 <- Http2.Http2Connection(transport, settings, false)
-                                do! h2.RunAsync()
+                                // The preface's time counts from the connection's first octet.
+                                do! h2.RunAsync transport.Deadline
                             elif prefaceSeen = Http2.Frames.PrefaceMatch.Partial then
                                 // Not enough yet to tell: more bytes, within the head's timeout.
                                 transport.Input.MakeRoom 512

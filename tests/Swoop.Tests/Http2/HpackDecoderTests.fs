@@ -238,3 +238,80 @@ let ``a Huffman string longer than every limit is not kept: too large, and an in
     Assert.Equal(HpackResult.HeaderListTooLarge, r)
     Assert.Equal(0, d.Table.Count)
     Assert.Equal(HpackResult.Ok, fst (decode d (hex "82")))
+
+// ---------------------------------------------------------------- fragment by fragment
+
+/// Decodes `block` cut at `cuts` as a connection does: each fragment with what the one before
+/// left undecoded; the fields, the result, and the table's entries after.
+let internal decodeInPieces (d: HpackDecoder) (block: byte[]) (cuts: int list) =
+    let c = Collect()
+    d.BeginBlock()
+    let edges = (0 :: (cuts |> List.filter (fun x -> x > 0 && x < block.Length) |> List.distinct |> List.sort)) @ [ block.Length ]
+    let mutable pending: byte[] = [||]
+    let mutable result = HpackResult.Ok
+
+    for (a, b) in List.pairwise edges do
+        if result = HpackResult.Ok then
+            let input = Array.append pending block[a .. b - 1]
+            let mutable consumed = 0
+            result <- d.DecodeFragment(ReadOnlySpan input, c, (b = block.Length), &consumed)
+            pending <- input[consumed..]
+
+    result, c.Fields, entries d.Table
+
+[<Fact>]
+let ``a block cut anywhere, in any number of fragments, decodes as the whole block does`` () =
+    let blocks = [ for (h, _, _, _) in c3blocks @ c4blocks @ c2blocks -> hex h ] @ [ Array.concat [ hex "4001 61 7f 49"; Array.create 200 (byte 'v') ] ]
+
+    let property (seed: int) (pieces: int) =
+        let random = Random(seed)
+
+        for block in blocks do
+            let cuts = [ for _ in 1 .. (abs pieces % 6) + 1 -> random.Next(0, block.Length + 1) ]
+            let whole = HpackDecoder(4096, 65536)
+            let cut = HpackDecoder(4096, 65536)
+            let r1, f1 = decode whole block
+            let r2, f2, t2 = decodeInPieces cut block cuts
+            Assert.Equal(r1, r2)
+            Assert.Equal<(string * string) list>(f1, f2)
+            Assert.Equal<(string * string) list>(entries whole.Table, t2)
+
+    Check.One(Config.QuickThrowOnFailure.WithMaxTest 300, property)
+
+[<Fact>]
+let ``every cut of every example decodes the same, one octet at a time too`` () =
+    for (h, fields, _, _) in c3blocks.[0..0] @ c4blocks.[0..0] do
+        let block = hex h
+
+        for at in 0 .. block.Length do
+            let r, got, _ = decodeInPieces (HpackDecoder(4096, 65536)) block [ at ]
+            Assert.Equal(HpackResult.Ok, r)
+            Assert.Equal<(string * string) list>(fields, got)
+
+        let r, got, _ = decodeInPieces (HpackDecoder(4096, 65536)) block [ 1 .. block.Length - 1 ]
+        Assert.Equal(HpackResult.Ok, r)
+        Assert.Equal<(string * string) list>(fields, got)
+
+[<Fact>]
+let ``a field cut by the block's end is a COMPRESSION_ERROR, but only at the last fragment`` () =
+    let d = HpackDecoder(4096, 65536)
+    d.BeginBlock()
+    let mutable consumed = 0
+    // :method GET, then a literal whose value says 10 octets and has 3.
+    let part = Array.concat [ hex "82 4001 61 0a"; "abc"B ]
+    Assert.Equal(HpackResult.Ok, d.DecodeFragment(ReadOnlySpan part, Collect(), false, &consumed))
+    Assert.Equal(1, consumed)
+    Assert.Equal(HpackResult.CompressionError, d.DecodeFragment(ReadOnlySpan part[consumed..], Collect(), true, &consumed))
+
+[<Fact>]
+let ``the list limit is known as soon as the fields decoded pass it, before the block ends`` () =
+    let d = HpackDecoder(4096, 16384)
+    d.BeginBlock()
+    let mutable consumed = 0
+    // A 4,000-octet entry, then one-octet references to it (index 62): the fifth passes 16 KiB.
+    let first = Array.concat [ hex "4001 78 7f a1 1e"; Array.create 4000 (byte 'v') ]
+    Assert.Equal(HpackResult.Ok, d.DecodeFragment(ReadOnlySpan first, Collect(), false, &consumed))
+    Assert.False(d.ListTooLarge)
+    let refs = Array.create 4 (0x80uy ||| 62uy)
+    Assert.Equal(HpackResult.Ok, d.DecodeFragment(ReadOnlySpan refs, Collect(), false, &consumed))
+    Assert.True(d.ListTooLarge)

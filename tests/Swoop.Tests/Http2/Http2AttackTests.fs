@@ -227,3 +227,188 @@ let ``a header block dripped in CONTINUATION frames is cut after the request hea
 
     Assert.True(closed || h2.Closed 5000, "the connection still open after " + string started.ElapsedMilliseconds + " ms")
     Assert.True(started.ElapsedMilliseconds < 9000L)
+
+/// The frame header alone of a frame announcing `length` octets.
+let private frameHeader (frameType: FrameType) (flags: byte) (streamId: int) (length: int) =
+    let header = Array.zeroCreate 9
+    Frames.writeHeader (Span header, length, frameType, flags, streamId) |> ignore
+    header
+
+[<Fact>]
+let ``an oversize frame ends the connection on its header: its payload is never read`` () =
+    use server = serve testOptions app
+
+    // DATA on an open stream, and an extension frame on a stream never opened, each announcing
+    // 16 MiB and sending none of it: the GOAWAY comes on the 9 octets alone.
+    for frameType, streamId in [ FrameType.Data, 1; LanguagePrimitives.EnumOfValue<byte, FrameType> 0xfauy, 7 ] do
+        use h2 = open' server
+        h2.Request(1, "POST", "/slow", [], false)
+        h2.Send(frameHeader frameType 0uy streamId (16 * 1024 * 1024 - 1))
+        let mutable reset = false
+        let away = h2.Until 5000 (fun f -> (if f.Type = FrameType.RstStream && f.StreamId = 7 then reset <- true); f.Type = FrameType.GoAway)
+        Assert.True(away.IsSome, "no GOAWAY for an oversize " + string frameType)
+        Assert.Equal(Http2ErrorCode.FrameSizeError, away.Value.ErrorCode)
+        // RFC 9113 section 5.1: no RST_STREAM on an idle stream.
+        Assert.False(reset, "RST_STREAM on a stream never opened")
+        Assert.True(h2.Closed 5000)
+
+    Assert.True(neighbourServed server)
+
+[<Fact>]
+let ``trailers whose stream the server forgot before their block ended are decoded and dropped: the connection goes on`` () =
+    use server = serve testOptions app
+    use h2 = open' server
+    // A request with a body the handler never reads: answered at once, then drained ~1 s.
+    h2.Request(1, "POST", "/", [], false)
+    Assert.True((h2.Until 5000 (fun f -> f.StreamId = 1 && f.Type = FrameType.Data)).IsSome)
+    // Trailers begin (a field the server's table must take in), and end after the drain. The
+    // client's SETTINGS ACK went (Until sent it): nothing interrupts the block.
+    let trailers = h2.Block [ "x-trailer-field", "kept-in-the-table" ]
+    h2.Frame(FrameType.Headers, FrameFlags.EndStream, 1, trailers[0..2])
+    Threading.Thread.Sleep 2500
+    h2.Frame(FrameType.Continuation, FrameFlags.EndHeaders, 1, trailers[3..])
+    // The next request refers to that entry (the client's encoder indexed it): it is served
+    // only if the server's table stayed in step.
+    h2.Get(3, "/protocol", [ "x-trailer-field", "kept-in-the-table" ], true)
+    let status, _, body = h2.Response (HpackDecoder(4096, 65536)) 3 10000
+    Assert.Equal(200, status)
+    Assert.StartsWith("HTTP/2 GET /protocol", body)
+
+[<Fact>]
+let ``a stream the server reset is never served again`` () =
+    let calls = ref 0
+
+    let handler: RequestHandler =
+        fun ctx ->
+            Threading.Interlocked.Increment calls |> ignore
+            app ctx
+
+    use server = serve testOptions handler
+
+    // Reset for an oversize DATA frame (its payload sent too), or for a zero WINDOW_UPDATE.
+    let resets: (H2 -> unit) list =
+        [ fun h2 -> h2.Frame(FrameType.Data, 0uy, 1, Array.zeroCreate 20000)
+          fun h2 -> h2.WindowUpdate(1, 0) ]
+
+    for reset in resets do
+        calls.Value <- 0
+        use h2 = open' server
+        h2.Request(1, "POST", "/slow", [], false)
+        reset h2
+        Threading.Thread.Sleep 200
+        h2.Get(1, "/", [], true)
+        let mutable answered = false
+        let away = h2.Until 5000 (fun f -> (if f.StreamId = 1 && f.Type = FrameType.Headers then answered <- true); f.Type = FrameType.GoAway)
+        Assert.False(answered, "the reset stream was answered again")
+        Assert.True(away.IsSome, "no GOAWAY")
+        Assert.Equal(1, calls.Value)
+
+[<Fact>]
+let ``HEADERS on a stream the client half-closed is a stream error: that stream is reset, the connection goes on`` () =
+    use server = serve testOptions app
+    use h2 = open' server
+    h2.Get(1, "/slow", [], true)
+    Threading.Thread.Sleep 100
+    h2.Get(1, "/", [], true)
+    let reset = h2.Until 5000 (fun f -> f.StreamId = 1 && f.Type = FrameType.RstStream)
+    Assert.True(reset.IsSome, "no RST_STREAM")
+    Assert.Equal(Http2ErrorCode.StreamClosed, reset.Value.ErrorCode)
+    h2.Get(3, "/", [], true)
+    let status, _, body = h2.Response (HpackDecoder(4096, 65536)) 3 10000
+    Assert.Equal(200, status)
+    Assert.Equal("hello", body)
+
+[<Fact>]
+let ``an HPACK bomb in CONTINUATION frames is refused as soon as its list passes the limit`` () =
+    use server = serve testOptions app
+    use h2 = open' server
+    // The server's SETTINGS first (acknowledged): no frame of ours may interrupt the block.
+    Assert.True((h2.Until 5000 (fun f -> f.Type = FrameType.Settings && not (f.Has FrameFlags.Ack))).IsSome)
+    // A 4,000-octet entry (literal with indexing, never Huffman), then one-octet references.
+    let entry = Array.concat [ [| 0x40uy; 0x01uy; byte 'x'; 0x7fuy; 0xa1uy; 0x1euy |]; Array.create 4000 (byte 'v') ]
+    let start = Array.append (h2.Block [ ":method", "GET"; ":scheme", "http"; ":path", "/"; ":authority", "x" ]) entry
+    h2.Frame(FrameType.Headers, FrameFlags.EndStream, 1, start)
+    let reference = [| 0x80uy ||| 62uy |]
+    // The limit (32 KiB) is passed at the ninth reference; the server must answer by then,
+    // not after hundreds of KiB of references.
+    let mutable sent = 0
+    let mutable away: Frame option = None
+
+    while away.IsNone && sent < 40 do
+        try
+            h2.Frame(FrameType.Continuation, 0uy, 1, reference)
+        with _ ->
+            ()
+
+        sent <- sent + 1
+        away <- h2.Until 150 (fun f -> f.Type = FrameType.GoAway)
+
+    Assert.True(away.IsSome, "no GOAWAY after " + string sent + " references")
+    Assert.Equal(Http2ErrorCode.EnhanceYourCalm, away.Value.ErrorCode)
+    Assert.True(sent <= 12, "refused only after " + string sent + " references")
+    Assert.True(neighbourServed server)
+
+[<Fact>]
+let ``a header block is refused at the header list limit plus one frame`` () =
+    use server = serve testOptions app
+    use h2 = open' server
+    Assert.True((h2.Until 5000 (fun f -> f.Type = FrameType.Settings && not (f.Has FrameFlags.Ack))).IsSome)
+    // A literal announcing a 1 MB value: the block can never complete. The limit is 32 KiB, one
+    // frame 16 KiB: four frames of 16,000 octets (64,000) are past it.
+    let start = Array.append (h2.Block [ ":method", "GET"; ":scheme", "http"; ":path", "/"; ":authority", "x" ]) [| 0x40uy; 0x01uy; byte 'x'; 0x7fuy; 0xc1uy; 0x83uy; 0x3duy |]
+    h2.Frame(FrameType.Headers, FrameFlags.EndStream, 1, start)
+    let filler = Array.create 16000 (byte 'v')
+
+    for _ in 1..4 do
+        try
+            h2.Frame(FrameType.Continuation, 0uy, 1, filler)
+        with _ ->
+            ()
+
+    let away = h2.GoAway 5000
+    Assert.True(away.IsSome, "no GOAWAY after 64,000 octets of one header block")
+    Assert.Equal(Http2ErrorCode.EnhanceYourCalm, away.Value.ErrorCode)
+
+[<Fact>]
+let ``malformed requests count against the reset bound: a flood of them ends the connection`` () =
+    use server = serve testOptions app
+    use h2 = open' server
+    // No :path: each is reset by the server (PROTOCOL_ERROR).
+    let away =
+        goAwayDuring h2 (fun () ->
+            for i in 0..999 do
+                h2.Frame(FrameType.Headers, 5uy, 2 * i + 1, h2.Block [ ":method", "GET"; ":scheme", "http" ]))
+
+    Assert.True(away.IsSome, "no GOAWAY after 1,000 malformed requests")
+    Assert.Equal(Http2ErrorCode.EnhanceYourCalm, away.Value.ErrorCode)
+    Assert.True(neighbourServed server)
+
+[<Fact>]
+let ``a preface dripped one octet at a time is closed within the request head timeout of its first octet`` () =
+    let options = { testOptions with RequestHeadTimeout = TimeSpan.FromSeconds 2.0 }
+    use server = serve options app
+    use s = connect server
+    let preface = Frames.preface.ToArray()
+    let started = Diagnostics.Stopwatch.StartNew()
+    let mutable closed = false
+    let mutable i = 0
+
+    // One octet every 400 ms: the whole preface would take ~10 s.
+    let buffer: byte[] = Array.zeroCreate 4096
+
+    while not closed && started.ElapsedMilliseconds < 15000L do
+        try
+            while not closed && s.Poll(0, Net.Sockets.SelectMode.SelectRead) do
+                if s.Receive buffer = 0 then closed <- true
+
+            if not closed && i < preface.Length then
+                s.Send([| preface[i] |]) |> ignore
+                i <- i + 1
+
+            Threading.Thread.Sleep 400
+        with _ ->
+            closed <- true
+
+    Assert.True(closed, "still open after 15 s")
+    // 2 s from the first octet, the heartbeat's second, and one octet's pause.
+    Assert.True(started.ElapsedMilliseconds < 5000L, "closed after " + string started.ElapsedMilliseconds + " ms")
