@@ -165,6 +165,10 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
         task {
             Volatile.Write(&transport.State, ConnectionState.Http2)
             transport.Deadline <- prefaceDeadline
+            // Streams share the socket: what the kernel holds unsent is out of the scheduler's
+            // hands, so it holds little (a small answer then waits for a batch or two, not for
+            // megabytes of downloads the kernel took first; in-flight data is not limited).
+            transport.Descriptor.SetNotSentLowat Http2Limits.UnsentInKernel
 
             try
                 try
@@ -412,7 +416,7 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
 
                 try
                     match streams.TryGetValue id with
-                    | true, s -> if s.IsReset then 2 elif s.Ended then 1 else 0
+                    | true, s -> if s.IsReset then 2 elif s.Ended && s.EndSent then 3 elif s.Ended then 1 else 0
                     | _ -> 3
                 finally
                     Monitor.Exit output.Gate
@@ -566,7 +570,7 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
         | BlockKind.Request ->
             // Streams open, or handlers still running for streams already closed (reset):
             // either is bounded, so that resetting cannot make room for more work.
-            let active = max (c.OpenStreams()) (Volatile.Read(&handlers))
+            let active = c.ActiveStreams()
 
             if c.PendingError then
                 c.Return s
@@ -616,8 +620,13 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
 
     member private _.Return(s: Http2Stream) =
         s.Release()
+        // A stream still in the writer's ready queue (its turn not come since it ended) is left
+        // to the collector: reused, the pump could take its turn for the next stream's life.
+        Monitor.Enter output.Gate
+        let queued = s.Queued
+        Monitor.Exit output.Gate
 
-        if spare.Count < 8 then
+        if spare.Count < 8 && not queued then
             lock spare (fun () -> spare.Push s)
 
     /// Runs the handler for stream `s` (or answers `status` itself: 431).
@@ -684,6 +693,8 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
     /// The handler ended: its response completes (or the stream is reset), then the stream
     /// is forgotten once its last frames are queued.
     member private c.Finish(s: Http2Stream, failure: exn) =
+        // The handler is no longer running (its last frames may still wait for their turn).
+        Interlocked.Decrement(&handlers) |> ignore
         let ctx = s.Context
         let mutable ok = true
 
@@ -744,7 +755,6 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
     /// The stream's response is queued: if the client still sends a body nobody reads, it is
     /// told to stop (RST_STREAM NO_ERROR, RFC 9113 section 8.1); the stream is forgotten.
     member private c.Done(s: Http2Stream) =
-        Interlocked.Decrement(&handlers) |> ignore
         Volatile.Write(&s.HandlerSince, 0L)
 
         if s.Mark 2 then
@@ -797,6 +807,27 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
         let count = streams.Count
         Monitor.Exit output.Gate
         count
+
+    /// Streams that count against SETTINGS_MAX_CONCURRENT_STREAMS: those open or half-closed
+    /// (a stream whose END_STREAM went, waiting for its handler's end or the table's cleanup,
+    /// is closed for the client, which may open the next), or handlers still running for
+    /// streams already reset, whichever is more. Counted one by one only near the limit.
+    member private _.ActiveStreams() =
+        let running = Volatile.Read(&handlers)
+        Monitor.Enter output.Gate
+
+        try
+            if streams.Count < Http2Limits.MaxConcurrentStreams then
+                max streams.Count running
+            else
+                let mutable open' = 0
+
+                for s in streams.Values do
+                    if not (s.EndSent && (s.Ended || s.IsReset)) then open' <- open' + 1
+
+                max open' running
+        finally
+            Monitor.Exit output.Gate
 
     member private c.EndIfIdle() =
         if c.OpenStreams() = 0 then
@@ -911,6 +942,8 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
                     s.WindowOpened()
             finally
                 Monitor.Exit output.Gate
+
+            output.Kick()
         else
             let mutable overflow = false
             let mutable known = false
@@ -926,6 +959,8 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
                 | _ -> ()
             finally
                 Monitor.Exit output.Gate
+
+            output.Kick()
 
             if overflow then
                 clientStreamError id Http2ErrorCode.FlowControlError
@@ -970,17 +1005,18 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
             lastTickMs <- now
 
             // The minimum response data rate: per stream while it waits for the client's window
-            // (reset, RST_STREAM CANCEL), and for the connection while a send waits on the
-            // socket (closed), after the grace period, as over HTTP/1.1.
-            if settings.MinResponseDataRate > 0 && elapsed > 0L then
+            // (reset, RST_STREAM CANCEL; also past the send timeout, whatever the rate), and for
+            // the connection while a send waits on the socket (closed), after the grace period,
+            // as over HTTP/1.1.
+            if elapsed > 0L then
                 let rate = int64 settings.MinResponseDataRate
-                let stalled = lock output.Gate (fun () -> StreamChecks.stalledSends streams.Values elapsed rate settings.DataRateGraceMs)
+                let stalled = lock output.Gate (fun () -> StreamChecks.stalledSends streams.Values elapsed rate settings.DataRateGraceMs settings.BodyMs)
 
                 if not (isNull stalled) then
                     for id in stalled do
                         c.Stalled id
 
-                if Volatile.Read(&transport.SendDeadline) > 0L then
+                if rate > 0L && Volatile.Read(&transport.SendDeadline) > 0L then
                     transport.SendWaitMs <- transport.SendWaitMs + elapsed
 
                     if transport.SendWaitMs > settings.DataRateGraceMs && transport.SentBytes * 1000L < rate * transport.SendWaitMs then

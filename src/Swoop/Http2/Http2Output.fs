@@ -1,9 +1,10 @@
-/// The one writer of an HTTP/2 connection. Every stream's frames and the connection's own
+/// The one writer of an HTTP/2 connection. Header blocks and the connection's own frames
 /// (SETTINGS, PING, WINDOW_UPDATE, GOAWAY, RST_STREAM) are appended to one queue under one
-/// lock, in the order the HPACK encoder saw them, and one pump at a time moves the queue to the
-/// connection's Transport and sends it (its Connection flight: nothing else writes to an HTTP/2
-/// connection's socket). The same lock guards the send windows (RFC 9113 section 5.2): the
-/// connection's here, each stream's in its Http2Stream.
+/// lock, in the order the HPACK encoder saw them; streams' DATA is taken by the pump, a slice
+/// per stream in turn (StreamScheduler), as the socket takes each batch. One pump at a time
+/// moves the queue to the connection's Transport and sends it (its Connection flight: nothing
+/// else writes to an HTTP/2 connection's socket). The same lock guards the send windows (RFC
+/// 9113 section 5.2): the connection's here, each stream's in its Http2Stream.
 namespace Swoop.Http2
 
 open System
@@ -32,10 +33,18 @@ type internal Http2Output(transport: Transport, pool: BufferPool) =
     let mutable batchThread = 0
     let mutable kickDeferred = false
     let mutable answers = 0
+    let scheduler = StreamScheduler()
 
-    /// Queued beyond this, a stream's flush waits for the socket (a client that does not
-    /// read holds at most this much of the server's memory per connection, plus its windows).
-    static member QueueLimit = 65536L
+    /// What the pump gathers for one send: streams' slices are taken until the queue holds this
+    /// much (the socket then holds at most this beyond what the kernel took).
+    static member Batch = 65536L
+
+    /// What a stream may hold unsent before its handler's flush waits (beyond that, the handler
+    /// is held back: a client that does not read holds at most this per stream).
+    static member StreamBufferLimit = 65536L
+
+    /// A stream has bytes (or its end) to send: it takes its turns from the next batch. Under Gate.
+    member _.Ready(sender: IStreamSender) = if not closed then scheduler.Ready sender
 
     /// The lock that orders frames and guards the windows.
     member _.Gate = gate
@@ -265,7 +274,7 @@ type internal Http2Output(transport: Transport, pool: BufferPool) =
         Monitor.Enter gate
 
         try
-            if not sending && not closed && not queue.IsEmpty then
+            if not sending && not closed && (not queue.IsEmpty || scheduler.Count > 0) then
                 sending <- true
                 start <- true
         finally
@@ -294,12 +303,15 @@ type internal Http2Output(transport: Transport, pool: BufferPool) =
             else
                 go <- false
 
-    /// Under Gate: the queue goes to the transport's output (true), or, nothing queued, the
-    /// pump stops and waiting writers go on (false).
+    /// Under Gate: the streams' next slices join the queue, which goes to the transport's output
+    /// (true), or, nothing queued, the pump stops and waiting writers go on (false).
     member private _.TakeQueue() : bool =
         Monitor.Enter gate
 
         try
+            if not closed && scheduler.Count > 0 then
+                scheduler.Fill(queue, Http2Output.Batch)
+
             if closed || queue.IsEmpty then
                 sending <- false
                 answers <- 0
@@ -327,9 +339,6 @@ type internal Http2Output(transport: Transport, pool: BufferPool) =
                 this.Close()
                 transport.Close()
         }
-
-    /// Completes when the queue is below QueueLimit (at once, usually).
-    member this.WaitForRoomAsync() : ValueTask = this.WaitBelow Http2Output.QueueLimit
 
     /// Completes when everything queued went to the socket (before a close).
     member this.WaitDrainedAsync() : ValueTask = this.WaitBelow -1L
@@ -360,6 +369,7 @@ type internal Http2Output(transport: Transport, pool: BufferPool) =
         try
             closed <- true
             queue.Release()
+            scheduler.Clear()
 
             if not (isNull drained) then
                 drained.TrySetException(ClientDisconnectedException("the response could not be sent: the connection closed", null)) |> ignore

@@ -58,11 +58,23 @@ type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: Bu
         if isNull outgoingChain then outgoingChain <- BufferChain(pool)
         outgoingChain
 
+    // A file's next piece is read here, then moved to `outgoing` under Gate (the writer's pump
+    // takes from `outgoing` on its own thread).
+    let mutable stagingChain: BufferChain = null
+
     let releaseChains () =
         if not (isNull inboundChain) then inboundChain.Release()
         if not (isNull outgoingChain) then outgoingChain.Release()
+        if not (isNull stagingChain) then stagingChain.Release()
     let mutable endSent = false
-    let mutable windowWaiter: TaskCompletionSource<bool> = null
+    // The handler asked for the response's end (its last bytes, then END_STREAM or trailers).
+    let mutable endPending = false
+    // In the writer's ready queue (see StreamScheduler), under Gate.
+    let mutable queued = false
+    // The handler's flush waits for the stream's unsent bytes to go below StreamBufferLimit;
+    // its end waits for END_STREAM to be queued.
+    let mutable flushWaiter: TaskCompletionSource = null
+    let mutable endWaiter: TaskCompletionSource = null
     let mutable finishing: Task = Task.CompletedTask
     // Trailer fields to end the stream with (null: the last DATA ends it).
     let mutable trailers: ResizeArray<struct (string * string)> = null
@@ -122,8 +134,10 @@ type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: Bu
     [<DefaultValue>]
     val mutable SendWaitMs: int64
 
-    /// The response waits for the client to open its window now.
-    member _.WaitingForWindow = not (isNull windowWaiter)
+    /// The response has bytes to send and no window for them now (under Gate).
+    member this.WaitingForWindow =
+        not reset && not endSent && not (isNull outgoingChain) && not outgoingChain.IsEmpty
+        && (this.SendWindow <= 0L || output.ConnectionWindow <= 0L)
 
     /// A handler's read waits for DATA now.
     member _.WaitingForBody = not (isNull readWaiter)
@@ -215,7 +229,9 @@ type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: Bu
         ended <- false
         reset <- false
         readWaiter <- null
-        windowWaiter <- null
+        flushWaiter <- null
+        endWaiter <- null
+        endPending <- false
         endSent <- false
         this.DrainUntil <- 0L
         this.ReadUnacknowledged <- 0L
@@ -267,17 +283,68 @@ type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: Bu
         reset <- true
         endSent <- true
         if not (isNull inboundChain) then inboundChain.Release()
+        if not (isNull outgoingChain) then outgoingChain.Release()
 
         wakeReader false
 
-        this.WindowOpened()
+        this.WakeWriters()
 
-    /// The send window grew (WINDOW_UPDATE, SETTINGS): a writer waiting on it goes on.
-    member _.WindowOpened() =
-        if not (isNull windowWaiter) then
-            let w = windowWaiter
-            windowWaiter <- null
-            w.TrySetResult true |> ignore
+    /// The send window grew (WINDOW_UPDATE, SETTINGS): what waits for it takes its turn again.
+    member this.WindowOpened() =
+        if not reset && not endSent && not (isNull outgoingChain) && not outgoingChain.IsEmpty && this.SendWindow > 0L then
+            output.Ready(this :> IStreamSender)
+
+    /// Under Gate: a flush waiting for room goes on once the stream's unsent bytes are below
+    /// the limit (or fails, the stream reset); the end's waiter once END_STREAM is queued.
+    member private _.WakeWriters() =
+        if not (isNull flushWaiter) && (reset || endSent || isNull outgoingChain || outgoingChain.Length <= Http2Output.StreamBufferLimit) then
+            let w = flushWaiter
+            flushWaiter <- null
+
+            if reset then
+                w.TrySetException(ClientDisconnectedException("the stream was reset before its response was sent", null)) |> ignore
+            else
+                w.TrySetResult() |> ignore
+
+        if not (isNull endWaiter) && (reset || endSent) then
+            let w = endWaiter
+            endWaiter <- null
+            w.TrySetResult() |> ignore
+
+    /// Whether the stream waits in the writer's ready queue (under Gate).
+    member _.Queued = queued
+
+    interface IStreamSender with
+        member _.Queued
+            with get () = queued
+            and set (v: bool) = queued <- v
+
+        member this.SendSlice(most: int) =
+            if reset || endSent then
+                this.WakeWriters()
+                false
+            else
+                let outgoing = outgoing ()
+                let left = outgoing.Length
+                let allowed = min left (min (int64 most) (min this.SendWindow output.ConnectionWindow))
+                let withTrailers = endPending && not (isNull trailers)
+
+                if allowed > 0L || (left = 0L && endPending && not withTrailers) then
+                    let n = int allowed
+                    let last = endPending && int64 n = left && not withTrailers
+                    output.Data(this.Id, outgoing, n, last)
+                    this.SentBytes <- this.SentBytes + int64 n
+                    this.SendWindow <- this.SendWindow - int64 n
+                    output.ConnectionWindow <- output.ConnectionWindow - int64 n
+                    if last then endSent <- true
+
+                if withTrailers && outgoing.IsEmpty && not endSent then
+                    // The trailers end the stream after the last DATA (they need no window).
+                    output.Trailers(this.Id, trailers)
+                    endSent <- true
+
+                this.WakeWriters()
+                not endSent && not outgoing.IsEmpty && this.SendWindow > 0L
 
     /// Body bytes received and not read.
     member _.Unread = unread ()
@@ -397,68 +464,37 @@ type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: Bu
 
         output.Kick()
 
-    /// Sends `outgoing` as DATA while the windows allow, waiting for them to open; END_STREAM
-    /// after the last byte when `endStream`. Then waits until the writer's queue has room.
-    member private this.SendOutgoingAsync(endStream: bool) : ValueTask =
-        let outgoing = outgoing ()
-        let mutable go = true
-        let mutable wait: Task<bool> = null
+    /// Hands what the handler wrote (`body`, moved) to the writer, and the response's end when
+    /// `endStream`: the stream takes its turns as the windows allow. Then the handler waits
+    /// while the stream holds more than StreamBufferLimit unsent (or, its end asked, until
+    /// END_STREAM is queued: the task Complete leaves in Finishing).
+    member private this.SendOutgoingAsync(body: BufferChain, endStream: bool) : ValueTask =
+        let mutable wait: Task = null
+        Monitor.Enter output.Gate
 
-        while go do
-            Monitor.Enter output.Gate
+        try
+            if reset then
+                if not (isNull body) then body.Release()
+            else
+                let outgoing = outgoing ()
+                if not (isNull body) then outgoing.TakeFrom body
+                if endStream then endPending <- true
 
-            try
-                if reset then
-                    outgoing.Release()
-                    go <- false
-                else
-                    let left = outgoing.Length
-                    let allowed = min left (min this.SendWindow output.ConnectionWindow)
+                if not endSent then
+                    if (not outgoing.IsEmpty && this.SendWindow > 0L) || (outgoing.IsEmpty && endPending) then
+                        output.Ready(this :> IStreamSender)
 
-                    let withTrailers = endStream && not (isNull trailers)
-
-                    if allowed > 0L || (left = 0L && endStream && not endSent && not withTrailers) then
-                        let n = int (min allowed (int64 Int32.MaxValue))
-                        let last = endStream && int64 n = left && not withTrailers
-                        output.Data(this.Id, outgoing, n, last)
-                        this.SentBytes <- this.SentBytes + int64 n
-                        this.SendWindow <- this.SendWindow - int64 n
-                        output.ConnectionWindow <- output.ConnectionWindow - int64 n
-                        if last then endSent <- true
-
-                    if withTrailers && outgoing.IsEmpty && not endSent then
-                        // The trailers end the stream after the last DATA (they need no window).
-                        output.Trailers(this.Id, trailers)
-                        endSent <- true
-
-                    if outgoing.IsEmpty then
-                        go <- false
-                    elif this.SendWindow <= 0L || output.ConnectionWindow <= 0L then
-                        windowWaiter <- TaskCompletionSource<bool>(TaskCreationOptions.RunContinuationsAsynchronously)
-                        wait <- windowWaiter.Task
-                        go <- false
-            finally
-                Monitor.Exit output.Gate
+                    if endStream then
+                        endWaiter <- TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously)
+                        wait <- endWaiter.Task
+                    elif outgoing.Length > Http2Output.StreamBufferLimit then
+                        flushWaiter <- TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously)
+                        wait <- flushWaiter.Task
+        finally
+            Monitor.Exit output.Gate
 
         output.Kick()
-
-        if not (isNull wait) then
-            ValueTask(this.WaitForWindowAsync(wait, endStream))
-        elif reset then
-            ValueTask.CompletedTask
-        else
-            output.WaitForRoomAsync()
-
-    member private this.WaitForWindowAsync(wait: Task<bool>, endStream: bool) : Task =
-        task {
-            let! opened = Task.WhenAny(wait, Task.Delay(int owner.SendTimeoutMs))
-
-            if not (obj.ReferenceEquals(opened, wait)) then
-                owner.Stalled this.Id
-                raise (ClientDisconnectedException("the client gave the response no window within the send timeout", null))
-            elif wait.Result then
-                do! this.SendOutgoingAsync endStream
-        }
+        if isNull wait then ValueTask.CompletedTask else ValueTask(wait)
 
     override this.FlushAsync(response: OutgoingResponse) : ValueTask =
         if not response.Started then
@@ -468,13 +504,13 @@ type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: Bu
 
         if response.SendsBody then
             response.CountStreamed()
-            (outgoing ()).TakeFrom response.Body
+            let sent = this.SendOutgoingAsync(response.Body, false)
             // An empty chain keeps the segment it leased (a GetSpan with nothing written): back it goes.
             response.Body.Release()
+            sent
         else
             response.Body.Release()
-
-        this.SendOutgoingAsync false
+            this.SendOutgoingAsync(null, false)
 
     override this.SendFileAsync(response: OutgoingResponse, file: SafeFileHandle, offset: int64, count: int64) : ValueTask =
         response.Head.ExplicitLength <- count
@@ -489,21 +525,22 @@ type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: Bu
 
             if count > 0L then ValueTask(this.SendFileBodyAsync(file, offset, count))
             elif isNull trailers then ValueTask.CompletedTask
-            else this.SendOutgoingAsync true
+            else this.SendOutgoingAsync(null, true)
 
     /// Sends `count` bytes of `file` from `position`, 64 KiB at a time through the windows.
     member private this.SendFileBodyAsync(file: SafeFileHandle, position: int64, count: int64) : Task =
         task {
-            let memory = (outgoing ()).GetMemory(int (min count 65536L))
+            if isNull stagingChain then stagingChain <- BufferChain(pool)
+            let memory = stagingChain.GetMemory(int (min count 65536L))
             let want = int (min count (int64 memory.Length))
             let! n = RandomAccess.ReadAsync(file, memory.Slice(0, want), position)
 
             if n <= 0 then
                 raise (IOException "the file ended before its length: it changed while it was sent")
 
-            (outgoing ()).Advance n
+            stagingChain.Advance n
             let left = count - int64 n
-            do! this.SendOutgoingAsync((left = 0L))
+            do! this.SendOutgoingAsync(stagingChain, (left = 0L))
 
             if left > 0L then
                 do! this.SendFileBodyAsync(file, position + int64 n, left)
@@ -518,22 +555,20 @@ type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: Bu
             this.StartHead(response, response.FinalLength, not sendsBody)
 
             if sendsBody then
-                (outgoing ()).TakeFrom response.Body
+                finishing <- this.SendOutgoingAsync(response.Body, true).AsTask()
                 // An empty chain keeps the segment it leased (a GetSpan with nothing written): back it goes.
                 response.Body.Release()
-                finishing <- this.SendOutgoingAsync(true).AsTask()
             else
                 response.Body.Release()
         elif not endSent then
             if response.SendsBody then
                 response.CountStreamed()
-                (outgoing ()).TakeFrom response.Body
-                // An empty chain keeps the segment it leased (a GetSpan with nothing written): back it goes.
-                response.Body.Release()
+                finishing <- this.SendOutgoingAsync(response.Body, true).AsTask()
             else
-                response.Body.Release()
+                finishing <- this.SendOutgoingAsync(null, true).AsTask()
 
-            finishing <- this.SendOutgoingAsync(true).AsTask()
+            // An empty chain keeps the segment it leased (a GetSpan with nothing written): back it goes.
+            response.Body.Release()
 
         response.LengthKept
 

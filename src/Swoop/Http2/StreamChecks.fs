@@ -24,15 +24,16 @@ let drainsDue (streams: Dictionary<int, Http2Stream>.ValueCollection) (now: int6
     found
 
 /// Streams whose response waited for the client's window past the grace period, below the
-/// rate (bytes per second); `elapsed` ms are counted to each waiting stream first.
-let stalledSends (streams: Dictionary<int, Http2Stream>.ValueCollection) (elapsed: int64) (rate: int64) (graceMs: int64) : List<int> =
+/// rate (bytes per second; 0: no rate), or longer than `timeoutMs` in all (the send timeout);
+/// `elapsed` ms are counted to each waiting stream first.
+let stalledSends (streams: Dictionary<int, Http2Stream>.ValueCollection) (elapsed: int64) (rate: int64) (graceMs: int64) (timeoutMs: int64) : List<int> =
     let mutable found: List<int> = null
 
     for s in streams do
         if s.WaitingForWindow then
             s.SendWaitMs <- s.SendWaitMs + elapsed
 
-            if s.SendWaitMs > graceMs && s.SentBytes * 1000L < rate * s.SendWaitMs then
+            if (rate > 0L && s.SendWaitMs > graceMs && s.SentBytes * 1000L < rate * s.SendWaitMs) || s.SendWaitMs > timeoutMs then
                 found <- add found s.Id
 
     found
