@@ -26,7 +26,7 @@ let echo (ctx: HttpContext) : Task =
         json.WriteStartObject()
         json.WriteString("method", ctx.MethodName)
         json.WriteString("target", ctx.Target)
-        json.WriteString("version", (if ctx.Version = HttpVersion.Http11 then "HTTP/1.1" else "HTTP/1.0"))
+        json.WriteString("version", ctx.Protocol)
         writePairs json "headers" ctx.HeaderCount (fun i -> struct (ctx.HeaderName i, ctx.HeaderValue i))
         json.WriteBase64String("body", System.ReadOnlySpan<byte>(body))
 

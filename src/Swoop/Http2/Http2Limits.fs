@@ -33,7 +33,7 @@ module internal Http2Limits =
     /// the rest waits in the streams' turns (StreamScheduler), so a small answer is not queued
     /// behind what the socket buffer took of large ones.
     [<Literal>]
-    let UnsentInKernel = 131072
+    let UnsentInKernel = 524288
 
     /// SETTINGS_HEADER_TABLE_SIZE for the client's encoder (the decoder's table).
     [<Literal>]

@@ -481,10 +481,19 @@ type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: Bu
                 if endStream then endPending <- true
 
                 if not endSent then
-                    if (not outgoing.IsEmpty && this.SendWindow > 0L) || (outgoing.IsEmpty && endPending) then
+                    // What fits in one turn, with window for it and no turn of this stream's
+                    // pending, is written now (most answers: no wait, no hop through the pump's
+                    // queue); the rest waits for its turns.
+                    if not queued && outgoing.Length <= int64 StreamScheduler.Quantum
+                       && outgoing.Length <= this.SendWindow && outgoing.Length <= output.ConnectionWindow then
+                        (this :> IStreamSender).SendSlice StreamScheduler.Quantum |> ignore
+
+                    if not endSent && ((not outgoing.IsEmpty && this.SendWindow > 0L) || (outgoing.IsEmpty && endPending)) then
                         output.Ready(this :> IStreamSender)
 
-                    if endStream then
+                    if endSent then
+                        ()
+                    elif endStream then
                         endWaiter <- TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously)
                         wait <- endWaiter.Task
                     elif outgoing.Length > Http2Output.StreamBufferLimit then

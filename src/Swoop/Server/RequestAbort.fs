@@ -30,9 +30,13 @@ type internal RequestAbort(exchange: Exchange) =
     let mutable aborted = 0L
 
     let fire (source: CancellationTokenSource) =
-        // On the thread pool: its callbacks are the app's code, not the caller's (a loop's or the heartbeat's).
-        ThreadPool.UnsafeQueueUserWorkItem((fun (s: CancellationTokenSource) -> try s.Cancel() with _ -> ()), source, false)
-        |> ignore
+        // The token says "cancelled" at once (a handler that looks right after the abort must
+        // see it); its callbacks, the app's code, run on the thread pool, not on the caller's
+        // thread (a loop's or the heartbeat's).
+        try
+            source.CancelAsync() |> ignore
+        with _ ->
+            ()
 
     /// Whether the current request was aborted.
     member _.IsAborted = (Volatile.Read(&aborted) >>> 1) = exchange.RequestNumber

@@ -44,6 +44,32 @@ let private field =
 /// Whether the mode can be set here (Linux, OpenSSL 3, the runtime's layout as expected).
 let Available () = not (isNull field.Value)
 
+/// Whether `value` is the handle of an OpenSSL connection as this runtime keeps it (on Linux,
+/// .NET's SafeDeleteSslContext or SafeSslHandle, whose handle is the SSL pointer). Any other
+/// type (a runtime that changed its layout) is never passed to OpenSSL.
+let isSslHandle (value: obj) =
+    match value with
+    | :? SafeHandle as handle ->
+        let name = handle.GetType().Name
+        (name = "SafeDeleteSslContext" || name = "SafeSslHandle") && not handle.IsInvalid && not handle.IsClosed
+    | _ -> false
+
+/// Sets SSL_MODE_RELEASE_BUFFERS through `value`, a connection's handle; false (and nothing
+/// called) unless it is one (isSslHandle).
+let releaseHandle (value: obj) : bool =
+    if not (isSslHandle value) then
+        false
+    else
+        let handle = value :?> SafeHandle
+        let mutable added = false
+
+        try
+            handle.DangerousAddRef(&added)
+            let mode = sslCtrl (handle.DangerousGetHandle(), SslCtrlMode, SslModeReleaseBuffers, 0n)
+            mode &&& SslModeReleaseBuffers <> 0L
+        finally
+            if added then handle.DangerousRelease()
+
 /// Sets SSL_MODE_RELEASE_BUFFERS on `ssl`'s connection; true if it was set.
 let release (ssl: SslStream) : bool =
     let f = field.Value
@@ -52,16 +78,6 @@ let release (ssl: SslStream) : bool =
         false
     else
         try
-            match f.GetValue ssl with
-            | :? SafeHandle as handle when not handle.IsInvalid && not handle.IsClosed ->
-                let mutable added = false
-                handle.DangerousAddRef(&added)
-
-                try
-                    let mode = sslCtrl (handle.DangerousGetHandle(), SslCtrlMode, SslModeReleaseBuffers, 0n)
-                    mode &&& SslModeReleaseBuffers <> 0L
-                finally
-                    if added then handle.DangerousRelease()
-            | _ -> false
+            releaseHandle (f.GetValue ssl)
         with _ ->
             false

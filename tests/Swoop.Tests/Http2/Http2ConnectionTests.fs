@@ -170,6 +170,35 @@ let ``RST_STREAM from the client fires RequestAborted`` () =
     Assert.True(aborted.Task.Wait 10000)
 
 [<Fact>]
+let ``RequestAborted says cancelled as soon as the reset is read, with the thread pool busy`` () =
+    let seen = TaskCompletionSource<CancellationToken>()
+
+    let handler: RequestHandler =
+        fun ctx ->
+            seen.TrySetResult ctx.RequestAborted |> ignore
+            ValueTask(Task.Delay(Timeout.Infinite, ctx.RequestAborted))
+
+    use server = serve testOptions handler
+    use h2 = open' server
+    h2.Get(1, "/slow", [], true)
+    let token = seen.Task |> within 10000
+    // Every pool thread busy for a while: a cancel posted to the pool would wait for them.
+    // Not disposed: work items still queued when the test ends find it set and return.
+    let release = new ManualResetEventSlim(false)
+
+    for _ in 1 .. Environment.ProcessorCount * 4 do
+        ThreadPool.UnsafeQueueUserWorkItem((fun _ -> release.Wait 2000 |> ignore), null) |> ignore
+
+    try
+        h2.Rst(1, Http2ErrorCode.Cancel)
+        // Frames are handled in order: once the PING is answered, the reset was read.
+        h2.Ping 9UL
+        Assert.True((h2.Until 5000 (fun f -> f.Type = FrameType.Ping && f.Has FrameFlags.Ack)).IsSome)
+        Assert.True(token.IsCancellationRequested, "the token still says not cancelled after the reset was read")
+    finally
+        release.Set()
+
+[<Fact>]
 let ``malformed requests are reset with PROTOCOL_ERROR and the connection goes on`` () =
     use server = serve testOptions app
     use h2 = open' server

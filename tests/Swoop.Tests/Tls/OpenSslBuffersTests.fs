@@ -78,3 +78,14 @@ let ``a connection whose buffers are released moves a mebibyte each way, then mo
             Assert.True((data = echoed), "server to client")
             // Idle: both sides' buffers are empty, released, and made again by the next record.
             Threading.Thread.Sleep 50
+
+[<Fact>]
+let ``a handle of any other type is never passed to OpenSSL: a runtime that changed its layout gets nothing done`` () =
+    // A file's handle, a wait handle's, and no handle at all: SSL_ctrl on them would crash.
+    use file = IO.File.OpenHandle(IO.Path.GetTempFileName(), IO.FileMode.Open)
+    use wait = new Threading.ManualResetEvent(false)
+    Assert.False(OpenSslBuffers.isSslHandle file)
+    Assert.False(OpenSslBuffers.releaseHandle file)
+    Assert.False(OpenSslBuffers.releaseHandle (wait.SafeWaitHandle))
+    Assert.False(OpenSslBuffers.releaseHandle null)
+    Assert.False(OpenSslBuffers.releaseHandle (obj ()))
