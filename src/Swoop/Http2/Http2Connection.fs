@@ -14,15 +14,6 @@ open System.Threading
 open System.Threading.Tasks
 open Swoop
 
-/// What the header block being received is for.
-type internal BlockKind =
-    /// A new stream's request head.
-    | Request = 0
-    /// The trailers ending an open stream's body.
-    | Trailers = 1
-    /// A stream that is over: decoded (HPACK stays in step) and dropped.
-    | Ignored = 2
-
 [<Sealed; AllowNullLiteral>]
 type internal Http2Connection(transport: Transport, settings: ConnectionSettings, isTls: bool) as this =
     inherit Http2StreamOwner()
@@ -36,21 +27,8 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
     let mutable peer = Http2Settings.Defaults
     let ids = StreamIds()
     let mutable requestNumber = 0L
-    // The header block being gathered (HEADERS, then CONTINUATION) and its stream.
-    let mutable blockStream = 0
-    // When the header block being received began (heartbeat clock; 0: none open): a block
-    // dripped in CONTINUATION by CONTINUATION may take the request head timeout, no more.
-    let mutable blockSince = 0L
-    let mutable blockEndStream = false
-    let mutable blockKind = BlockKind.Ignored
-    // The stream a request's block is decoded into (rented at its HEADERS).
-    let mutable blockTarget: Http2Stream = null
-    // Trailers, and blocks decoded only to keep HPACK in step, go here.
-    let scratch = Http2RequestHead(settings.Limits.MaxHeaderCount)
-    // The block's octets not decoded yet (a field cut between frames), and all it has had.
-    let mutable blockBytes: byte[] = Array.Empty<byte>()
-    let mutable blockLength = 0
-    let mutable blockTotal = 0
+    // The header block being received (HEADERS, then CONTINUATION), decoded as it comes.
+    let block = HeaderBlock(decoder, maxHeaderListSize, settings.Limits.MaxHeaderCount)
     // Receive windows: the connection's, and what the handlers read since the last update.
     let mutable receiveWindow = 65535L
     let mutable consumedUnsent = 0L
@@ -206,8 +184,7 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
 
                             // A header block is timed from its first octet (a HEADERS frame
                             // dripped in counts, not only CONTINUATION frames).
-                            if header.Type = FrameType.Headers && Volatile.Read(&blockSince) = 0L then
-                                Volatile.Write(&blockSince, Heartbeat.NowMs)
+                            if header.Type = FrameType.Headers then block.Arriving()
 
                             do! c.Need(Frames.HeaderLength + header.Length)
 
@@ -305,7 +282,7 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
         ReadOnlySpan<byte>(transport.Input.Array, transport.Input.Offset + transport.Input.Pos, header.Length)
 
     member private c.OnFrame(header: FrameHeader) =
-        if blockStream <> 0 && (header.Type <> FrameType.Continuation || header.StreamId <> blockStream) then
+        if block.StreamId <> 0 && (header.Type <> FrameType.Continuation || header.StreamId <> block.StreamId) then
             fail Http2ErrorCode.ProtocolError "a header block was interrupted: CONTINUATION expected"
 
         if not settingsSeen && header.Type <> FrameType.Settings then
@@ -444,104 +421,43 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
         else
             ids.Open id
 
-        blockStream <- id
-        blockKind <- kind
-        blockEndStream <- header.Has FrameFlags.EndStream
-        blockLength <- 0
-        blockTotal <- 0
-        // A stream error (a stream depending on itself): the block is still decoded, then the
-        // stream is refused.
-        c.PendingError <- error.IsError
-        decoder.BeginBlock()
+        let target =
+            if kind = BlockKind.Request then
+                let s = c.Rent()
+                requestNumber <- requestNumber + 1L
+                s.Open(id, requestNumber)
+                s
+            else
+                null
 
-        match kind with
-        | BlockKind.Request ->
-            let s = c.Rent()
-            requestNumber <- requestNumber + 1L
-            s.Open(id, requestNumber)
-            blockTarget <- s
-        | _ ->
-            blockTarget <- null
-            scratch.Reset()
-            scratch.ReadingTrailers <- true
-
+        block.Begin(id, kind, target, header.Has FrameFlags.EndStream, error.IsError)
         let last = header.Has FrameFlags.EndHeaders
-        let result = c.AddFragment(c.Payload(header).Slice(headers.FragmentOffset, headers.FragmentLength), last)
+        let result = block.Add(c.Payload(header).Slice(headers.FragmentOffset, headers.FragmentLength), last)
 
         if last then c.EndBlock result
-
-    member val private PendingError = false with get, set
 
     member private c.OnContinuation(header: FrameHeader) =
         checkFrame (Frames.readContinuation header)
 
-        if blockStream = 0 then
+        if block.StreamId = 0 then
             fail Http2ErrorCode.ProtocolError "CONTINUATION without HEADERS"
 
         // The CONTINUATION flood (2024): a block is bounded, however it is cut.
         if header.Length = 0 && not (header.Has FrameFlags.EndHeaders) then countControl ()
 
         let last = header.Has FrameFlags.EndHeaders
-        let result = c.AddFragment(c.Payload header, last)
+        let result = block.Add(c.Payload header, last)
 
         if last then c.EndBlock result
 
-    /// Decodes the block's next fragment as it arrives: what a field cut by the frame's end
-    /// leaves waits (blockBytes) for the next. The block is bounded by the header list limit
-    /// plus one frame, and refused as soon as the fields decoded pass the limit (an HPACK bomb
-    /// of one-octet references to a large entry is stopped there, not at the block's end).
-    member private _.AddFragment(fragment: ReadOnlySpan<byte>, last: bool) : HpackResult =
-        blockTotal <- blockTotal + fragment.Length
-
-        if blockTotal > maxHeaderListSize + Http2Limits.MaxFrameSize then
-            fail Http2ErrorCode.EnhanceYourCalm "a header block longer than the header list size allows"
-
-        let visitor: IHeaderFieldVisitor = if isNull blockTarget then scratch else blockTarget.Request
-        let mutable consumed = 0
-
-        let result =
-            if blockLength = 0 then
-                let r = decoder.DecodeFragment(fragment, visitor, last, &consumed)
-                let rest = fragment.Length - consumed
-
-                if rest > 0 then
-                    if blockBytes.Length < rest then blockBytes <- Array.zeroCreate (max 1024 rest)
-                    fragment.Slice(consumed).CopyTo(Span<byte>(blockBytes))
-
-                blockLength <- rest
-                r
-            else
-                if blockBytes.Length - blockLength < fragment.Length then
-                    let bigger = Array.zeroCreate (max (blockBytes.Length * 2) (blockLength + fragment.Length))
-                    Buffer.BlockCopy(blockBytes, 0, bigger, 0, blockLength)
-                    blockBytes <- bigger
-
-                fragment.CopyTo(Span<byte>(blockBytes, blockLength, fragment.Length))
-                blockLength <- blockLength + fragment.Length
-                let r = decoder.DecodeFragment(ReadOnlySpan<byte>(blockBytes, 0, blockLength), visitor, last, &consumed)
-                Buffer.BlockCopy(blockBytes, consumed, blockBytes, 0, blockLength - consumed)
-                blockLength <- blockLength - consumed
-                r
-
-        if result = HpackResult.CompressionError then
-            fail Http2ErrorCode.CompressionError decoder.Error
-
-        if not last && decoder.ListTooLarge then
-            fail Http2ErrorCode.EnhanceYourCalm "a header list larger than SETTINGS_MAX_HEADER_LIST_SIZE"
-
-        // A block that grew large leaves no large buffer behind.
-        if last && blockBytes.Length > 16384 then blockBytes <- Array.Empty<byte>()
-        result
-
     /// The block is whole and decoded: act on it.
     member private c.EndBlock(result: HpackResult) =
-        let id = blockStream
-        let kind = blockKind
-        let s = blockTarget
-        blockStream <- 0
-        blockTarget <- null
-        blockKind <- BlockKind.Ignored
-        Volatile.Write(&blockSince, 0L)
+        let id = block.StreamId
+        let kind = block.Kind
+        let s = block.Target
+        let endStream = block.EndStream
+        let refused = block.Refused
+        block.Close()
 
         match kind with
         | BlockKind.Trailers ->
@@ -554,13 +470,13 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
                     | _ -> null)
 
             if not (isNull stream) then
-                if result <> HpackResult.Ok || scratch.Check <> HeadCheck.Ok then
+                if result <> HpackResult.Ok || block.Trailers.Check <> HeadCheck.Ok then
                     clientStreamError id Http2ErrorCode.ProtocolError
                     c.Forget id
                 else
                     let mismatch =
                         lock output.Gate (fun () ->
-                            stream.Request.AdoptTrailers scratch
+                            stream.Request.AdoptTrailers block.Trailers
                             stream.EndReceived()
                             stream.DeclaredLength >= 0L && stream.DeclaredLength <> stream.Received)
 
@@ -572,7 +488,7 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
             // either is bounded, so that resetting cannot make room for more work.
             let active = c.ActiveStreams()
 
-            if c.PendingError then
+            if refused then
                 c.Return s
                 countReset ()
                 resetStream id Http2ErrorCode.ProtocolError
@@ -584,7 +500,7 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
                 countReset ()
                 resetStream id Http2ErrorCode.RefusedStream
             else
-                s.FinishHead blockEndStream
+                s.FinishHead endStream
 
                 if s.Check = HeadCheck.Malformed then
                     c.Return s
@@ -984,7 +900,7 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
             transport.Close()
         elif transport.SendDeadline > 0L && now > transport.SendDeadline then
             transport.Close()
-        elif Volatile.Read(&blockSince) > 0L && now - Volatile.Read(&blockSince) > settings.RequestHeadMs then
+        elif block.Since > 0L && now - block.Since > settings.RequestHeadMs then
             // A header block still unfinished after the request head timeout (a slowloris of
             // CONTINUATION frames): the connection ends, as a head dripping in over HTTP/1.1.
             transport.Close()
