@@ -12,12 +12,12 @@ open Swoop.Auth
 
 module internal Backchannel =
     /// Swoop.JwtBearer's own client for JWKS documents: connections renewed so that DNS
-    /// changes are seen, a short timeout.
+    /// changes are seen; no timeout of its own (each fetch has `JwksFetchTimeout`).
     let shared =
         lazy
             (new HttpClient(
                 new SocketsHttpHandler(PooledConnectionLifetime = TimeSpan.FromMinutes 10.0),
-                Timeout = TimeSpan.FromSeconds 10.0
+                Timeout = Threading.Timeout.InfiniteTimeSpan
             ))
 
 [<Sealed; Class>]
@@ -37,6 +37,16 @@ type JwtBearer(options: JwtBearerOptions) =
         | SigningKeys.Jwks url when options.RequireHttps && not (url.StartsWith("https://", StringComparison.OrdinalIgnoreCase)) ->
             invalidArg "options" ("JwtBearerOptions.Keys: the JWKS URL must be https (" + url + "); RequireHttps = false only for tests")
         | _ -> ()
+
+        let positive (name: string) (value: TimeSpan) =
+            if value <= TimeSpan.Zero then invalidArg "options" ("JwtBearerOptions." + name + " must be positive")
+
+        positive "JwksRetryAfterFailure" options.JwksRetryAfterFailure
+        positive "JwksFetchTimeout" options.JwksFetchTimeout
+        positive "JwksMaxWait" options.JwksMaxWait
+
+        if options.JwksMaxSize <= 0 then
+            invalidArg "options" "JwtBearerOptions.JwksMaxSize must be positive"
 
     let handler = JsonWebTokenHandler(MapInboundClaims = options.MapInboundClaims)
 
@@ -66,7 +76,14 @@ type JwtBearer(options: JwtBearerOptions) =
         match options.Keys with
         | SigningKeys.Jwks url ->
             let client = options.Backchannel |> Option.defaultWith (fun () -> Backchannel.shared.Value)
-            JwksCache(url, client, options.JwksRefresh, options.JwksMinimumRefetch, TimeProvider.System, parametersFor)
+            let limits =
+                { MaxSize = options.JwksMaxSize
+                  FetchTimeout = options.JwksFetchTimeout
+                  MaxWait = options.JwksMaxWait
+                  RetryAfterFailure = options.JwksRetryAfterFailure
+                  FirstRetry = TimeSpan.FromSeconds 1.0 }
+
+            JwksCache(url, client, options.JwksRefresh, options.JwksMinimumRefetch, limits, TimeProvider.System, parametersFor)
         | SigningKeys.Keys _ -> Unchecked.defaultof<JwksCache>
 
     let refuse (token: string) (error: exn) =
