@@ -9,7 +9,7 @@ open Swoop.Web
 open Swoop.Site
 
 let options =
-    [ AppOption.value "session-keys" "Base64 keys (32 bytes or more, comma-separated, the first signing) for the session cookie and the forms' tokens; none: a new key per start" ""
+    [ AppOption.secret "session-keys" "Base64 keys (32 bytes or more, comma-separated, the first signing) for the session cookie and the forms' tokens; none: a new key per start"
       AppOption.flag "secure-cookies" "Send cookies over HTTPS only (behind a TLS proxy)" ]
 
 /// The key ring; without configured keys a new one, said when the site is about to serve
