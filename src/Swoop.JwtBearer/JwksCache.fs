@@ -13,6 +13,7 @@ open System.Text
 open System.Threading
 open System.Threading.Tasks
 open Microsoft.IdentityModel.Tokens
+open Swoop
 
 /// Keys of one fetch, with the validation parameters made for them (once per fetch, not per
 /// request) and when they were fetched (TimeProvider timestamp).
@@ -70,7 +71,7 @@ type internal JwksCache
     /// as it arrives when it has none).
     let readDocument (cancel: CancellationToken) =
         task {
-            use request = new HttpRequestMessage(HttpMethod.Get, url)
+            use request = new HttpRequestMessage(Net.Http.HttpMethod.Get, url)
             use! response = client.SendAsync(request, HttpCompletionOption.ResponseHeadersRead, cancel)
 
             if not response.IsSuccessStatusCode then
@@ -100,8 +101,9 @@ type internal JwksCache
         }
 
     /// Leaves the key server alone for a while after a failure: the full wait when keys are
-    /// held (requests go on with them), doubling waits from `FirstRetry` while none is.
-    let failed () =
+    /// held (requests go on with them), doubling waits from `FirstRetry` while none is. The
+    /// failure is logged (a Warning: one per fetch, so one per back-off at most).
+    let failed (log: ServerLog) (reason: string) =
         let n = Interlocked.Increment(&failures)
 
         let wait =
@@ -113,20 +115,26 @@ type internal JwksCache
 
         Volatile.Write(&retryAt, timestampAfter wait)
 
+        if log.IsEnabled LogLevel.Warning then
+            log.SigningKeysFetchFailed(url, reason, wait)
+
     /// Fetches the document; the new key set, or what was held when the fetch fails (the
     /// failure is kept for `LastError`).
-    member private this.FetchCore() : Task<KeySet> =
+    member private this.FetchCore(log: ServerLog) : Task<KeySet> =
         task {
             try
                 use timeout = new CancellationTokenSource(limits.FetchTimeout, clock)
+
+                let fail (reason: string) =
+                    this.LastError <- reason
+                    failed log reason
 
                 try
                     let! json = readDocument timeout.Token
                     let keys = JsonWebKeySet(json).GetSigningKeys() |> List.ofSeq
 
                     if keys.IsEmpty then
-                        this.LastError <- "the JWKS document holds no signing key"
-                        failed ()
+                        fail "the JWKS document holds no signing key"
                     else
                         Volatile.Write(&current, KeySet(parametersFor keys, clock.GetTimestamp()))
                         Volatile.Write(&failures, 0)
@@ -134,11 +142,8 @@ type internal JwksCache
                         this.LastError <- null
                 with
                 | :? OperationCanceledException when timeout.IsCancellationRequested ->
-                    this.LastError <- "the key server did not answer within " + string limits.FetchTimeout.TotalSeconds + " s"
-                    failed ()
-                | e ->
-                    this.LastError <- e.Message
-                    failed ()
+                    fail ("the key server did not answer within " + string limits.FetchTimeout.TotalSeconds + " s")
+                | e -> fail e.Message
             finally
                 Volatile.Write(&fetching, null)
 
@@ -147,7 +152,7 @@ type internal JwksCache
 
     /// Starts a fetch unless one runs or the key server is being left alone after a failure;
     /// the running one otherwise; the keys held (or null) during a back-off.
-    member private this.Fetch() : Task<KeySet> =
+    member private this.Fetch(log: ServerLog) : Task<KeySet> =
         match Volatile.Read(&fetching) with
         | null when backingOff () -> Task.FromResult(Volatile.Read(&current))
         | null ->
@@ -157,7 +162,7 @@ type internal JwksCache
             | null ->
                 Volatile.Write(&lastFetch, clock.GetTimestamp())
 
-                this.FetchCore().ContinueWith(fun (t: Task<KeySet>) -> gate.SetResult t.Result, TaskContinuationOptions.ExecuteSynchronously)
+                this.FetchCore(log).ContinueWith(fun (t: Task<KeySet>) -> gate.SetResult t.Result, TaskContinuationOptions.ExecuteSynchronously)
                 |> ignore
 
                 gate.Task
@@ -183,19 +188,19 @@ type internal JwksCache
     /// The keys to check a token with: those held (a refresh starts in the background when
     /// they are old), or, before the first fetch succeeded, the fetch's (null when it failed,
     /// when the key server is left alone after a failure, or after `MaxWait`).
-    member this.KeysAsync() : ValueTask<KeySet> =
+    member this.KeysAsync(log: ServerLog) : ValueTask<KeySet> =
         match Volatile.Read(&current) with
-        | null -> ValueTask<KeySet>(this.Bounded(this.Fetch()))
+        | null -> ValueTask<KeySet>(this.Bounded(this.Fetch log))
         | held ->
             if elapsedSince held.FetchedAt >= refresh then
-                this.Fetch() |> ignore
+                this.Fetch log |> ignore
 
             ValueTask<KeySet>(held)
 
     /// A fetch for a token signed with a key not held, unless one started less than
     /// `minimumRefetch` ago or the key server is left alone after a failure (then null: the
     /// token's key stays unknown); null too after `MaxWait`.
-    member this.RefetchAsync() : Task<KeySet> =
+    member this.RefetchAsync(log: ServerLog) : Task<KeySet> =
         let last = Volatile.Read(&lastFetch)
 
         if last <> 0L && elapsedSince last < minimumRefetch && isNull (Volatile.Read(&fetching)) then
@@ -203,4 +208,4 @@ type internal JwksCache
         elif backingOff () && isNull (Volatile.Read(&fetching)) then
             Task.FromResult<KeySet> null
         else
-            this.Bounded(this.Fetch())
+            this.Bounded(this.Fetch log)

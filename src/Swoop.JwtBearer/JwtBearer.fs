@@ -104,9 +104,11 @@ type JwtBearer(options: JwtBearerOptions) =
 
     let success (result: TokenValidationResult) = AuthenticateResult.Success(ClaimsPrincipal result.ClaimsIdentity)
 
-    let validateAsync (token: string) : Task<AuthenticateResult> =
+    let validateAsync (ctx: HttpContext) (token: string) : Task<AuthenticateResult> =
         task {
-            let! keys = if isNull fixedKeys then cache.KeysAsync() else ValueTask<KeySet>(fixedKeys)
+            // The server's log, for a failed fetch of the keys.
+            let log = if isNull ctx.Log then ServerLog.Shared else ctx.Log
+            let! keys = if isNull fixedKeys then cache.KeysAsync log else ValueTask<KeySet>(fixedKeys)
 
             if isNull keys then
                 return unavailable
@@ -119,7 +121,7 @@ type JwtBearer(options: JwtBearerOptions) =
                     match result.Exception with
                     | :? SecurityTokenSignatureKeyNotFoundException when isNull fixedKeys ->
                         // A key the held document lacks: the provider may have rotated.
-                        let! fresh = cache.RefetchAsync()
+                        let! fresh = cache.RefetchAsync log
 
                         if isNull fresh || obj.ReferenceEquals(fresh, keys) then
                             return refuse token result.Exception
@@ -136,7 +138,7 @@ type JwtBearer(options: JwtBearerOptions) =
         | BearerHeader.Credentials.Absent -> ValueTask<AuthenticateResult>(AuthenticateResult.NoResult)
         | BearerHeader.Credentials.Malformed why ->
             ValueTask<AuthenticateResult>(AuthenticateResult.Failure { Error = "invalid_request"; Description = why })
-        | BearerHeader.Credentials.Token token -> ValueTask<AuthenticateResult>(validateAsync token)
+        | BearerHeader.Credentials.Token token -> ValueTask<AuthenticateResult>(validateAsync ctx token)
 
     override _.Challenge(ctx: HttpContext, failure: AuthenticationFailure option) =
         let status, error, description =

@@ -11,6 +11,7 @@ open Xunit
 open Swoop.Tests.Support
 open Swoop.Tests.WebSupport
 open Swoop.Tests.AuthSupport
+open Swoop.Tests.LogSupport
 open Swoop
 open Swoop.Web
 open Swoop.Auth
@@ -156,6 +157,26 @@ let ``a fetch longer than JwksFetchTimeout is given up, whatever the client's ti
     let clock = Stopwatch.StartNew()
     unavailable (me server)
     Assert.True(clock.Elapsed < TimeSpan.FromSeconds 2.5, string clock.Elapsed)
+
+[<Fact>]
+let ``a failed fetch is a warning naming the key server, the reason and the next try, once per fetch`` () =
+    use keys = new KeyServer(jwks [ rsa ])
+    keys.Answer 503
+    let sink = CapturingSink(LogLevel.Warning)
+    let serverOptions = { testOptions with LogSink = Some(sink :> ILogSink) }
+    use server = serve serverOptions (Web.handler WebOptions.defaults (app (JwtBearer(options keys.Url))))
+
+    for _ in 1..5 do
+        unavailable (me server)
+
+    Assert.True(waitFor 3000 (fun () -> not (sink.WithId LogEvents.SigningKeysFetchFailed).IsEmpty))
+    Threading.Thread.Sleep 200
+    let events = sink.WithId LogEvents.SigningKeysFetchFailed
+    Assert.Equal(1, events.Length)
+    Assert.Equal(LogLevel.Warning, events.Head.Level)
+    Assert.Contains(keys.Url, events.Head.Message)
+    Assert.Contains("503", events.Head.Message)
+    Assert.Contains("next try in 1 s", events.Head.Message)
 
 [<Fact>]
 let ``the JWKS limits must be positive`` () =
