@@ -43,6 +43,7 @@ type KeyRing =
 
     /// The value if `token` was encrypted by one of the keys for `purpose` and has not
     /// expired; None otherwise (tampered, unknown key, another purpose, expired, malformed).
+    /// Example: `ring.Decrypt("auth", token)` = `Some "user=42"` until it expires.
     member Decrypt: purpose: string * token: string -> string option
 
     /// `Decrypt` at a given time (for tests).
