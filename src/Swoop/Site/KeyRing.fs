@@ -178,30 +178,50 @@ module KeyRing =
 
         File.Move(temporary, path, true)
 
+    /// Runs `f` holding `<path>.lock` (an exclusive lock the system keeps between processes),
+    /// so that processes starting at once read and rotate the file one after the other; waits
+    /// up to 10 seconds for it (at start-up, never on an event loop).
+    let private locked (path: string) (f: unit -> 'T) =
+        let options = FileStreamOptions(Mode = FileMode.OpenOrCreate, Access = FileAccess.ReadWrite, Share = FileShare.None)
+
+        if not (OperatingSystem.IsWindows()) then
+            options.UnixCreateMode <- Nullable ownerOnly
+
+        let rec acquire (attempt: int) =
+            try
+                new FileStream(path + ".lock", options)
+            with :? IOException when attempt < 200 && Directory.Exists(Path.GetDirectoryName(Path.GetFullPath path)) ->
+                Threading.Thread.Sleep 50
+                acquire (attempt + 1)
+
+        use _lock = acquire 0
+        f ()
+
     let fromFileWith (rotateAfter: TimeSpan) (retain: TimeSpan) (now: DateTimeOffset) (path: string) =
-        if not (OperatingSystem.IsWindows()) && File.Exists path then
-            let mode = File.GetUnixFileMode path
+        locked path (fun () ->
+            if not (OperatingSystem.IsWindows()) && File.Exists path then
+                let mode = File.GetUnixFileMode path
 
-            if mode &&& ~~~(UnixFileMode.UserRead ||| UnixFileMode.UserWrite ||| UnixFileMode.UserExecute) <> UnixFileMode.None then
-                invalidArg "path" (path + " may be read by others than its owner: chmod 600 it (and make new keys if it was shared)")
+                if mode &&& ~~~(UnixFileMode.UserRead ||| UnixFileMode.UserWrite ||| UnixFileMode.UserExecute) <> UnixFileMode.None then
+                    invalidArg "path" (path + " may be read by others than its owner: chmod 600 it (and make new keys if it was shared)")
 
-        let held = if File.Exists path then parse path (File.ReadAllText path) else []
+            let held = if File.Exists path then parse path (File.ReadAllText path) else []
 
-        // None yet, or the newest due for rotation: a new key first.
-        let withNewest =
-            match held with
-            | (newest, _) :: _ when now - newest < rotateAfter -> held
-            | _ -> (now, newKey ()) :: held
+            // None yet, or the newest due for rotation: a new key first.
+            let withNewest =
+                match held with
+                | (newest, _) :: _ when now - newest < rotateAfter -> held
+                | _ -> (now, newKey ()) :: held
 
-        // A key stopped signing when the one before it was made; it is kept `retain` after that.
-        let entries =
-            List.head withNewest
-            :: (withNewest |> List.pairwise |> List.filter (fun ((successorMade, _), _) -> now - successorMade <= retain) |> List.map snd)
+            // A key stopped signing when the one before it was made; it is kept `retain` after that.
+            let entries =
+                List.head withNewest
+                :: (withNewest |> List.pairwise |> List.filter (fun ((successorMade, _), _) -> now - successorMade <= retain) |> List.map snd)
 
-        if entries <> held then
-            write path entries
+            if entries <> held then
+                write path entries
 
-        ofBase64 (entries |> List.map snd)
+            ofBase64 (entries |> List.map snd))
 
     let fromFile (path: string) =
         fromFileWith (TimeSpan.FromDays 90.0) (TimeSpan.FromDays 90.0) DateTimeOffset.UtcNow path

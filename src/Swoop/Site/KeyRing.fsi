@@ -64,8 +64,9 @@ module KeyRing =
     /// first when the newest is 90 days old, and a key is dropped 90 days after it stopped
     /// signing (longer than the login cookie's 14 days). Raises ArgumentException when others
     /// than the owner may read the file, or a line is malformed. Several processes may share
-    /// one file; a rotation rewrites it whole (a rename), but two starting at the same moment
-    /// of a rotation may each add a key: rotate by hand (`fromFileWith`) for a fleet.
+    /// one file: each reads and rotates it holding `<path>.lock` (waiting for it up to 10
+    /// seconds: call it at start-up), and a rotation rewrites it whole (a rename). A process
+    /// that runs on keeps its ring: the others' new key is read at its next start.
     /// Example: `let ring = KeyRing.fromFile "/var/lib/shop/keys"`.
     val fromFile: path: string -> KeyRing
 

@@ -118,6 +118,10 @@ let ``after a rotation the new key encrypts and tokens of the old one still decr
 let private tempPath () =
     IO.Path.Combine(IO.Path.GetTempPath(), "swoop-keys-" + Guid.NewGuid().ToString "N")
 
+let private clean (path: string) =
+    IO.File.Delete path
+    IO.File.Delete(path + ".lock")
+
 let private lines (path: string) =
     IO.File.ReadAllLines path |> Array.filter (fun l -> not (l.StartsWith "#")) |> List.ofArray
 
@@ -134,7 +138,7 @@ let ``a missing key file is made, owner-only, and the next start reads the same 
         Assert.Equal(Some "user=42", restarted.Unprotect("auth", token))
         Assert.Equal(1, (lines path).Length)
     finally
-        IO.File.Delete path
+        clean path
 
 [<Fact>]
 let ``a key file others may read is refused`` () =
@@ -146,7 +150,7 @@ let ``a key file others may read is refused`` () =
         let e = Assert.Throws<ArgumentException>(fun () -> KeyRing.fromFile path |> ignore)
         Assert.Contains("chmod 600", e.Message)
     finally
-        IO.File.Delete path
+        clean path
 
 [<Fact>]
 let ``the key file rotates: a new key first when the newest is old, the retired one kept, then dropped`` () =
@@ -171,7 +175,7 @@ let ``the key file rotates: a new key first when the newest is old, the retired 
         Assert.Equal(1, (lines path).Length)
         Assert.Equal(None, later'.UnprotectAt("auth", token, day0.AddDays 122.0))
     finally
-        IO.File.Delete path
+        clean path
 
 [<Fact>]
 let ``a malformed key file is refused, naming the line`` () =
@@ -183,4 +187,30 @@ let ``a malformed key file is refused, naming the line`` () =
         let e = Assert.Throws<ArgumentException>(fun () -> KeyRing.fromFile path |> ignore)
         Assert.Contains("line 2", e.Message)
     finally
-        IO.File.Delete path
+        clean path
+
+[<Fact>]
+let ``processes starting at once with a missing key file all get the same key`` () =
+    let path = tempPath ()
+
+    try
+        // Threads released together, as processes started at once by a deployment.
+        let start = new Threading.Barrier(8)
+        let rings = Array.zeroCreate<KeyRing> 8
+
+        let threads =
+            Array.init 8 (fun i ->
+                Threading.Thread(fun () ->
+                    start.SignalAndWait()
+                    rings[i] <- KeyRing.fromFile path))
+
+        for t in threads do t.Start()
+        for t in threads do t.Join()
+
+        Assert.Equal(1, (lines path).Length)
+        let token = rings[0].Protect("auth", "user=42", later)
+
+        for ring in rings do
+            Assert.Equal(Some "user=42", ring.Unprotect("auth", token))
+    finally
+        clean path
