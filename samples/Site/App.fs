@@ -20,8 +20,15 @@ type Settings =
         SecureCookies: bool
     }
 
-/// The signed cookie that remembers the visitor's name.
+/// The signed cookie that remembers the visitor: a random id of their own, then the name they
+/// typed (which two visitors may share).
 let sessionCookie = "visitor"
+
+/// The visitor's id and name from the cookie's value ("<id>|<name>").
+let private splitVisitor (value: string) =
+    match value.IndexOf '|' with
+    | bar when bar > 0 -> Some(value.Substring(0, bar), value.Substring(bar + 1))
+    | _ -> None
 
 /// Server time for the live clock, once a second, until the client leaves.
 let clock (stream: EventStream) =
@@ -57,10 +64,14 @@ let webOptions: WebOptions =
 
 let create (settings: Settings) : HttpHandler =
     let cookies = { CookieOptions.defaults with Secure = settings.SecureCookies }
-    let visitor (ctx: HttpContext) = ctx.SignedCookie(settings.Keys, sessionCookie)
-    // Tokens bound to the visitor: a token and cookie fetched by someone else fail beside the
-    // visitor's cookie. Behind HTTPS (Secure), the cookie is __Host-csrf.
-    let csrf = Antiforgery(settings.Keys, cookieOptions = { cookies with SameSite = SameSite.Strict }, session = visitor)
+    let signedVisitor (ctx: HttpContext) =
+        ctx.SignedCookie(settings.Keys, sessionCookie) |> Option.bind splitVisitor
+
+    let visitor (ctx: HttpContext) = signedVisitor ctx |> Option.map snd
+    // Tokens bound to the visitor's random id, never to the name they typed (another visitor
+    // may type it too): a token and cookie fetched by someone else fail beside the visitor's
+    // cookie. Behind HTTPS (Secure), the cookie is __Host-csrf.
+    let csrf = Antiforgery(settings.Keys, cookieOptions = { cookies with SameSite = SameSite.Strict }, session = (signedVisitor >> Option.map fst))
     let store = Store()
     let room = Chat.Room()
     let pageContext ctx = { Views.Visitor = visitor ctx; Views.CsrfField = csrf.FieldName, csrf.GetToken ctx }
@@ -73,7 +84,13 @@ let create (settings: Settings) : HttpHandler =
         | Ok entry ->
             fun next ctx ->
                 store.Add entry
-                ctx.SetSignedCookie(settings.Keys, sessionCookie, entry.Name, TimeSpan.FromDays 30.0, cookies)
+
+                let id =
+                    match signedVisitor ctx with
+                    | Some(id, _) -> id
+                    | None -> Buffers.Text.Base64Url.EncodeToString(Security.Cryptography.RandomNumberGenerator.GetBytes 16)
+
+                ctx.SetSignedCookie(settings.Keys, sessionCookie, id + "|" + entry.Name, TimeSpan.FromDays 30.0, cookies)
                 seeOther "/guestbook" next ctx
         | Error errors -> setStatusCode 422 >=> guestbookPage form errors
 

@@ -12,12 +12,12 @@ open Swoop.Auth
 
 module internal Backchannel =
     /// Swoop.JwtBearer's own client for JWKS documents: connections renewed so that DNS
-    /// changes are seen, a short timeout.
+    /// changes are seen; no timeout of its own (each fetch has `JwksFetchTimeout`).
     let shared =
         lazy
             (new HttpClient(
                 new SocketsHttpHandler(PooledConnectionLifetime = TimeSpan.FromMinutes 10.0),
-                Timeout = TimeSpan.FromSeconds 10.0
+                Timeout = Threading.Timeout.InfiniteTimeSpan
             ))
 
 [<Sealed; Class>]
@@ -37,6 +37,16 @@ type JwtBearer(options: JwtBearerOptions) =
         | SigningKeys.Jwks url when options.RequireHttps && not (url.StartsWith("https://", StringComparison.OrdinalIgnoreCase)) ->
             invalidArg "options" ("JwtBearerOptions.Keys: the JWKS URL must be https (" + url + "); RequireHttps = false only for tests")
         | _ -> ()
+
+        let positive (name: string) (value: TimeSpan) =
+            if value <= TimeSpan.Zero then invalidArg "options" ("JwtBearerOptions." + name + " must be positive")
+
+        positive "JwksRetryAfterFailure" options.JwksRetryAfterFailure
+        positive "JwksFetchTimeout" options.JwksFetchTimeout
+        positive "JwksMaxWait" options.JwksMaxWait
+
+        if options.JwksMaxSize <= 0 then
+            invalidArg "options" "JwtBearerOptions.JwksMaxSize must be positive"
 
     let handler = JsonWebTokenHandler(MapInboundClaims = options.MapInboundClaims)
 
@@ -66,7 +76,14 @@ type JwtBearer(options: JwtBearerOptions) =
         match options.Keys with
         | SigningKeys.Jwks url ->
             let client = options.Backchannel |> Option.defaultWith (fun () -> Backchannel.shared.Value)
-            JwksCache(url, client, options.JwksRefresh, options.JwksMinimumRefetch, TimeProvider.System, parametersFor)
+            let limits =
+                { MaxSize = options.JwksMaxSize
+                  FetchTimeout = options.JwksFetchTimeout
+                  MaxWait = options.JwksMaxWait
+                  RetryAfterFailure = options.JwksRetryAfterFailure
+                  FirstRetry = TimeSpan.FromSeconds 1.0 }
+
+            JwksCache(url, client, options.JwksRefresh, options.JwksMinimumRefetch, limits, TimeProvider.System, parametersFor)
         | SigningKeys.Keys _ -> Unchecked.defaultof<JwksCache>
 
     let refuse (token: string) (error: exn) =
@@ -87,9 +104,11 @@ type JwtBearer(options: JwtBearerOptions) =
 
     let success (result: TokenValidationResult) = AuthenticateResult.Success(ClaimsPrincipal result.ClaimsIdentity)
 
-    let validateAsync (token: string) : Task<AuthenticateResult> =
+    let validateAsync (ctx: HttpContext) (token: string) : Task<AuthenticateResult> =
         task {
-            let! keys = if isNull fixedKeys then cache.KeysAsync() else ValueTask<KeySet>(fixedKeys)
+            // The server's log, for a failed fetch of the keys.
+            let log = if isNull ctx.Log then ServerLog.Shared else ctx.Log
+            let! keys = if isNull fixedKeys then cache.KeysAsync log else ValueTask<KeySet>(fixedKeys)
 
             if isNull keys then
                 return unavailable
@@ -102,7 +121,7 @@ type JwtBearer(options: JwtBearerOptions) =
                     match result.Exception with
                     | :? SecurityTokenSignatureKeyNotFoundException when isNull fixedKeys ->
                         // A key the held document lacks: the provider may have rotated.
-                        let! fresh = cache.RefetchAsync()
+                        let! fresh = cache.RefetchAsync log
 
                         if isNull fresh || obj.ReferenceEquals(fresh, keys) then
                             return refuse token result.Exception
@@ -119,7 +138,7 @@ type JwtBearer(options: JwtBearerOptions) =
         | BearerHeader.Credentials.Absent -> ValueTask<AuthenticateResult>(AuthenticateResult.NoResult)
         | BearerHeader.Credentials.Malformed why ->
             ValueTask<AuthenticateResult>(AuthenticateResult.Failure { Error = "invalid_request"; Description = why })
-        | BearerHeader.Credentials.Token token -> ValueTask<AuthenticateResult>(validateAsync token)
+        | BearerHeader.Credentials.Token token -> ValueTask<AuthenticateResult>(validateAsync ctx token)
 
     override _.Challenge(ctx: HttpContext, failure: AuthenticationFailure option) =
         let status, error, description =

@@ -19,6 +19,10 @@ type JwtBearerOptions =
       Keys: SigningKeys
       JwksRefresh: TimeSpan
       JwksMinimumRefetch: TimeSpan
+      JwksRetryAfterFailure: TimeSpan
+      JwksFetchTimeout: TimeSpan
+      JwksMaxWait: TimeSpan
+      JwksMaxSize: int
       RequireHttps: bool
       MapInboundClaims: bool
       Backchannel: HttpClient option }
@@ -49,6 +53,10 @@ module JwtBearerOptions =
           Keys = SigningKeys.Keys []
           JwksRefresh = TimeSpan.FromHours 1.0
           JwksMinimumRefetch = TimeSpan.FromMinutes 5.0
+          JwksRetryAfterFailure = TimeSpan.FromMinutes 5.0
+          JwksFetchTimeout = TimeSpan.FromSeconds 10.0
+          JwksMaxWait = TimeSpan.FromSeconds 3.0
+          JwksMaxSize = 1024 * 1024
           RequireHttps = true
           MapInboundClaims = true
           Backchannel = None }

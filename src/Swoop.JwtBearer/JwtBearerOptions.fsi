@@ -40,6 +40,21 @@ type JwtBearerOptions =
         /// The least time between two fetches of the JWKS document caused by tokens signed with
         /// keys it lacks, so that made-up key ids cannot drive fetches (default 5 minutes).
         JwksMinimumRefetch: TimeSpan
+        /// After a failed fetch of the JWKS document (an error status, no answer, a document
+        /// too large or without keys), the key server is left alone this long while keys are
+        /// held, requests going on with them (default 5 minutes, as ASP.NET Core). Before the
+        /// first fetch succeeded, the waits double from 1 second up to this.
+        JwksRetryAfterFailure: TimeSpan
+        /// A fetch of the JWKS document is given up after this, whatever the HttpClient's own
+        /// timeout (default 10 seconds).
+        JwksFetchTimeout: TimeSpan
+        /// The longest a request waits on a fetch (the first, or one for a key not held): then
+        /// it goes on without the keys (401, the keys not available; the key not known) and
+        /// the fetch goes on for later requests (default 3 seconds).
+        JwksMaxWait: TimeSpan
+        /// The largest JWKS document read, in bytes; a larger one fails the fetch (default 1 MiB;
+        /// an identity provider's document is a few KB).
+        JwksMaxSize: int
         /// True (default): the JWKS URL must be https. False only for tests and development.
         RequireHttps: bool
         /// True (default, as ASP.NET Core): short claim names are mapped to .NET's claim types
@@ -60,7 +75,8 @@ module JwtBearerDefaults =
 [<RequireQualifiedAccess>]
 module JwtBearerOptions =
     /// Scheme "Bearer", no realm, no issuer, audience or key yet (give them), 5 minutes of clock
-    /// skew, asymmetric algorithms only, JWKS refreshed hourly and refetched at most every 5
-    /// minutes, https required, claims mapped as ASP.NET Core does.
+    /// skew, asymmetric algorithms only, JWKS refreshed hourly, refetched at most every 5
+    /// minutes, left alone 5 minutes after a failure, fetched within 10 seconds, waited on at
+    /// most 3 seconds, read up to 1 MiB; https required, claims mapped as ASP.NET Core does.
     /// Example: `{ JwtBearerOptions.defaults with Issuers = [ "https://id.example.com" ]; Audiences = [ "orders" ]; Keys = SigningKeys.Jwks "https://id.example.com/jwks" }`.
     val defaults: JwtBearerOptions

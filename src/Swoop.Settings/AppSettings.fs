@@ -57,15 +57,11 @@ module AppSettings =
             | _ -> None)
         |> Option.defaultValue "?"
 
-    let private hidden (key: string) =
-        let k = key.ToLowerInvariant()
-        [ "password"; "secret"; "key"; "token"; "connectionstring" ] |> List.exists k.Contains
-
     let private rows (root: IConfigurationRoot) (read: (string * string) seq) =
         let out = StringBuilder()
 
         for key, value in read do
-            let shown = if hidden key then "(hidden)" elif value = "" then "(empty)" else value
+            let shown = if value = "" then "(empty)" else SecretMask.show key value
             out.Append(key.PadRight(24)).Append(' ').Append(shown.PadRight(24)).Append(" # ").Append(sourceOf root key).Append('\n') |> ignore
 
         out.ToString()

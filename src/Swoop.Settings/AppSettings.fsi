@@ -31,8 +31,9 @@ module AppSettings =
     val load<'T> : unit -> 'T
 
     /// Each value the record read, with where it came from (the file or the variable), as
-    /// `--print-config` prints it; values of keys that name a password, secret, key, token or
-    /// connection string are hidden.
+    /// `--print-config` prints it, secrets hidden by `SecretMask`'s rule: a key naming a
+    /// password, secret, key, token, credential... hides its value, and a URL's password or a
+    /// connection string's `Password=` is hidden wherever it is.
     val describe<'T> : configuration: IConfigurationRoot -> string
 
     /// `Web.mainCustom` for an app with settings: loads them (a problem: one line each on

@@ -215,6 +215,62 @@ type SiteTests(site: SiteFixture) =
             Assert.Equal(HttpStatusCode.Forbidden, crossSite.StatusCode)
         }
 
+    [<Fact>]
+    member _.``a token fetched by a visitor who typed the same name fails in another visitor's browser``() =
+        task {
+            use handler = new HttpClientHandler(UseCookies = false, AllowAutoRedirect = false)
+            use client = new HttpClient(handler, BaseAddress = Uri site.BaseUrl, Timeout = TimeSpan.FromSeconds 10.0)
+
+            let cookiesOf (answer: HttpResponseMessage) =
+                match answer.Headers.TryGetValues "Set-Cookie" with
+                | true, values -> [ for v in values -> v.Substring(0, v.IndexOf ';') ]
+                | _ -> []
+
+            let tokenIn (html: string) =
+                Regex.Match(html, "name=\"__RequestVerificationToken\" value=\"([^\"]+)\"").Groups[1].Value
+
+            let getPage (cookies: string list) =
+                task {
+                    use request = new HttpRequestMessage(HttpMethod.Get, "/guestbook")
+                    if not cookies.IsEmpty then request.Headers.Add("Cookie", String.Join("; ", cookies))
+                    let! answer = client.SendAsync request
+                    let! html = answer.Content.ReadAsStringAsync()
+                    return cookiesOf answer, tokenIn html
+                }
+
+            let post (cookies: string list) (token: string) (name: string) =
+                task {
+                    use request = new HttpRequestMessage(HttpMethod.Post, "/guestbook")
+                    request.Headers.Add("Cookie", String.Join("; ", cookies))
+                    request.Content <- new FormUrlEncodedContent(dict [ "__RequestVerificationToken", token; "name", name; "message", "hello" ])
+                    return! client.SendAsync request
+                }
+
+            /// A visitor who signs the guestbook as `name`: their cookies (anti-forgery, visitor).
+            let visitor (name: string) =
+                task {
+                    let! csrf, token = getPage []
+                    let! signed = post csrf token name
+                    Assert.Equal(HttpStatusCode.SeeOther, signed.StatusCode)
+                    return csrf @ cookiesOf signed
+                }
+
+            let name = unique "Alice"
+            let! mallory = visitor name
+            let! alice = visitor name
+            // Mallory's anti-forgery cookie and token, planted in Alice's browser beside her
+            // visitor cookie: the same typed name, yet another visitor.
+            let! _, malloryToken = getPage mallory
+            let malloryCsrf = mallory |> List.filter (fun c -> c.StartsWith "csrf=")
+            let aliceVisitor = alice |> List.filter (fun c -> not (c.StartsWith "csrf="))
+            let! planted = post (malloryCsrf @ aliceVisitor) malloryToken name
+            Assert.Equal(HttpStatusCode.Forbidden, planted.StatusCode)
+            // Alice's own pair passes.
+            let! _, aliceToken = getPage alice
+            let! own = post alice aliceToken name
+            Assert.Equal(HttpStatusCode.SeeOther, own.StatusCode)
+        }
+
     /// The picture in docs/guide.md: `SITE_SCREENSHOT=$PWD/docs/site-home.png dotnet test
     /// tests/Swoop.Site.Tests --filter screenshot` (else it goes beside the test binaries).
     [<Fact>]

@@ -16,7 +16,7 @@ module CookieAuthenticationDefaults =
     let AuthenticationScheme = "Cookies"
 
 /// The login cookie's payload: the identity's claims as compact JSON, with when it was
-/// issued (for sliding renewal). The key ring adds the expiry and the signature.
+/// issued (for sliding renewal). The key ring adds the expiry and encrypts it.
 module internal LoginTicket =
     let write (identity: ClaimsIdentity) (authenticationType: string) (issued: DateTimeOffset) =
         let buffer = ArrayBufferWriter<byte>(256)
@@ -87,14 +87,14 @@ type CookieAuthentication
         Cookie.header cookieName "x" options |> ignore
 
         match loginPath with
-        | Some path when not (path.StartsWith "/") -> invalidArg "loginPath" "the login path must start with '/'"
+        | Some path when not (Url.isLocal path) -> invalidArg "loginPath" "the login path must be a path on this site, starting with one '/'"
         | _ -> ()
 
     let deleteOptions = { options with MaxAge = None; Expires = None }
 
     let issue (ctx: HttpContext) (identity: ClaimsIdentity) (authenticationType: string) =
         let now = clock.GetUtcNow()
-        let token = ring.Protect(cookieName, LoginTicket.write identity authenticationType now, now.Add lifetime)
+        let token = ring.Encrypt(cookieName, LoginTicket.write identity authenticationType now, now.Add lifetime)
         let header = Cookie.header cookieName token { options with MaxAge = Some lifetime }
 
         if header.Length > 4096 then
@@ -105,7 +105,7 @@ type CookieAuthentication
     let refused =
         AuthenticateResult.Failure
             { Error = "invalid_cookie"
-              Description = "the login cookie is not valid: tampered with, expired, or signed with a key this site no longer has" }
+              Description = "the login cookie is not valid: tampered with, expired, or made with a key this site no longer has" }
 
     let authenticate (ctx: HttpContext) =
         match ctx.GetCookieValue cookieName with
@@ -114,7 +114,14 @@ type CookieAuthentication
         | Some token ->
             let now = clock.GetUtcNow()
 
-            match ring.UnprotectAt(cookieName, token, now) |> Option.bind LoginTicket.read with
+            // Encrypted; or only signed, as cookies made before encryption were (still read,
+            // and replaced by an encrypted one at their sliding renewal).
+            let ticket =
+                match ring.DecryptAt(cookieName, token, now) with
+                | Some _ as opened -> opened
+                | None -> ring.UnprotectAt(cookieName, token, now)
+
+            match ticket |> Option.bind LoginTicket.read with
             | None -> refused
             | Some(user, issued) ->
                 // Renewed past half its life (ASP.NET Core's rule), so an active user stays in.
@@ -133,7 +140,13 @@ type CookieAuthentication
         | Some path when Accept.prefersHtml (Accept.header ctx) ->
             let back = if ctx.QueryString = "" then ctx.Path else ctx.Path + "?" + ctx.QueryString
             ctx.StatusCode <- 302
-            ctx.SetHeader("Location", path + (if path.Contains '?' then "&" else "?") + "ReturnUrl=" + Uri.EscapeDataString back)
+
+            // Only a local page comes back: "//evil.example/x" would send the user, once
+            // logged in, to another site.
+            if Url.isLocal back then
+                ctx.SetHeader("Location", path + (if path.Contains '?' then "&" else "?") + "ReturnUrl=" + Uri.EscapeDataString back)
+            else
+                ctx.SetHeader("Location", path)
         | _ -> base.Challenge(ctx, failure)
 
     override _.SignIn(ctx: HttpContext, user: ClaimsPrincipal) =

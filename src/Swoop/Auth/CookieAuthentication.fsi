@@ -13,8 +13,8 @@ module CookieAuthenticationDefaults =
     [<Literal>]
     val AuthenticationScheme: string = "Cookies"
 
-/// Cookie login: the signed-in user's claims kept in a cookie signed by the key ring
-/// (HMAC-SHA256, see KeyRing), which the browser cannot change. Sign in sets it, sign out
+/// Cookie login: the signed-in user's claims kept in a cookie encrypted by the key ring
+/// (AES-256-GCM, see KeyRing), which the browser can neither read nor change. Sign in sets it, sign out
 /// deletes it, and each request it comes with is authenticated by its signature alone (no
 /// server-side session). A tampered, expired or foreign cookie is refused (logged at Debug),
 /// and the request is anonymous. Keep the claims few: the cookie must stay under 4 KB.
@@ -36,12 +36,13 @@ module CookieAuthenticationDefaults =
 type CookieAuthentication =
     inherit AuthenticationScheme
 
-    /// A cookie login signed by `ring`. `name`: the scheme's name ("Cookies");
+    /// A cookie login kept by `ring` (encrypted with its first key). `name`: the scheme's name ("Cookies");
     /// `cookieName`: "__Host-auth" when Secure, else "auth"; `cookieOptions`: HttpOnly, Secure,
     /// SameSite=Lax, Path=/ (`CookieOptions.defaults` with Secure); `lifetime`: 14 days;
     /// `slidingExpiration`: true; `loginPath`: where a browser is sent by `challenge`, with
-    /// `?ReturnUrl=` the page it asked for (none: 401 for everyone); `timeProvider`: the
-    /// clock (tests). Raises ArgumentException for options browsers would refuse.
+    /// `?ReturnUrl=` the page it asked for when that is local (`Url.isLocal`; none: 401 for
+    /// everyone); `timeProvider`: the clock (tests). Raises ArgumentException for options
+    /// browsers would refuse, and a login path that is not local.
     new:
         ring: KeyRing *
         ?name: string *
@@ -56,11 +57,13 @@ type CookieAuthentication =
     /// The cookie's name. Example: "__Host-auth".
     member CookieName: string
 
-    /// Reads and checks the login cookie; renews it when sliding and past half its life.
+    /// Reads and checks the login cookie (an encrypted one; a signed one, as versions before
+    /// encryption made, is still read); renews it when sliding and past half its life.
     override AuthenticateAsync: ctx: HttpContext -> ValueTask<AuthenticateResult>
 
-    /// A browser (Accept prefers text/html) to the login page with 302 when there is one;
-    /// otherwise 401, `WWW-Authenticate: <name>`, and a problem answer.
+    /// A browser (Accept prefers text/html) to the login page with 302 when there is one
+    /// (`?ReturnUrl=` the page asked for, when it is local); otherwise 401,
+    /// `WWW-Authenticate: <name>`, and a problem answer.
     override Challenge: ctx: HttpContext * failure: AuthenticationFailure option -> unit
 
     /// Sets the login cookie holding the first identity's claims (its authentication type,

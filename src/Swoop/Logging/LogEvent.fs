@@ -148,6 +148,9 @@ module LogEvents =
     let AuthenticationFailed = 90
 
     [<Literal>]
+    let SigningKeysFetchFailed = 91
+
+    [<Literal>]
     let CertificateReloaded = 95
 
     [<Literal>]

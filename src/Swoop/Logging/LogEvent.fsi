@@ -125,6 +125,10 @@ module LogEvents =
     /// cookie): answered as anonymous (Debug; Scheme, Error, Reason, Method, Path).
     [<Literal>]
     val AuthenticationFailed: int = 90
+    /// 91: the signing keys (a JWKS document) could not be fetched; the key server is left
+    /// alone for a while, tokens checked with the keys held, if any (Warning; Url, Reason, RetryIn).
+    [<Literal>]
+    val SigningKeysFetchFailed: int = 91
     /// 95: a TLS certificate was loaded again after its files changed (Information; File, Subject, NotAfter).
     [<Literal>]
     val CertificateReloaded: int = 95

@@ -19,15 +19,23 @@ type AppOption =
     { Name: string
       Help: string
       TakesValue: bool
-      Default: string }
+      Default: string
+      Secret: bool }
 
 [<RequireQualifiedAccess>]
 module AppOption =
     let flag (name: string) (help: string) =
-        { Name = name; Help = help; TakesValue = false; Default = "" }
+        { Name = name; Help = help; TakesValue = false; Default = ""; Secret = false }
 
     let value (name: string) (help: string) (defaultValue: string) =
-        { Name = name; Help = help; TakesValue = true; Default = defaultValue }
+        { Name = name; Help = help; TakesValue = true; Default = defaultValue; Secret = false }
+
+    let secret (name: string) (help: string) =
+        { Name = name; Help = help; TakesValue = true; Default = ""; Secret = true }
+
+    /// The value as it may be printed.
+    let internal shown (option: AppOption) (value: string) =
+        if option.Secret && value <> "" then "(hidden)" else SecretMask.show option.Name value
 
 [<RequireQualifiedAccess>]
 type Command =
@@ -370,7 +378,7 @@ module Configuration =
             for a in appOptions do
                 let left = "--" + a.Name + (if a.TakesValue then " VALUE" else "")
                 heading left (envOf a.Name)
-                described (a.Help + (if a.TakesValue && a.Default <> "" then " Default: " + a.Default + "." else ""))
+                described (a.Help + (if a.TakesValue && a.Default <> "" then " Default: " + AppOption.shown a a.Default + "." else ""))
 
         out.ToString()
 
@@ -387,7 +395,7 @@ module Configuration =
         row "LogSink" (match config.Options.LogSink with Some _ -> "(the program's)" | None -> "console") "code only"
 
         for a in config.AppOptions do
-            let given = if a.TakesValue then config.Value a.Name else showBool (config.Flag a.Name)
+            let given = if a.TakesValue then AppOption.shown a (config.Value a.Name) else showBool (config.Flag a.Name)
             row ("--" + a.Name) given "app option"
 
         out.ToString()

@@ -26,6 +26,9 @@ type AppOption =
         TakesValue: bool
         /// What `Config.Value` gives when it is not set ("" for a flag).
         Default: string
+        /// True: its value is a secret (a key, a password), never printed by `--print-config`
+        /// or `--help`. Any option whose name the rule of `SecretMask` names is hidden too.
+        Secret: bool
     }
 
 [<RequireQualifiedAccess>]
@@ -35,6 +38,10 @@ module AppOption =
 
     /// An option with a value: `--name VALUE`. Example: `AppOption.value "data-dir" "Where data lives" "./data"`.
     val value: name: string -> help: string -> defaultValue: string -> AppOption
+
+    /// An option with a secret value (no default): `--name VALUE`, printed "(hidden)" by
+    /// `--print-config`. Example: `AppOption.secret "smtp-url" "The mail server, with its login"`.
+    val secret: name: string -> help: string -> AppOption
 
 /// What the program was asked to do.
 [<RequireQualifiedAccess>]
@@ -100,7 +107,8 @@ module Configuration =
     /// (wrapped at 80 columns), then the app's options.
     val help: appOptions: AppOption list -> defaults: ServerOptions -> string
 
-    /// What `--print-config` prints: each option's effective value and its source.
+    /// What `--print-config` prints: each option's effective value and its source; the app's
+    /// options shown by `SecretMask.show` ("(hidden)" for a secret, `AppOption.secret` too).
     val describe: config: Config -> string
 
     /// Logs through the options' sink what parsing noticed in the environment: each unknown

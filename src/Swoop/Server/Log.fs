@@ -197,6 +197,19 @@ type internal ServerLog(queue: LogQueue, minimum: LogLevel, ownsQueue: bool) =
             null
         )
 
+    /// `url`, `reason`: raw; escaped here.
+    member l.SigningKeysFetchFailed(url: string, reason: string, retryIn: TimeSpan) =
+        l.Post(
+            LogLevel.Warning,
+            LogEvents.SigningKeysFetchFailed,
+            "SigningKeysFetchFailed",
+            "Signing keys from {Url} cannot be fetched ({Reason}); next try in {RetryIn}",
+            [| field "Url" (LogText.escape url)
+               field "Reason" (LogText.escape reason)
+               field "RetryIn" (string (int retryIn.TotalSeconds) + " s") |],
+            null
+        )
+
     member l.CertificateReloadFailed(file: string, reason: string) =
         l.Post(
             LogLevel.Warning,

@@ -55,19 +55,51 @@ type Antiforgery
             ctx.Items[secretKey] <- secret
             secret
 
-    /// What a token is bound to: the cookie's secret and the session, hashed (a token shows
-    /// neither); the ring's signature over it makes it the OWASP signed double-submit token.
-    let binding (secret: string) (session: string) =
-        let secretBytes = Encoding.UTF8.GetBytes secret
-        let sessionBytes = Encoding.UTF8.GetBytes session
-        let data = Array.zeroCreate<byte> (secretBytes.Length + 1 + sessionBytes.Length)
-        Buffer.BlockCopy(secretBytes, 0, data, 0, secretBytes.Length)
-        Buffer.BlockCopy(sessionBytes, 0, data, secretBytes.Length + 1, sessionBytes.Length)
-        SHA256.HashData data
+    /// What a token is bound to: the cookie's secret, the session and the user, hashed (a
+    /// token shows none of them); the ring's signature over it makes it the OWASP signed
+    /// double-submit token. Each part is preceded by its length, so no two lists of parts
+    /// hash alike.
+    let binding (secret: string) (session: string) (user: string) =
+        use hash = IncrementalHash.CreateHash HashAlgorithmName.SHA256
+        let length = Array.zeroCreate<byte> 4
+
+        for part in [ secret; session; user ] do
+            let bytes = Encoding.UTF8.GetBytes part
+            Buffers.Binary.BinaryPrimitives.WriteInt32BigEndian(length.AsSpan(), bytes.Length)
+            hash.AppendData length
+            hash.AppendData bytes
+
+        hash.GetHashAndReset()
 
     let sessionText (ctx: HttpContext) =
         match sessionOf ctx with
         | Some s when not (isNull s) -> s
+        | _ -> ""
+
+    /// Who the user is ("" when anonymous): the scheme that authenticated them and their
+    /// first unique claim (sub, NameIdentifier, upn) with its issuer, else their name, else
+    /// every claim. A token made for one user fails for another, and for the same browser
+    /// before login or after logout.
+    let userText (ctx: HttpContext) =
+        match ctx.User.Identity with
+        | :? Security.Claims.ClaimsIdentity as identity when identity.IsAuthenticated ->
+            let unique =
+                [ "sub"; Security.Claims.ClaimTypes.NameIdentifier; Security.Claims.ClaimTypes.Upn ]
+                |> List.tryPick (fun t -> identity.FindFirst t |> Option.ofObj)
+
+            let who =
+                match unique with
+                | Some claim -> "claim\u0000" + claim.Type + "\u0000" + claim.Issuer + "\u0000" + claim.Value
+                | None when not (String.IsNullOrEmpty identity.Name) -> "name\u0000" + identity.Name
+                | None ->
+                    identity.Claims
+                    |> Seq.map (fun c -> c.Type + "\u0000" + c.Value)
+                    |> Seq.sort
+                    |> String.concat "\u0001"
+                    |> (+) "claims\u0000"
+
+            identity.AuthenticationType + "\u0000" + who
+        | identity when not (isNull identity) && identity.IsAuthenticated -> identity.AuthenticationType + "\u0000name\u0000" + identity.Name
         | _ -> ""
 
     /// Answers the refusal; false.
@@ -84,7 +116,7 @@ type Antiforgery
             dot > 0
             && (try
                     let signed = Base64Url.DecodeFromChars(payload.AsSpan(dot + 1))
-                    CryptographicOperations.FixedTimeEquals(signed, binding secret (sessionText ctx))
+                    CryptographicOperations.FixedTimeEquals(signed, binding secret (sessionText ctx) (userText ctx))
                 with :? FormatException ->
                     false)
         | None -> false
@@ -109,7 +141,7 @@ type Antiforgery
     member _.GetToken(ctx: HttpContext) =
         // Random per token: two tokens are never the same, even within a second.
         let nonce = Base64Url.EncodeToString(RandomNumberGenerator.GetBytes 16)
-        let bound = Base64Url.EncodeToString(binding (secretOf ctx) (sessionText ctx))
+        let bound = Base64Url.EncodeToString(binding (secretOf ctx) (sessionText ctx) (userText ctx))
         ring.Protect(tokenPurpose, nonce + "." + bound, DateTimeOffset.UtcNow.Add lifetime)
 
     member this.HiddenField(ctx: HttpContext) =

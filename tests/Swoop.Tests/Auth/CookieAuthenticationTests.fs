@@ -80,6 +80,35 @@ let ``without the cookie: 401 for an API client, the login page for a browser`` 
     Assert.Equal("/login?ReturnUrl=%2Fme%3Fx%3D1", browser.Headers["location"])
 
 [<Fact>]
+let ``the login page is given a ReturnUrl only when it is local`` () =
+    let everything = authenticate [ CookieAuthentication(ring, cookieOptions = plainHttp, loginPath = "/login") ] >=> requiresAuthentication (challenge "Cookies") >=> text "in"
+    use server = serveApp everything
+    let browser = "Accept: text/html,*/*;q=0.8"
+    Assert.Equal("/login?ReturnUrl=%2Fa%2Fb%3Fc%3D1", (request server "GET" "/a/b?c=1" [ browser ] "").Headers["location"])
+    // "//evil.example/x" would send the user, after logging in, to another site.
+    let offsite = request server "GET" "//evil.example/x" [ browser ] ""
+    Assert.Equal(302, offsite.Status)
+    Assert.Equal("/login", offsite.Headers["location"])
+
+[<Fact>]
+let ``the login cookie's claims cannot be read from it`` () =
+    use server = serveApp (app (CookieAuthentication(ring, cookieOptions = plainHttp)))
+    let value = (cookieOf (signIn server)).Substring 5
+
+    let decoded =
+        value.Split '.'
+        |> Array.map (fun part ->
+            try
+                Text.Encoding.UTF8.GetString(Buffers.Text.Base64Url.DecodeFromChars(part.AsSpan()))
+            with _ ->
+                "")
+        |> String.concat " "
+
+    Assert.DoesNotContain("ada", decoded)
+    Assert.DoesNotContain("editor", decoded)
+    Assert.Equal("ada", (request server "GET" "/me" [ "Cookie: auth=" + value ] "").Body)
+
+[<Fact>]
 let ``signing out deletes the cookie`` () =
     use server = serveApp (app (CookieAuthentication(ring, cookieOptions = plainHttp)))
     let login = signIn server

@@ -281,6 +281,39 @@ let ``an app's own options are parsed with the server's`` () =
     Assert.True(Result.isError (Configuration.parse app Map.empty [| "--verbos" |] ServerOptions.defaults))
 
 [<Fact>]
+let ``--print-config and --help never print an app option's secret`` () =
+    let app =
+        [ AppOption.value "session-keys" "Keys." "devKeyBase64"
+          AppOption.secret "smtp" "The mail server, with its login."
+          AppOption.value "db-url" "The database." ""
+          AppOption.value "data-dir" "Where data lives." "./data" ]
+
+    let env =
+        Map.ofList
+            [ "SWOOP_SESSION_KEYS", "c2VjcmV0LWtleS1tYXRlcmlhbC0zMi1ieXRlcy1sb25nIQ=="
+              "SWOOP_SMTP", "smtp.example:587"
+              "SWOOP_DB_URL", "postgres://app:hunter2@db/orders" ]
+
+    match Configuration.parse app env [| "--print-config" |] ServerOptions.defaults with
+    | Ok c ->
+        let text = Configuration.describe c
+        let line (name: string) = text.Split '\n' |> Array.find (fun l -> l.StartsWith(name + " "))
+        Assert.Matches(@"^--session-keys +\(hidden\) +# app option$", line "--session-keys")
+        Assert.Matches(@"^--smtp +\(hidden\) ", line "--smtp")
+        Assert.Matches(@"^--db-url +postgres://app:\(hidden\)@db/orders ", line "--db-url")
+        Assert.Matches(@"^--data-dir +\./data ", line "--data-dir")
+        Assert.DoesNotContain("c2VjcmV0", text)
+        Assert.DoesNotContain("hunter2", text)
+        Assert.DoesNotContain("smtp.example", text)
+        // The values themselves are the app's, unmasked.
+        Assert.Equal("postgres://app:hunter2@db/orders", c.Value "db-url")
+    | Error e -> failwith e
+
+    let help = Configuration.help app ServerOptions.defaults
+    Assert.DoesNotContain("devKeyBase64", help)
+    Assert.Contains("./data", help)
+
+[<Fact>]
 let ``Web.main's switches are known to the same parsing`` () =
     let web = [ AppOption.flag "routes" ""; AppOption.flag "dev" "" ]
     Assert.True(Result.isOk (Configuration.parse web Map.empty [| "--dev"; "--routes" |] ServerOptions.defaults))

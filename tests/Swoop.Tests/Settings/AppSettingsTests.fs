@@ -63,6 +63,33 @@ let ``a record binds with options, lists and arrays; the environment file and va
         Environment.SetEnvironmentVariable("SwoopSettingsTest__Db__Port", null)
         Directory.Delete(folder, true)
 
+type Mail = { Host: string; SmtpPass: string; ApiPwd: string; Credentials: string list; Url: string }
+
+/// Another root, its one field's name its own.
+type MailSettings = { SwoopSettingsMail: Mail }
+
+[<Fact>]
+let ``--print-config hides passwords by any name and inside connection URLs`` () =
+    let folder =
+        folderWith
+            [ "appsettings.json",
+              """{ "SwoopSettingsMail": { "Host": "smtp.example", "SmtpPass": "hunter2", "ApiPwd": "hunter3",
+                   "Credentials": [ "ada:hunter4" ], "Url": "smtp://ada:hunter5@smtp.example:587" } }""" ]
+
+    try
+        let described = AppSettings.describe<MailSettings> (AppSettings.configuration folder "Production")
+        let line (key: string) = described.Split('\n') |> Array.find (fun l -> l.StartsWith(key + " "))
+        Assert.Contains("smtp.example", line "SwoopSettingsMail:Host")
+        Assert.Contains("(hidden)", line "SwoopSettingsMail:SmtpPass")
+        Assert.Contains("(hidden)", line "SwoopSettingsMail:ApiPwd")
+        Assert.Contains("(hidden)", line "SwoopSettingsMail:Credentials:0")
+        Assert.Contains("smtp://ada:(hidden)@smtp.example:587", line "SwoopSettingsMail:Url")
+
+        for secret in [ "hunter2"; "hunter3"; "hunter4"; "hunter5" ] do
+            Assert.DoesNotContain(secret, described)
+    finally
+        Directory.Delete(folder, true)
+
 [<Fact>]
 let ``every problem is named by its key`` () =
     let folder = folderWith [ "appsettings.json", """{ "SwoopSettingsTest": { "Name": "x", "Db": { "Host": "h", "Port": "many" }, "Admins": [] } }""" ]

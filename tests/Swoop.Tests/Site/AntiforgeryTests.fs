@@ -6,6 +6,7 @@ open Xunit
 open Swoop
 open Swoop.Web
 open Swoop.Site
+open Swoop.Auth
 open Swoop.Tests.WebSupport
 
 let ring = KeyRing.ofBase64 [ KeyRing.newKey () ]
@@ -106,6 +107,51 @@ let ``a cookie and token fetched by an attacker are refused beside the victim's 
     Assert.Equal(200, own.Status)
     let loggedOut = request server "POST" "/form" [ "Cookie: " + cookie; form ] ("__RequestVerificationToken=" + token)
     Assert.Equal(403, loggedOut.Status)
+
+/// A site with a cookie login, wired as the guide shows: `authenticate` first, the
+/// anti-forgery tokens given no session function.
+let loginRing = KeyRing.ofBase64 [ KeyRing.newKey () ]
+let loginCsrf = Antiforgery(loginRing)
+let cookieLogin = CookieAuthentication(loginRing, cookieOptions = { CookieOptions.defaults with Secure = false })
+
+let loginApp =
+    authenticate [ cookieLogin ]
+    >=> choose [
+        GET >=> route "/token" >=> handleContext (fun ctx -> ctx.WriteString(loginCsrf.GetToken ctx); handled)
+        POST >=> routef "/login/%s" (fun name ->
+            fun next ctx ->
+                task {
+                    let user = Security.Claims.ClaimsPrincipal(Security.Claims.ClaimsIdentity([ Security.Claims.Claim(Security.Claims.ClaimTypes.Name, name) ], "password"))
+                    do! ctx.SignInAsync(CookieAuthenticationDefaults.AuthenticationScheme, user)
+                    return! text "in" next ctx
+                })
+        POST >=> route "/form" >=> loginCsrf.Validate >=> text "saved"
+    ]
+
+/// The login cookie (name=value) for `name`.
+let loginCookie (server: RunningServer) (name: string) =
+    let setCookie = (request server "POST" ("/login/" + name) [] "").Headers["set-cookie"]
+    setCookie.Substring(0, setCookie.IndexOf ';')
+
+[<Fact>]
+let ``tokens are bound to the signed-in user: one made before a login, or for another user, is refused`` () =
+    use server = serveApp loginApp
+    let post (headers: string list) token = (request server "POST" "/form" (headers @ [ form ]) ("__RequestVerificationToken=" + token)).Status
+    // Anonymous: the pair passes.
+    let csrfCookie, anonymousToken = fetchPair server []
+    Assert.Equal(200, post [ "Cookie: " + csrfCookie ] anonymousToken)
+    // Alice logs in, in the same browser: the anonymous token no longer passes; hers does.
+    let alice = loginCookie server "alice"
+    Assert.Equal(403, post [ "Cookie: " + csrfCookie + "; " + alice ] anonymousToken)
+    let aliceToken = (request server "GET" "/token" [ "Cookie: " + csrfCookie + "; " + alice ] "").Body
+    Assert.Equal(200, post [ "Cookie: " + csrfCookie + "; " + alice ] aliceToken)
+    // She logs out; Bob logs in: her token passes neither anonymously nor for him.
+    Assert.Equal(403, post [ "Cookie: " + csrfCookie ] aliceToken)
+    let bob = loginCookie server "bob"
+    Assert.Equal(403, post [ "Cookie: " + csrfCookie + "; " + bob ] aliceToken)
+    Assert.Equal(403, post [ "Cookie: " + csrfCookie + "; " + bob ] anonymousToken)
+    let bobToken = (request server "GET" "/token" [ "Cookie: " + csrfCookie + "; " + bob ] "").Body
+    Assert.Equal(200, post [ "Cookie: " + csrfCookie + "; " + bob ] bobToken)
 
 [<Fact>]
 let ``a request with two anti-forgery cookies is refused, even when one matches`` () =
