@@ -27,3 +27,34 @@ let ``an app's own options reach it, and --help exits 0`` () =
     Assert.Equal(0, code)
     Assert.Equal("/srv", seen)
     Assert.Equal(0, Web.mainCustom [ dataDir ] ServerOptions.defaults WebOptions.defaults [| "--help" |] (fun _ -> app))
+
+/// Runs `f` with stderr captured; its result and what it wrote there.
+let private withStderr (f: unit -> 'T) =
+    let captured = new System.IO.StringWriter()
+    let before = System.Console.Error
+    System.Console.SetError captured
+
+    try
+        let result = f ()
+        result, captured.ToString()
+    finally
+        System.Console.SetError before
+
+[<Fact>]
+let ``a route conflict at start-up is one line on stderr and exit code 2, as a bad option is`` () =
+    let conflicting = choose [ GET >=> route "/a" >=> text "one"; GET >=> route "/a" >=> text "two" ]
+    let code, err = withStderr (fun () -> Web.main [| "--port"; "0" |] conflicting)
+    Assert.Equal(2, code)
+    let line = err.Split('\n') |> Array.find (fun l -> l.StartsWith "swoop: conflicting routes")
+    Assert.Contains("route \"/a\" and route \"/a\" both answer GET for the same path", line)
+    Assert.DoesNotContain("   at ", err)
+
+[<Fact>]
+let ``an app whose own function refuses its settings at start-up exits 2 with the message`` () =
+    let code, err =
+        withStderr (fun () ->
+            Web.mainCustom [] ServerOptions.defaults WebOptions.defaults [| "--port"; "0" |] (fun _ ->
+                invalidArg "settings" "Db:Port must be an integer (not 'x')"))
+
+    Assert.Equal(2, code)
+    Assert.Contains("swoop: Db:Port must be an integer (not 'x')" + System.Environment.NewLine, err)
