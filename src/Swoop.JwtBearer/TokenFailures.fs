@@ -18,6 +18,16 @@ let disallowedAlgorithm (allowed: string list) (token: string) =
     with _ ->
         null
 
+/// Whether the token's header names (kid) one of `keys`: IdentityModel reports a token whose
+/// signature does not verify with the key it names as "key not found" too, and that token was
+/// signed with a key known here, or altered. Read only for a refused token.
+let namesKnownKey (keys: SecurityKey seq) (token: string) =
+    try
+        let kid = JsonWebToken(token).Kid
+        not (String.IsNullOrEmpty kid) && keys |> Seq.exists (fun k -> k.KeyId = kid)
+    with _ ->
+        false
+
 /// The description of a refusal (the order matters: several are subtypes of others).
 let describe (failure: exn) : string =
     match failure with
