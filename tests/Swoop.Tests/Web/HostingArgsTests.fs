@@ -1,8 +1,9 @@
 /// Web.main's own switches (--routes, --dev) are parsed with the server's options: a misspelt
-/// one is refused like any unknown option.
+/// one is refused like any unknown option; an app that cannot be prepared is one line too.
 module Swoop.Tests.Web.HostingArgsTests
 
 open Xunit
+open Swoop.Tests.Support
 open Swoop
 open Swoop.Web
 
@@ -27,18 +28,6 @@ let ``an app's own options reach it, and --help exits 0`` () =
     Assert.Equal(0, code)
     Assert.Equal("/srv", seen)
     Assert.Equal(0, Web.mainCustom [ dataDir ] ServerOptions.defaults WebOptions.defaults [| "--help" |] (fun _ -> app))
-
-/// Runs `f` with stderr captured; its result and what it wrote there.
-let private withStderr (f: unit -> 'T) =
-    let captured = new System.IO.StringWriter()
-    let before = System.Console.Error
-    System.Console.SetError captured
-
-    try
-        let result = f ()
-        result, captured.ToString()
-    finally
-        System.Console.SetError before
 
 [<Fact>]
 let ``a route conflict at start-up is one line on stderr and exit code 2, as a bad option is`` () =
