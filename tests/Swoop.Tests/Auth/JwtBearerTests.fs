@@ -338,7 +338,9 @@ let ``the guide's JWT API last in an app: 404 and 405 for what no route answers,
     Assert.Equal(404, (request server "GET" "/users/abc" [] "").Status)
     let delete = request server "DELETE" "/users" [] ""
     Assert.Equal(405, delete.Status)
-    Assert.Equal(405, (request server "PUT" "/orders" [] "").Status)
+    let wrongMethod = request server "DELETE" "/orders" [] ""
+    Assert.Equal(405, wrongMethod.Status)
+    Assert.Equal("GET, HEAD, POST", wrongMethod.Headers["allow"])
     Assert.Equal(401, (request server "GET" "/orders" [] "").Status)
     Assert.Equal(401, (request server "DELETE" "/orders/7" [] "").Status)
     let mine = request server "GET" "/orders" (withBearer (rsaToken rsa spec)) ""
