@@ -72,8 +72,7 @@ type JwtBearer(options: JwtBearerOptions) =
     let refuse (keys: KeySet) (token: string) (error: exn) =
         let description =
             match error with
-            | :? SecurityTokenSignatureKeyNotFoundException when TokenFailures.namesKnownKey keys.Parameters.IssuerSigningKeys token ->
-                "the token's signature is not valid"
+            | :? SecurityTokenSignatureKeyNotFoundException -> TokenFailures.keyNotFound keys.Parameters.IssuerSigningKeys token
             | :? SecurityTokenInvalidSignatureException ->
                 match TokenFailures.disallowedAlgorithm options.Algorithms token with
                 | null -> TokenFailures.describe error
