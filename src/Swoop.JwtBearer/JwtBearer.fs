@@ -86,9 +86,10 @@ type JwtBearer(options: JwtBearerOptions) =
             JwksCache(url, client, options.JwksRefresh, options.JwksMinimumRefetch, limits, TimeProvider.System, parametersFor)
         | SigningKeys.Keys _ -> Unchecked.defaultof<JwksCache>
 
-    let refuse (token: string) (error: exn) =
+    let refuse (keys: KeySet) (token: string) (error: exn) =
         let description =
             match error with
+            | :? SecurityTokenSignatureKeyNotFoundException -> TokenFailures.keyNotFound keys.Parameters.IssuerSigningKeys token
             | :? SecurityTokenInvalidSignatureException ->
                 match TokenFailures.disallowedAlgorithm options.Algorithms token with
                 | null -> TokenFailures.describe error
@@ -119,16 +120,19 @@ type JwtBearer(options: JwtBearerOptions) =
                     return success result
                 else
                     match result.Exception with
-                    | :? SecurityTokenSignatureKeyNotFoundException when isNull fixedKeys ->
-                        // A key the held document lacks: the provider may have rotated.
+                    | :? SecurityTokenSignatureKeyNotFoundException when
+                        isNull fixedKeys && not (TokenFailures.namesKnownKey keys.Parameters.IssuerSigningKeys token)
+                        ->
+                        // A key the held document lacks: the provider may have rotated. (A
+                        // key it holds with a signature that does not verify is no reason.)
                         let! fresh = cache.RefetchAsync log
 
                         if isNull fresh || obj.ReferenceEquals(fresh, keys) then
-                            return refuse token result.Exception
+                            return refuse keys token result.Exception
                         else
                             let! again = handler.ValidateTokenAsync(token, fresh.Parameters)
-                            return if again.IsValid then success again else refuse token again.Exception
-                    | failure -> return refuse token failure
+                            return if again.IsValid then success again else refuse fresh token again.Exception
+                    | failure -> return refuse keys token failure
         }
 
     member _.Options = options

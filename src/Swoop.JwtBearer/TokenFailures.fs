@@ -18,6 +18,26 @@ let disallowedAlgorithm (allowed: string list) (token: string) =
     with _ ->
         null
 
+/// The key id (kid) the token's header names; null when it names none or cannot be read.
+let kidOf (token: string) =
+    try
+        JsonWebToken(token).Kid
+    with _ ->
+        null
+
+/// Whether the token's header names (kid) one of `keys`. Read only for a refused token.
+let namesKnownKey (keys: SecurityKey seq) (token: string) =
+    let kid = kidOf token
+    not (String.IsNullOrEmpty kid) && keys |> Seq.exists (fun k -> k.KeyId = kid)
+
+/// The description of IdentityModel's "key not found", which it gives both for a key id not
+/// held here and for a signature no key verifies when the token names no key (an altered
+/// signature, or an unknown key: they cannot be told apart then).
+let keyNotFound (keys: SecurityKey seq) (token: string) =
+    if namesKnownKey keys token then "the token's signature is not valid"
+    elif String.IsNullOrEmpty(kidOf token) then "the token's signature is not valid (it names no key, and no key known here verifies it)"
+    else "the token is signed with a key not known here"
+
 /// The description of a refusal (the order matters: several are subtypes of others).
 let describe (failure: exn) : string =
     match failure with

@@ -13,6 +13,9 @@ open Swoop
 [<Xunit.CollectionDefinition("serial", DisableParallelization = true)>]
 type Serial() = class end
 
+/// Taken by the tests that capture Console.Error (see withStderr).
+let private stderrGate = obj ()
+
 let ascii (s: string) = Encoding.ASCII.GetBytes s
 let text (b: byte[]) = Encoding.Latin1.GetString b
 
@@ -114,3 +117,17 @@ let rec waitUntil (ms: int) (condition: unit -> bool) =
     else
         Threading.Thread.Sleep 20
         waitUntil (ms - 20) condition
+
+/// Runs `f` with Console.Error captured: its result and what it wrote there. Tests that capture
+/// stderr take turns (it is one for the process).
+let withStderr (f: unit -> 'T) =
+    lock stderrGate (fun () ->
+        let captured = new IO.StringWriter()
+        let before = Console.Error
+        Console.SetError captured
+
+        try
+            let result = f ()
+            result, captured.ToString()
+        finally
+            Console.SetError before)

@@ -73,7 +73,21 @@ type CookieAuthentication
     inherit AuthenticationScheme(defaultArg name CookieAuthenticationDefaults.AuthenticationScheme)
 
     let options = defaultArg cookieOptions { CookieOptions.defaults with Secure = true }
-    let cookieName = defaultArg cookieName (if options.Secure then "__Host-auth" else "auth")
+    let secureName = defaultArg cookieName (if options.Secure then "__Host-auth" else "auth")
+    // With no cookie options given, the cookie follows the request's scheme, as ASP.NET Core's
+    // SameAsRequest: over https (Swoop's TLS, or a trusted proxy's X-Forwarded-Proto) Secure and
+    // __Host-auth; over plain http not Secure, and "auth" (a __Host- name needs Secure). A name
+    // given with one of those prefixes keeps Secure always.
+    let prefixed (name: string) = name.StartsWith "__Host-" || name.StartsWith "__Secure-"
+    let followsScheme = cookieOptions.IsNone && not (cookieName |> Option.exists prefixed)
+    let plainName = defaultArg cookieName "auth"
+    let plainOptions = { options with Secure = false }
+
+    let isPlain (ctx: HttpContext) =
+        followsScheme && not (String.Equals(ctx.Scheme, "https", StringComparison.OrdinalIgnoreCase))
+
+    let nameFor (ctx: HttpContext) = if isPlain ctx then plainName else secureName
+    let optionsFor (ctx: HttpContext) = if isPlain ctx then plainOptions else options
     let lifetime = defaultArg lifetime (TimeSpan.FromDays 14.0)
     let sliding = defaultArg slidingExpiration true
     let clock = defaultArg timeProvider TimeProvider.System
@@ -84,18 +98,20 @@ type CookieAuthentication
             invalidArg "lifetime" "a login cookie's lifetime must be positive"
 
         // Checked now rather than at the first sign-in (a __Host- name needs Secure, Path=/...).
-        Cookie.header cookieName "x" options |> ignore
+        Cookie.header secureName "x" options |> ignore
+
+        if followsScheme then
+            Cookie.header plainName "x" plainOptions |> ignore
 
         match loginPath with
         | Some path when not (Url.isLocal path) -> invalidArg "loginPath" "the login path must be a path on this site, starting with one '/'"
         | _ -> ()
 
-    let deleteOptions = { options with MaxAge = None; Expires = None }
-
     let issue (ctx: HttpContext) (identity: ClaimsIdentity) (authenticationType: string) =
         let now = clock.GetUtcNow()
+        let cookieName = nameFor ctx
         let token = ring.Encrypt(cookieName, LoginTicket.write identity authenticationType now, now.Add lifetime)
-        let header = Cookie.header cookieName token { options with MaxAge = Some lifetime }
+        let header = Cookie.header cookieName token { optionsFor ctx with MaxAge = Some lifetime }
 
         if header.Length > 4096 then
             invalidArg "user" "the login cookie would pass 4096 bytes (browsers drop it): sign in with fewer claims"
@@ -108,6 +124,8 @@ type CookieAuthentication
               Description = "the login cookie is not valid: tampered with, expired, or made with a key this site no longer has" }
 
     let authenticate (ctx: HttpContext) =
+        let cookieName = nameFor ctx
+
         match ctx.GetCookieValue cookieName with
         | None
         | Some "" -> AuthenticateResult.NoResult
@@ -131,7 +149,7 @@ type CookieAuthentication
 
                 AuthenticateResult.Success user
 
-    member _.CookieName = cookieName
+    member _.CookieName = secureName
 
     override _.AuthenticateAsync(ctx: HttpContext) = ValueTask<AuthenticateResult>(authenticate ctx)
 
@@ -159,4 +177,4 @@ type CookieAuthentication
         | _ -> invalidArg "user" "signing in needs a ClaimsIdentity"
 
     override _.SignOut(ctx: HttpContext) =
-        ctx.AddHeader("Set-Cookie", Cookie.deleteHeader cookieName deleteOptions)
+        ctx.AddHeader("Set-Cookie", Cookie.deleteHeader (nameFor ctx) { optionsFor ctx with MaxAge = None; Expires = None })

@@ -19,10 +19,13 @@ module CookieAuthenticationDefaults =
 /// server-side session). A tampered, expired or foreign cookie is refused (logged at Debug),
 /// and the request is anonymous. Keep the claims few: the cookie must stay under 4 KB.
 ///
-/// Defaults fit production: HttpOnly, Secure, SameSite=Lax, Path=/, named "__Host-auth"
-/// (browsers then refuse it from a subdomain or over plain HTTP), 14 days, sliding (a cookie
-/// past half its life is renewed by the next request). Over plain HTTP in development, give
-/// `cookieOptions = { CookieOptions.defaults with Secure = false }` (the cookie is then "auth").
+/// Defaults fit production and follow the request's scheme (ASP.NET Core's SameAsRequest):
+/// over https (Swoop's TLS, or `https` from a trusted proxy) HttpOnly, Secure, SameSite=Lax,
+/// Path=/, named "__Host-auth" (browsers then refuse it from a subdomain or over plain HTTP);
+/// over plain http (development, the test host) the same without Secure, named "auth". 14
+/// days, sliding (a cookie past half its life is renewed by the next request). Give
+/// `cookieOptions` to fix the attributes whatever the scheme (`Secure = true`: never sent over
+/// plain HTTP, even behind a proxy not listed in `--trusted-proxies`).
 ///
 /// Example:
 /// ```fsharp
@@ -37,8 +40,9 @@ type CookieAuthentication =
     inherit AuthenticationScheme
 
     /// A cookie login kept by `ring` (encrypted with its first key). `name`: the scheme's name ("Cookies");
-    /// `cookieName`: "__Host-auth" when Secure, else "auth"; `cookieOptions`: HttpOnly, Secure,
-    /// SameSite=Lax, Path=/ (`CookieOptions.defaults` with Secure); `lifetime`: 14 days;
+    /// `cookieName`: "__Host-auth" when Secure, else "auth"; `cookieOptions`: HttpOnly,
+    /// SameSite=Lax, Path=/, Secure over https only (none given: it follows the request's
+    /// scheme; given: as given, always; a `__Host-` or `__Secure-` name: Secure always); `lifetime`: 14 days;
     /// `slidingExpiration`: true; `loginPath`: where a browser is sent by `challenge`, with
     /// `?ReturnUrl=` the page it asked for when that is local (`Url.isLocal`; none: 401 for
     /// everyone); `timeProvider`: the clock (tests). Raises ArgumentException for options
@@ -54,7 +58,8 @@ type CookieAuthentication =
         ?timeProvider: TimeProvider ->
             CookieAuthentication
 
-    /// The cookie's name. Example: "__Host-auth".
+    /// The cookie's name over https. Example: "__Host-auth" (over plain http, when the cookie
+    /// follows the scheme: "auth").
     member CookieName: string
 
     /// Reads and checks the login cookie (an encrypted one; a signed one, as versions before

@@ -30,6 +30,8 @@ type HttpContext internal (exchange: Exchange, head: RequestHead, pool: BufferPo
     let abort = RequestAbort(exchange)
     // Exempt from RequestTimeout (a long-lived stream).
     let mutable unbounded = false
+    // The body's length when the response was completed (the protocol then takes the body).
+    let mutable completedBytes = 0L
     // The request line for the heartbeat's reports (see RequestForLog).
     // Grows (never shrinks) up to 256 bytes as longer request lines come: most are short, and
     // an idle HTTP/2 stream's context holds it.
@@ -443,6 +445,7 @@ type HttpContext internal (exchange: Exchange, head: RequestHead, pool: BufferPo
     member internal this.Complete(keepAliveAllowed: bool) =
         if not (isNull this.Encoder) then this.Encoder.Encode(this, body, true)
         out.Finished <- true
+        completedBytes <- if out.SendsBody then out.Streamed + body.Length else 0L
         exchange.Complete(out, keepAliveAllowed)
 
     member internal _.UpgradeAsync(protocol: string) : Task<Stream> =
@@ -457,7 +460,11 @@ type HttpContext internal (exchange: Exchange, head: RequestHead, pool: BufferPo
 
     member internal _.Unbounded = unbounded
 
-    member internal _.ResponseBodyBytes = if out.SendsBody then out.Streamed + body.Length else 0L
+    /// The body's bytes: so far, or (once completed: HTTP/2 logs after that) all of them.
+    member internal _.ResponseBodyBytes =
+        if out.Finished then completedBytes
+        elif out.SendsBody then out.Streamed + body.Length
+        else 0L
 
     member internal _.Release() =
         releaseBody ()

@@ -110,8 +110,9 @@ type HttpContext =
     /// trusted (anyone can send them), nor from the other header.
     member ClientAddress: IPAddress
 
-    /// "http", or what a trusted proxy reports ("https" from `X-Forwarded-Proto`, or from
-    /// `Forwarded: proto=` when that is the header): TLS ends in front of Swoop.
+    /// "https" over Swoop's own TLS, else "http"; from a trusted proxy, what it reports
+    /// ("https" from `X-Forwarded-Proto`, or from `Forwarded: proto=` when that is the
+    /// header), for TLS that ends in front of Swoop.
     member Scheme: string
 
     /// True once the server began to shut down (SIGTERM, StopAsync): it still serves for the

@@ -354,26 +354,38 @@ module Web =
         (app: Config -> HttpHandler)
         : int =
         Configuration.run (routesOption :: devOption :: appOptions) serverDefaults argv (fun config ->
-            let app = app config
+            let options = if config.Flag "dev" then { options with Development = true } else options
 
-            if config.Flag "routes" then
-                Console.Out.WriteLine(formatRoutes app)
-                0
-            else
-                let options = if config.Flag "dev" then { options with Development = true } else options
-
+            // The app is made and compiled before anything is served: a mistake of its own there
+            // (conflicting routes, a bad template, a static root that does not exist, settings
+            // or a view the app's function refuses) is one line and exit code 2, as a bad option
+            // is; what goes wrong while serving keeps its stack trace.
+            let prepared =
                 try
-                    run config.Options options app
-                with :? ArgumentException as e ->
-                    // A route table that does not compile, a static root that does not exist:
-                    // one line, as for a bad option (without " (Parameter 'root')").
-                    let message =
-                        match e.ParamName with
-                        | null -> e.Message
-                        | _ -> e.Message.Split(" (Parameter '")[0]
+                    let app = app config
 
-                    Console.Error.WriteLine("swoop: " + message)
-                    2)
+                    if config.Flag "routes" then Ok(Choice1Of2(formatRoutes app))
+                    else Ok(Choice2Of2(handler options app))
+                with
+                | :? ArgumentException as e ->
+                    // Without " (Parameter 'root')".
+                    Error(match e.ParamName with
+                          | null -> e.Message
+                          | _ -> e.Message.Split(" (Parameter '")[0])
+                | :? InvalidOperationException as e -> Error e.Message
+
+            match prepared with
+            | Ok(Choice1Of2 table) ->
+                Console.Out.WriteLine table
+                0
+            | Ok(Choice2Of2 compiled) ->
+                // Compiling the routes (and an OpenAPI document) leaves a few MiB of garbage made
+                // once; an idle server would keep it committed: give it back.
+                GC.Collect(2, GCCollectionMode.Aggressive, true, true)
+                Server.run config.Options compiled
+            | Error message ->
+                Console.Error.WriteLine("swoop: " + message)
+                2)
 
     /// The whole `main` of a web app: `--routes` prints the route table and exits; `--dev`
     /// puts exception details in 500 answers; the server's options as in `Server.main`.

@@ -47,7 +47,10 @@ module Web =
     /// The whole `main` of an app with these options: `--routes` prints the route table and
     /// exits; `--dev` puts exception details in 500 answers; every server option, `--help`
     /// and `--print-config` as in `Server.main` (an unknown option: one line, exit code 2; so
-    /// is an app that does not compile: a bad template, a static root that does not exist).
+    /// is an app that cannot be prepared: conflicting routes, a bad template, a static root
+    /// that does not exist, or any ArgumentException or InvalidOperationException raised while
+    /// the app is made, such as settings or a view it refuses). Errors while serving are not
+    /// caught here.
     val mainWith: options: WebOptions -> argv: string[] -> app: HttpHandler -> int
 
     /// `mainWith` for an app with options of its own, parsed with the server's and the

@@ -57,16 +57,50 @@ let ``signing in sets a login cookie that later requests are known by`` () =
     Assert.Equal("ada", me.Body)
     Assert.False(me.Headers.ContainsKey "set-cookie")
 
+/// The app behind a trusted proxy (loopback) that says the client spoke https.
+let private behindTls (cookies: CookieAuthentication) =
+    serve { testOptions with TrustedProxies = [ "127.0.0.1" ] } (Web.handler WebOptions.defaults (app cookies))
+
+let private overHttps = [ "X-Forwarded-For: 203.0.113.7"; "X-Forwarded-Proto: https" ]
+
 [<Fact>]
-let ``by default the cookie is Secure, HttpOnly, SameSite=Lax and __Host- prefixed`` () =
-    use server = serveApp (app (CookieAuthentication ring))
-    let setCookie = (signIn server).Headers["set-cookie"]
+let ``by default, over https the cookie is Secure, HttpOnly, SameSite=Lax and __Host- prefixed`` () =
+    use server = behindTls (CookieAuthentication ring)
+    let login = request server "POST" "/login" overHttps ""
+    let setCookie = login.Headers["set-cookie"]
     Assert.StartsWith("__Host-auth=", setCookie)
 
     for attribute in [ "Path=/"; "Secure"; "HttpOnly"; "SameSite=Lax" ] do
         Assert.Contains(attribute, setCookie)
 
     Assert.DoesNotContain("Domain", setCookie)
+    let me = request server "GET" "/me" (("Cookie: " + cookieOf login) :: overHttps) ""
+    Assert.Equal("ada", me.Body)
+    let out = request server "GET" "/logout" (("Cookie: " + cookieOf login) :: overHttps) ""
+    Assert.StartsWith("__Host-auth=;", out.Headers["set-cookie"])
+
+[<Fact>]
+let ``by default, over plain http the cookie follows the scheme: "auth", not Secure, and it signs the user in`` () =
+    use server = serveApp (app (CookieAuthentication ring))
+    let login = signIn server
+    let setCookie = login.Headers["set-cookie"]
+    Assert.StartsWith("auth=", setCookie)
+    Assert.DoesNotContain("Secure", setCookie)
+    Assert.Contains("HttpOnly", setCookie)
+    let me = request server "GET" "/me" [ "Cookie: " + cookieOf login ] ""
+    Assert.Equal(200, me.Status)
+    Assert.Equal("ada", me.Body)
+    // A cookie signed for https (another name) is not taken over http.
+    use tls = behindTls (CookieAuthentication ring)
+    let secure = request tls "POST" "/login" overHttps ""
+    Assert.Equal(401, (request server "GET" "/me" [ "Cookie: " + cookieOf secure ] "").Status)
+
+[<Fact>]
+let ``options given fix the attributes whatever the scheme`` () =
+    use server = serveApp (app (CookieAuthentication(ring, cookieOptions = { CookieOptions.defaults with Secure = true })))
+    let setCookie = (signIn server).Headers["set-cookie"]
+    Assert.StartsWith("__Host-auth=", setCookie)
+    Assert.Contains("Secure", setCookie)
 
 [<Fact>]
 let ``without the cookie: 401 for an API client, the login page for a browser`` () =

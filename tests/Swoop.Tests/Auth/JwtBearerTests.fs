@@ -132,6 +132,22 @@ let ``a token signed by another key is refused`` () =
     refusedWith (call (optionsFor [ rsa ]) "/me" (withBearer (rsaToken (rsaKey "rsa-1") spec))) "signature is not valid"
     refusedWith (call (optionsFor [ rsa ]) "/me" (withBearer (rsaToken (rsaKey "rsa-9") spec))) "signed with a key not known here"
 
+/// The token with another signature of the same length.
+let private altered (token: string) =
+    let dot = token.LastIndexOf '.'
+    token.Substring(0, dot + 1) + String(Array.rev (token.Substring(dot + 1).ToCharArray()))
+
+[<Fact>]
+let ``a token whose signature was altered is refused as a bad signature, not as an unknown key`` () =
+    // Naming its key (kid "rsa-1"), and naming none (IdentityModel then says "key not found").
+    let withoutKid = RsaSecurityKey(rsa.Rsa)
+
+    for token in [ rsaToken rsa spec; rsaToken withoutKid spec ] do
+        Assert.Equal(200, (call (optionsFor [ rsa ]) "/me" (withBearer token)).Status)
+        let answer = call (optionsFor [ rsa ]) "/me" (withBearer (altered token))
+        refusedWith answer "signature is not valid"
+        Assert.DoesNotContain("key not known", answer.Headers["www-authenticate"])
+
 [<Fact>]
 let ``an unsigned token (alg none) is refused`` () =
     refusedWith (call (optionsFor [ rsa ]) "/me" (withBearer (unsignedToken ()))) "signing algorithm (none) is not accepted"
@@ -303,3 +319,51 @@ let ``keys from configuration: PEM and an inline JWKS document`` () =
     let inline' = SigningKey.ofJwks (jwks [ rsa ])
     Assert.Equal(200, (call (optionsFor inline') "/me" (withBearer (rsaToken rsa spec))).Status)
     Assert.Throws<ArgumentException>(fun () -> SigningKey.secret (Convert.ToBase64String(Array.zeroCreate 16)) |> ignore) |> ignore
+
+/// The guide's JWT API ("A JWT API"), last in an app beside other routes.
+let private guideApp (jwt: JwtBearer) =
+    let mustBeSignedIn = requiresAuthentication (challenge JwtBearerDefaults.AuthenticationScheme)
+
+    let ordersApi =
+        group (authenticate [ jwt ] >=> mustBeSignedIn) [
+            GET >=> route "/orders" >=> whoAmI
+            POST >=> route "/orders" >=> requiresScope "orders:write" >=> Successful.CREATED "placed"
+            DELETE >=> routef "/orders/%i" (fun (_: int) -> requiresRole "admin" (forbidden "only admins cancel orders") >=> Successful.noContent)
+        ]
+
+    choose [
+        GET >=> route "/users" >=> text "users"
+        GET >=> routef "/users/%i" (fun (id: int) -> text (string id))
+        ordersApi
+    ]
+
+[<Fact>]
+let ``the guide's JWT API last in an app: 404 and 405 for what no route answers, 401 only on its own routes`` () =
+    use server = serveApp (guideApp (JwtBearer(optionsFor [ rsa ])))
+    Assert.Equal(404, (request server "GET" "/nothing" [] "").Status)
+    Assert.Equal(404, (request server "GET" "/users/abc" [] "").Status)
+    let delete = request server "DELETE" "/users" [] ""
+    Assert.Equal(405, delete.Status)
+    let wrongMethod = request server "DELETE" "/orders" [] ""
+    Assert.Equal(405, wrongMethod.Status)
+    Assert.Equal("GET, HEAD, POST", wrongMethod.Headers["allow"])
+    Assert.Equal(401, (request server "GET" "/orders" [] "").Status)
+    Assert.Equal(401, (request server "DELETE" "/orders/7" [] "").Status)
+    let mine = request server "GET" "/orders" (withBearer (rsaToken rsa spec)) ""
+    Assert.Equal(200, mine.Status)
+    Assert.Equal("ada", mine.Body)
+    Assert.Equal(403, (request server "DELETE" "/orders/7" (withBearer (rsaToken rsa spec)) "").Status)
+
+[<Fact>]
+let ``the chain the guide warns against answers 401 for every request that reaches it`` () =
+    let jwt = JwtBearer(optionsFor [ rsa ])
+
+    let app =
+        choose [
+            GET >=> route "/users" >=> text "users"
+            authenticate [ jwt ] >=> requiresAuthentication (challenge "Bearer") >=> choose [ GET >=> route "/orders" >=> whoAmI ]
+        ]
+
+    use server = serveApp app
+    Assert.Equal(401, (request server "GET" "/nothing" [] "").Status)
+    Assert.Equal(401, (request server "DELETE" "/users" [] "").Status)

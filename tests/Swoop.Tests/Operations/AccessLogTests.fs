@@ -112,3 +112,20 @@ let ``the access log is written when it is on, whatever the server's log level``
 
     Assert.Equal(1, (sink.WithId LogEvents.Request).Length)
     Assert.Equal(1, sink.Events.Length)
+
+[<Fact>]
+let ``an HTTP/2 response's body bytes are logged, as HTTP/1.1's are (not "-")`` () =
+    let sink = CapturingSink(LogLevel.Information)
+
+    do
+        use server = serve { testOptions with AccessLog = AccessLogFormat.Common; LogSink = Some sink } app
+        use h2 = Swoop.Tests.Http2.H2Client.open' server
+        h2.Get(1, "/hello", [], true)
+        let status, _, body = h2.Response (Swoop.Http2.HpackDecoder(4096, 65536)) 1 3000
+        Assert.Equal(200, status)
+        Assert.Equal("Hello, World!", body)
+
+    Assert.True(waitFor 3000 (fun () -> (sink.WithId LogEvents.Request).Length = 1))
+    let line = (sink.WithId LogEvents.Request)[0]
+    Assert.Equal(box 13L, fieldOf line "Bytes")
+    Assert.EndsWith("\"GET /hello HTTP/2\" 200 13", line.Message)

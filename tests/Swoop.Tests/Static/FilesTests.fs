@@ -480,18 +480,9 @@ let ``a root that does not exist fails when the app is compiled, in one sentence
     let e = Assert.Throws<ArgumentException>(fun () -> Web.handler WebOptions.defaults (Files.serve StaticFileOptions.defaults "/" file) |> ignore)
     Assert.StartsWith("static files: root '" + file + "' is not a folder", e.Message)
     // Web.main says it in one line and exits 2, without serving.
-    let error = Console.Error
-    use captured = new StringWriter()
-    Console.SetError captured
-
-    let code =
-        try
-            Web.main [||] app
-        finally
-            Console.SetError error
-
+    let code, captured = withStderr (fun () -> Web.main [||] app)
     Assert.Equal(2, code)
-    Assert.Contains("swoop: static files: root '" + name + "' (resolved to " + resolved + ") does not exist\n", captured.ToString().Replace("\r\n", "\n"))
-    Assert.DoesNotContain("(Parameter", captured.ToString())
+    Assert.Contains("swoop: static files: root '" + name + "' (resolved to " + resolved + ") does not exist\n", captured.Replace("\r\n", "\n"))
+    Assert.DoesNotContain("(Parameter", captured)
     // --routes still prints the table (nothing is served).
     Assert.Equal(0, Web.main [| "--routes" |] app)

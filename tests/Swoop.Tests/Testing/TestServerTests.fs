@@ -7,6 +7,7 @@ open System.IO
 open System.Net
 open System.Net.Http
 open System.Net.WebSockets
+open System.Security.Claims
 open System.Text
 open System.Threading
 open System.Threading.Tasks
@@ -15,6 +16,7 @@ open Swoop
 open Swoop.Web
 open Swoop.Site
 open Swoop.Live
+open Swoop.Auth
 open Swoop.Testing
 
 type Item = { Id: int; Name: string }
@@ -173,4 +175,35 @@ let ``stopping with idle keep-alive connections ends them quietly (no connection
         do! (server :> IAsyncDisposable).DisposeAsync()
         Assert.Empty(sink.WithId LogEvents.ConnectionFailed)
         Assert.Equal(0, server.Server.ConnectionCount)
+    }
+
+/// The guide's cookie login ("A cookie login for a site"), with the scheme's defaults.
+let private cookieSite () =
+    let cookieLogin = CookieAuthentication(KeyRing.ofBase64 [ KeyRing.newKey () ], loginPath = "/login")
+
+    let signIn =
+        handleContext (fun ctx ->
+            task {
+                let identity = ClaimsIdentity([ Claim(ClaimTypes.Name, "ada") ], "password")
+                do! ctx.SignInAsync("Cookies", ClaimsPrincipal identity)
+                return! seeOther "/account" earlyReturn ctx
+            })
+
+    authenticate [ cookieLogin ]
+    >=> choose [
+        POST >=> route "/login" >=> signIn
+        route "/account" >=> requiresAuthentication (challenge "Cookies") >=> warbler (fun ctx -> text ("Hello " + ctx.User.Identity.Name))
+    ]
+
+[<Fact>]
+let ``a cookie login with the scheme's defaults works through the test host's client`` () =
+    task {
+        use server = TestServer.Create(cookieSite ())
+        use browser = server.CreateClient(cookies = true)
+        let! login = browser.PostAsync("/login", new FormUrlEncodedContent(dict [ "Name", "ada" ]))
+        Assert.Equal(HttpStatusCode.SeeOther, login.StatusCode)
+        let! account = browser.GetAsync "/account"
+        Assert.Equal(HttpStatusCode.OK, account.StatusCode)
+        let! body = account.Content.ReadAsStringAsync()
+        Assert.Equal("Hello ada", body)
     }
