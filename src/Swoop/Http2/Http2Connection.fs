@@ -143,10 +143,6 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
         task {
             Volatile.Write(&transport.State, ConnectionState.Http2)
             transport.Deadline <- prefaceDeadline
-            // Streams share the socket: what the kernel holds unsent is out of the scheduler's
-            // hands, so it holds little (a small answer then waits for a batch or two, not for
-            // megabytes of downloads the kernel took first; in-flight data is not limited).
-            transport.Descriptor.SetNotSentLowat Http2Limits.UnsentInKernel
 
             try
                 try

@@ -29,12 +29,6 @@ module internal Http2Limits =
     [<Literal>]
     let MaxFrameSize = 16384
 
-    /// Unsent octets the kernel may hold for an HTTP/2 connection (TCP_NOTSENT_LOWAT, Linux):
-    /// the rest waits in the streams' turns (StreamScheduler), so a small answer is not queued
-    /// behind what the socket buffer took of large ones.
-    [<Literal>]
-    let UnsentInKernel = 524288
-
     /// SETTINGS_HEADER_TABLE_SIZE for the client's encoder (the decoder's table).
     [<Literal>]
     let HeaderTableSize = 4096
