@@ -34,14 +34,37 @@ type internal Http2Output(transport: Transport, pool: BufferPool) =
     let mutable kickDeferred = false
     let mutable answers = 0
     let scheduler = StreamScheduler()
+    // Streams whose responses are under way beyond one slice, and whether TCP_NOTSENT_LOWAT
+    // is set (see Sending).
+    let mutable senders = 0
+    let mutable kernelBounded = false
 
     /// What the pump gathers for one send: streams' slices are taken until the queue holds this
     /// much (the socket then holds at most this beyond what the kernel took).
     static member Batch = 65536L
 
+    /// Unsent octets the kernel may hold while several streams take turns (TCP_NOTSENT_LOWAT).
+    static member UnsentInKernel = 262144
+
     /// What a stream may hold unsent before its handler's flush waits (beyond that, the handler
     /// is held back: a client that does not read holds at most this per stream).
     static member StreamBufferLimit = 65536L
+
+    /// A stream's response goes beyond one slice (`started`), or such a response ended. While
+    /// two or more are under way, the kernel holds little unsent (TCP_NOTSENT_LOWAT): what it
+    /// takes goes out first, whoever's it is, and a small answer would wait behind megabytes of
+    /// others' downloads. A lone stream keeps the whole buffer (its throughput would pay for
+    /// the bound, with nothing to gain). Under Gate.
+    member _.Sending(started: bool) =
+        senders <- senders + (if started then 1 else -1)
+
+        if not closed then
+            if senders >= 2 && not kernelBounded then
+                kernelBounded <- true
+                transport.Descriptor.SetNotSentLowat Http2Output.UnsentInKernel
+            elif senders <= 1 && kernelBounded then
+                kernelBounded <- false
+                transport.Descriptor.SetNotSentLowat 0
 
     /// A stream has bytes (or its end) to send: it takes its turns from the next batch. Under Gate.
     member _.Ready(sender: IStreamSender) = if not closed then scheduler.Ready sender
@@ -311,6 +334,7 @@ type internal Http2Output(transport: Transport, pool: BufferPool) =
         try
             if not closed && scheduler.Count > 0 then
                 scheduler.Fill(queue, Http2Output.Batch)
+
 
             if closed || queue.IsEmpty then
                 sending <- false

@@ -71,6 +71,8 @@ type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: Bu
     let mutable endPending = false
     // In the writer's ready queue (see StreamScheduler), under Gate.
     let mutable queued = false
+    // Counted among the connection's responses under way (Http2Output.Sending), under Gate.
+    let mutable counted = false
     // The handler's flush waits for the stream's unsent bytes to go below StreamBufferLimit;
     // its end waits for END_STREAM to be queued.
     let mutable flushWaiter: TaskCompletionSource = null
@@ -229,6 +231,7 @@ type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: Bu
         ended <- false
         reset <- false
         readWaiter <- null
+        counted <- false
         flushWaiter <- null
         endWaiter <- null
         endPending <- false
@@ -310,6 +313,10 @@ type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: Bu
             let w = endWaiter
             endWaiter <- null
             w.TrySetResult() |> ignore
+
+        if counted && (reset || endSent) then
+            counted <- false
+            output.Sending false
 
     /// Whether the stream waits in the writer's ready queue (under Gate).
     member _.Queued = queued
@@ -490,6 +497,10 @@ type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: Bu
 
                     if not endSent && ((not outgoing.IsEmpty && this.SendWindow > 0L) || (outgoing.IsEmpty && endPending)) then
                         output.Ready(this :> IStreamSender)
+
+                    if not endSent && not counted && not outgoing.IsEmpty then
+                        counted <- true
+                        output.Sending true
 
                     if endSent then
                         ()

@@ -275,6 +275,27 @@ type internal Descriptor() =
             finally
                 handle.Release()
 
+    /// Linux: at most `bytes` unsent octets wait in the kernel's send buffer (TCP_NOTSENT_LOWAT;
+    /// 0: the system's default, no bound): what a multiplexed protocol has not yet sent stays
+    /// with it, where it can still choose. Never throws.
+    member d.SetNotSentLowat(bytes: int) =
+        let s = socket
+
+        try
+            if not (isNull s) then
+                if OperatingSystem.IsLinux() then s.SetRawSocketOption(6, 25, ReadOnlySpan<byte>(BitConverter.GetBytes bytes))
+            elif not (isNull memory) then
+                ()
+            elif OperatingSystem.IsLinux() then
+                let handle = d.Acquire()
+
+                try
+                    Direct.notSentLowat handle.Fd bytes
+                finally
+                    handle.Release()
+        with _ ->
+            ()
+
     /// Closes the socket (a plain close: FIN, not reset); a wait pending on an event loop
     /// ends with OperationAborted, as the runtime's would; never throws.
     member d.Close() =

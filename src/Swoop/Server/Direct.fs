@@ -108,6 +108,12 @@ module internal Direct =
         let mutable value = 1L
         setsockopt (fd, 1, 13, &value, 8) |> ignore
 
+    /// TCP_NOTSENT_LOWAT: the socket takes more (and reports itself writable) only while fewer
+    /// than `bytes` octets wait unsent in the kernel (0: the system's default, no bound).
+    let notSentLowat (fd: nativeint) (bytes: int) =
+        let mutable value = int64 bytes
+        setsockopt (fd, 6, 25, &value, 4) |> ignore
+
     /// TCP_NODELAY on.
     let noDelay (fd: nativeint) =
         let mutable value = 1L
