@@ -1,11 +1,17 @@
-/// A connection's socket and its buffers, and the one path its bytes take out. The input
-/// buffer holds received bytes from the start of the current request; the output chain
-/// collects responses until they are sent. Both are leased from the buffer pool only while the
-/// connection is busy. Every socket operation names the socket it is for by its registration
-/// token, so that nothing reaches the next client of this object. Who may send is not decided
-/// here: the transport holds the connection's WriteRights (WriteRights.fs), every send below is
-/// made by the holder of its flight, and the transport sends the server's last answer when the
-/// rights say so (ILastAnswer).
+/// A connection's socket and its buffers, and the one path its bytes take out, in sections:
+/// the socket being served (attach, hand over to a parked connection, adopt one back, TLS);
+/// what the heartbeat reads (state, deadlines, data rates); receiving into the input buffer,
+/// which holds bytes from the start of the current request; the send path (the output chain,
+/// which collects responses until they are sent, and every send); the end (close_notify, the
+/// server's last answer, lingering, close). Both buffers are leased from the pool only while
+/// the connection is busy. Every socket operation names the socket it is for by its
+/// registration token, so that nothing reaches the next client of this object.
+/// Who may send is not decided here but in the connection's WriteRights (WriteRights.fs),
+/// which the transport holds: every send here is made by the holder of a flight taken there,
+/// and the transport sends the server's last answer when the rights say so (ILastAnswer).
+/// The send path stays in this class: it shares the socket, its token and the TLS stream with
+/// receiving and with the connection's life, and a class of its own would keep a second copy
+/// of them (see issue 40, item 16).
 namespace Swoop
 
 open System
@@ -15,9 +21,30 @@ open System.Threading.Tasks
 
 [<Sealed; AllowNullLiteral>]
 type internal Transport(pool: BufferPool) =
-    let input = InputBuffer(pool)
-    let output = BufferChain(pool)
+    // The socket's: reused for every socket this transport serves, except that a parked
+    // connection takes it along (see HandOver) and a resumed one brings its own (see Adopt).
+    let mutable descriptor = Descriptor()
+    // The socket being served (its registration token, see Evented.Token).
+    let mutable token = 0L
+    // The stream the bytes go through instead of the socket: TLS over it, or (no socket) an
+    // in-memory connection's. Null: the socket itself. Every receive and send below goes
+    // through it when set; sendfile does not (see CanSendFile).
+    let mutable stream: IO.Stream = null
+    let mutable tls = false
+    // Reused for every socket this connection serves (see SocketOp).
+    let mutable receiver = new SocketOp()
+    let mutable sender = new SocketOp()
 
+    // Receiving.
+    let input = InputBuffer(pool)
+    // Bytes taken by receives that completed at once, with no wait on the loop between them
+    // (see FairShare).
+    let mutable unbroken = 0L
+
+    // Sending.
+    let output = BufferChain(pool)
+    // Who may write (see WriteRights): one per transport, renewed with each socket.
+    let rights = WriteRights()
     let mutable flushedBefore = false
     let mutable noDelay = false
     // The async paths' state, in fields: a mutable local that lives across an await in a task
@@ -27,25 +54,8 @@ type internal Transport(pool: BufferPool) =
     let mutable lastSent = 0
     let mutable discarded = 0
     let mutable lingering = false
-    // Reused for every socket this connection serves (see SocketOp).
-    // Bytes taken by receives that completed at once, with no wait on the loop between them
-    // (see FairShare).
-    let mutable unbroken = 0L
-    let mutable receiver = new SocketOp()
-    let mutable sender = new SocketOp()
 
-    // The socket's: reused for every socket this transport serves, except that a parked
-    // connection takes it along (see HandOver) and a resumed one brings its own (see Adopt).
-    let mutable descriptor = Descriptor()
-    // The socket being served (its registration token, see Evented.Token).
-    let mutable token = 0L
-    // Who may write (see WriteRights): one per transport, renewed with each socket.
-    let rights = WriteRights()
-    // The stream the bytes go through instead of the socket: TLS over it, or (no socket) an
-    // in-memory connection's. Null: the socket itself. Every receive and send below goes
-    // through it when set; sendfile does not (see CanSendFile).
-    let mutable stream: IO.Stream = null
-    let mutable tls = false
+    // ---- the socket being served: attach, hand over, adopt, TLS ----
 
     /// The connection's socket.
     member _.Descriptor = descriptor
@@ -127,6 +137,32 @@ type internal Transport(pool: BufferPool) =
         noDelay <- false
         unbroken <- 0L
 
+    /// A raw stream of this socket for TLS to run over (see Tls/Handshake.fs).
+    member _.RawStream() = new SocketStream(descriptor, receiver, sender, token)
+
+    /// From now on every receive and send goes through `secured` (a finished handshake's).
+    member _.Secure(secured: SslStream) =
+        stream <- secured
+        tls <- true
+
+    /// Whether the connection is TLS (https).
+    member _.IsTls = tls
+
+    /// TLS: ALPN chose HTTP/2.
+    member _.AlpnH2 =
+        tls && (stream :?> SslStream).NegotiatedApplicationProtocol = SslApplicationProtocol.Http2
+
+    /// Whether a file may go with sendfile(2): on Swoop's event loops, on the socket itself.
+    member _.CanSendFile = descriptor.Evented && isNull stream
+
+    /// The socket `expected` names is still this transport's (an upgraded stream's check
+    /// before it uses the TLS stream, which carries no token of its own).
+    member private _.Check(expected: int64) =
+        if expected <> token || expected = 0L then
+            raise (ObjectDisposedException("the connection's socket", "the connection is closed"))
+
+    // ---- what the heartbeat reads and keeps: the state, deadlines, data rates, byte counts ----
+
     /// What the connection is doing (see ConnectionState); changed with Interlocked where
     /// the heartbeat may race.
     [<DefaultValue>]
@@ -164,38 +200,10 @@ type internal Transport(pool: BufferPool) =
     [<DefaultValue>]
     val mutable TotalSent: int64
 
+    // ---- receiving ----
+
     /// Received bytes (see InputBuffer).
     member _.Input = input
-
-    /// Bytes waiting in the output to be sent.
-    member _.OutLength = output.Length
-
-    /// Responses waiting to be sent, in order.
-    member _.Output = output
-
-    /// A raw stream of this socket for TLS to run over (see Tls/Handshake.fs).
-    member _.RawStream() = new SocketStream(descriptor, receiver, sender, token)
-
-    /// From now on every receive and send goes through `secured` (a finished handshake's).
-    member _.Secure(secured: SslStream) =
-        stream <- secured
-        tls <- true
-
-    /// Whether the connection is TLS (https).
-    member _.IsTls = tls
-
-    /// TLS: ALPN chose HTTP/2.
-    member _.AlpnH2 =
-        tls && (stream :?> SslStream).NegotiatedApplicationProtocol = SslApplicationProtocol.Http2
-
-    /// Whether a file may go with sendfile(2): on Swoop's event loops, on the socket itself.
-    member _.CanSendFile = descriptor.Evented && isNull stream
-
-    /// The socket `expected` names is still this transport's (an upgraded stream's check
-    /// before it uses the TLS stream, which carries no token of its own).
-    member private _.Check(expected: int64) =
-        if expected <> token || expected = 0L then
-            raise (ObjectDisposedException("the connection's socket", "the connection is closed"))
 
     /// Receives into the free space after Input.End; the caller adds the count to it.
     member t.ReceiveAsync() : ValueTask<int> =
@@ -244,19 +252,11 @@ type internal Transport(pool: BufferPool) =
         else
             false
 
-    /// Room to write at least `size` bytes at the end of the output; then call Advance.
-    member _.OutputSpan(size: int) : Span<byte> = output.GetSpan size
+    /// Whether bytes beyond the current request's head and body cursor are already here
+    /// (pipelined requests): a FIN after them is a half-close, not the client leaving.
+    member _.HasPipelined = input.End > input.Pos || descriptor.HasUnread()
 
-    /// Marks `count` bytes written into OutputSpan as output.
-    member _.Advance(count: int) = output.Advance count
-
-    member _.Append(bytes: ReadOnlySpan<byte>) = output.Append bytes
-
-    static member Disconnected(inner: exn) : unit =
-        raise (ClientDisconnectedException("the response could not be sent: the client closed the connection or stopped reading", inner))
-
-    /// The most bytes one send hands to the socket.
-    static member SendStep = 65536
+    // ---- the send path: the output, and every send, made by a flight's holder (see WriteRights) ----
 
     /// Who may write (see WriteRights): every send here is made by the holder of its flight.
     member _.Rights = rights
@@ -273,6 +273,26 @@ type internal Transport(pool: BufferPool) =
         if token <> expected then
             rights.Leave()
             raise (ObjectDisposedException "the upgraded connection is closed")
+
+    /// Bytes waiting in the output to be sent.
+    member _.OutLength = output.Length
+
+    /// Responses waiting to be sent, in order.
+    member _.Output = output
+
+    /// Room to write at least `size` bytes at the end of the output; then call Advance.
+    member _.OutputSpan(size: int) : Span<byte> = output.GetSpan size
+
+    /// Marks `count` bytes written into OutputSpan as output.
+    member _.Advance(count: int) = output.Advance count
+
+    member _.Append(bytes: ReadOnlySpan<byte>) = output.Append bytes
+
+    static member Disconnected(inner: exn) : unit =
+        raise (ClientDisconnectedException("the response could not be sent: the client closed the connection or stopped reading", inner))
+
+    /// The most bytes one send hands to the socket.
+    static member SendStep = 65536
 
     /// Sends everything in the output for `writer` (see WriteRights.Enter), then leaves.
     member t.FlushAsync(writer: Writer) : ValueTask =
@@ -479,8 +499,7 @@ type internal Transport(pool: BufferPool) =
             return length
         }
 
-    /// Closes the socket (if any); never throws.
-    member _.Close() = descriptor.Close()
+    // ---- the end: close_notify, the server's last answer, lingering, closing ----
 
     /// TLS: sends close_notify before the connection ends, when nothing else sends (and no
     /// last answer was given): a TLS 1.2 session ended without it is not resumable (OpenSSL
@@ -503,6 +522,22 @@ type internal Transport(pool: BufferPool) =
             finally
                 t.DoneWaitingOnClient()
                 rights.Leave()
+        }
+
+    /// The server's last answer (see WriteRights.AnswerLast), holding a Server flight: sent
+    /// after what is queued, then a half-close (a close if it fails).
+    member private t.SendServerAnswerAsync(answer: byte[]) : Task =
+        task {
+            try
+                try
+                    output.Append(ReadOnlySpan<byte> answer)
+                    do! t.SendOutput()
+                    t.HalfClose()
+                with _ ->
+                    t.Close()
+            finally
+                // The flight stays the server's: nothing may follow the last answer.
+                rights.LastAnswerSent()
         }
 
     /// No more sending; what the client still sends is read for up to 2 s (the heartbeat
@@ -533,32 +568,15 @@ type internal Transport(pool: BufferPool) =
                 ()
         }
 
+    /// Closes the socket (if any); never throws.
+    member _.Close() = descriptor.Close()
+
     /// At the connection's end, once its socket is closed: no writer may start a flight on
     /// it any more, and no operation names its socket, until the next Attach (a WebSocket
     /// task that outlived its handler must not queue bytes for the next client).
     member _.Retire() =
         rights.Retire()
         token <- 0L
-
-    /// The server's last answer (see WriteRights.AnswerLast), holding a Server flight: sent
-    /// after what is queued, then a half-close (a close if it fails).
-    member private t.SendServerAnswerAsync(answer: byte[]) : Task =
-        task {
-            try
-                try
-                    output.Append(ReadOnlySpan<byte> answer)
-                    do! t.SendOutput()
-                    t.HalfClose()
-                with _ ->
-                    t.Close()
-            finally
-                // The flight stays the server's: nothing may follow the last answer.
-                rights.LastAnswerSent()
-        }
-
-    /// Whether bytes beyond the current request's head and body cursor are already here
-    /// (pipelined requests): a FIN after them is a half-close, not the client leaving.
-    member _.HasPipelined = input.End > input.Pos || descriptor.HasUnread()
 
     /// Gives every buffer back (connection closed).
     member t.ReleaseAll() =
