@@ -1,6 +1,7 @@
-/// Who may write a connection's output (Transport's flights, claims and last answers), seen on
-/// the wire: a timeout's answer never lands inside another writer's bytes, earlier answers do
-/// not wait for a later handler, and an uploading client reads the server's last answer.
+/// Who may write a connection's output (WriteRights' flights, claims and last answers, as the
+/// Transport sends under them), seen on the wire: a timeout's answer never lands inside another
+/// writer's bytes, earlier answers do not wait for a later handler, and an uploading client
+/// reads the server's last answer.
 module Swoop.Tests.TransportTests
 
 open System

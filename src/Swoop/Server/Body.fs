@@ -127,7 +127,7 @@ type internal BodyReader(transport: Transport, head: RequestHead, bodyTimeoutMs:
     member private this.PrepareReceive() =
         // The server answered this request itself (RequestTimeout's 503): the read is
         // cancelled, as RequestAborted is, rather than failing the handler.
-        if transport.AnsweredByServer then
+        if transport.Rights.AnsweredByServer then
             raise (OperationCanceledException "the request ran past RequestTimeout and was answered 503: its body is no longer read")
 
         if transport.Input.Pos = transport.Input.End then
@@ -203,7 +203,7 @@ type internal BodyReader(transport: Transport, head: RequestHead, bodyTimeoutMs:
 
                 continueSent <- true
 
-                if transport.AnsweredByServer then
+                if transport.Rights.AnsweredByServer then
                     raise (OperationCanceledException "the request ran past RequestTimeout and was answered 503: its body is no longer read")
 
                 do! transport.SendInterimAsync Response.continue100

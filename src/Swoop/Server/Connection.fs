@@ -14,6 +14,8 @@ open System.Threading.Tasks
 type internal Connection(settings: ConnectionSettings, onClosed: Connection -> unit, onParked: Connection -> unit, lot: IParkingLot) =
 
     let transport = Transport(settings.Pool, SendTimeoutMs = settings.BodyMs)
+    // Who may write on it, and who answers the current request (see WriteRights).
+    let rights = transport.Rights
     let head = RequestHead(settings.Limits.MaxHeaderCount)
 
     let exchange = Http1Exchange(transport, head, settings.BodyMs)
@@ -89,7 +91,7 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
             span <- null
 
             let status =
-                if transport.AnsweredByServer then transport.ServerStatus
+                if rights.AnsweredByServer then rights.ServerStatus
                 elif context.HasStarted || handlerOk then context.StatusCode
                 else 0
 
@@ -158,7 +160,7 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
     let bodyTimedOut () =
         Metrics.badRequest 408
 
-        if not (transport.AnswerCurrentRequest 408) then
+        if not (rights.AnswerCurrentRequest 408) then
             transport.Close()
 
     /// What a handler that ended in failure failed with, as `await` would have thrown it (a
@@ -171,7 +173,7 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
     /// Its response not started, the request is answered 503 after the answers queued before
     /// it; started, only RequestAborted fires (and its flushes stop). Either way it is aborted.
     let requestTimedOut (claim: int64) =
-        if transport.AnswerRequest(claim, 503) && settings.Log.IsEnabled LogLevel.Warning && settings.MayLog() then
+        if rights.AnswerRequest(claim, 503) && settings.Log.IsEnabled LogLevel.Warning && settings.MayLog() then
             settings.Log.RequestTimedOut(context.MethodName, context.PathForLog, settings.RequestTimeoutMs)
 
         context.Abort(claim >>> 2, true)
@@ -199,7 +201,7 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
         guarded (fun () -> settings.Heartbeat.Unregister slot)
         guarded (fun () -> endSpan ())
         guarded (fun () -> meter.EndConnection())
-        let quiet = transport.QuietAsync()
+        let quiet = rights.QuietAsync()
 
         if quiet.IsCompleted then
             // The usual end: nothing of this socket's still sends (no task).
@@ -433,7 +435,7 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                                     go <- false
                                     handlerOk <- false
                                 else
-                                    transport.NextRequest()
+                                    rights.NextRequest()
                                     context.Begin()
                                     handlerOk <- true
                                     meter.BeginRequest()
@@ -464,7 +466,7 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                                     if not pending.IsCompletedSuccessfully then
                                         // The heartbeat times it (no timer per request).
                                         if settings.RequestTimeoutMs > 0L && not context.Unbounded then
-                                            transport.RequestDeadline <- Heartbeat.NowMs + settings.RequestTimeoutMs
+                                            rights.RequestDeadline <- Heartbeat.NowMs + settings.RequestTimeoutMs
 
                                         // Awaited in the connection's own state machine (no task per call), no throw.
                                         let running = pending.AsTask()
@@ -492,11 +494,11 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                                         if handlerOk && not running.IsCompletedSuccessfully then
                                             handlerOk <- recover (failureOf running)
 
-                                        transport.RequestDeadline <- 0L
+                                        rights.RequestDeadline <- 0L
 
                                         // The server answered this request itself meanwhile (a timeout): that
                                         // answer goes out; the connection then lingers and closes.
-                                        let answer = transport.FinishHandler()
+                                        let answer = rights.FinishHandler()
 
                                         if not (isNull answer) then
                                             handlerOk <- false
@@ -509,7 +511,7 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
 
                                     // A send the handler started and did not await: its response cannot be
                                     // finished in order (the handler's mistake, named in the log).
-                                    if handlerOk && transport.InFlight <> 0 then
+                                    if handlerOk && rights.InFlight <> 0 then
                                         handlerOk <- false
                                         exchange.Reader.FramingBroken <- true
 
@@ -654,20 +656,20 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                 if not (isNull session) && Features.Http2 then session.Tick now
             else
                 // The claim before the deadline: a deadline read after a claim is that request's (see NextRequest).
-                let claim = Volatile.Read(&transport.Claim)
-                let requestDeadline = Volatile.Read(&transport.RequestDeadline)
+                let claim = Volatile.Read(&rights.Claim)
+                let requestDeadline = Volatile.Read(&rights.RequestDeadline)
 
                 if
                     requestDeadline > 0L
                     && now > requestDeadline
                     && (state = ConnectionState.Processing || state = ConnectionState.ReadingBody)
-                    && Interlocked.CompareExchange(&transport.RequestDeadline, 0L, requestDeadline) = requestDeadline
+                    && Interlocked.CompareExchange(&rights.RequestDeadline, 0L, requestDeadline) = requestDeadline
                 then
-                    if (Volatile.Read(&transport.Claim) >>> 2) = (claim >>> 2) then
+                    if (Volatile.Read(&rights.Claim) >>> 2) = (claim >>> 2) then
                         requestTimedOut claim
                     else
                         // The claim read was the last request's: the deadline is the next one's.
-                        Interlocked.CompareExchange(&transport.RequestDeadline, requestDeadline, 0L) |> ignore
+                        Interlocked.CompareExchange(&rights.RequestDeadline, requestDeadline, 0L) |> ignore
 
                 let received = transport.TotalReceived
 
@@ -724,12 +726,12 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                     // a WebSocket says goodbye with 1001), then closes it two seconds later.
                     if not context.IsAborted then
                         transport.Deadline <- now + 2000L
-                        context.Abort(transport.RequestNumber, false)
+                        context.Abort(rights.RequestNumber, false)
                     elif now > transport.Deadline then
                         transport.Close()
                 elif settings.Stopping && state = ConnectionState.Processing && context.Unbounded && not context.IsAborted then
                     // A stream meant to last (Server-Sent Events) is told to end: RequestAborted fires.
-                    context.Abort(transport.RequestNumber, false)
+                    context.Abort(rights.RequestNumber, false)
                 elif settings.Stopping && state = ConnectionState.Idle then
                     // Not one whose next request is already here: that one is answered (and closed).
                     if not (transport.Descriptor.HasUnread()) && tryState ConnectionState.Closed ConnectionState.Idle then
@@ -747,7 +749,7 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                     | ConnectionState.ReadingHead ->
                         if tryState ConnectionState.TimedOut state then
                             Metrics.badRequest 408
-                            transport.AnswerLast 408
+                            rights.AnswerLast 408
                     | ConnectionState.ReadingBody -> if tryState ConnectionState.TimedOut state then bodyTimedOut ()
                     | ConnectionState.Idle
                     | ConnectionState.Lingering -> if tryState ConnectionState.TimedOut state then transport.Close()

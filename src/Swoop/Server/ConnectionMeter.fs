@@ -36,7 +36,7 @@ type internal ConnectionMeter(transport: Transport, context: HttpContext) =
                 Metrics.activeRequests.Add(-1L, methodTag, schemeTag)
 
             if Metrics.requestDuration.Enabled then
-                let status = if transport.AnsweredByServer then transport.ServerStatus else context.StatusCode
+                let status = if transport.Rights.AnsweredByServer then transport.Rights.ServerStatus else context.StatusCode
                 let mutable tags = TagList()
                 tags.Add("http.request.method", Metrics.methodTag context.MethodName)
                 tags.Add("http.response.status_code", Metrics.statusTag status)

@@ -14,6 +14,7 @@ open Swoop.Ascii
 [<Sealed; AllowNullLiteral>]
 type internal Http1Exchange(transport: Transport, head: RequestHead, bodyTimeoutMs: int64) =
     inherit Exchange()
+    let rights = transport.Rights
     let reader = BodyReader(transport, head, bodyTimeoutMs)
     let mutable chunkedOut = false
     let mutable closeDelimited = false
@@ -102,14 +103,14 @@ type internal Http1Exchange(transport: Transport, head: RequestHead, bodyTimeout
             else
                 moveBodyToOutput response
         with _ ->
-            transport.Leave()
+            rights.Leave()
             reraise ()
 
-        transport.LeaveAfter(transport.SendOutput())
+        rights.LeaveAfter(transport.SendOutput())
 
     member private this.FlushAfterWaitAsync(response: OutgoingResponse) : Task =
         task {
-            do! transport.WaitToEnterAsync Writer.Handler
+            do! rights.WaitToEnterAsync Writer.Handler
             do! this.FlushEntered response
         }
 
@@ -120,21 +121,21 @@ type internal Http1Exchange(transport: Transport, head: RequestHead, bodyTimeout
             reader.SuppressContinue()
             writeHead response count (keepAliveNow response true)
         with _ ->
-            transport.Leave()
+            rights.Leave()
             reraise ()
 
         if response.SendsBody then
             response.Streamed <- count
             let sending = try FileSend.send transport file offset count with e -> ValueTask.FromException e
-            transport.LeaveAfter sending
+            rights.LeaveAfter sending
         else
             // HEAD: the head waits in the output for the loop's send (pipelined answers share it).
-            transport.Leave()
+            rights.Leave()
             ValueTask.CompletedTask
 
     override _.HeadArray = transport.Input.Array
     override _.HeadOffset = transport.Input.Offset + transport.Input.Start
-    override _.RequestNumber = transport.RequestNumber
+    override _.RequestNumber = rights.RequestNumber
     override _.RemoteEndPoint = transport.Descriptor.RemoteEndPoint
     override _.IsTls = transport.IsTls
     override _.Protocol = if head.Version = HttpVersion.Http10 then "HTTP/1.0" else "HTTP/1.1"
@@ -172,7 +173,7 @@ type internal Http1Exchange(transport: Transport, head: RequestHead, bodyTimeout
             invalidOp "the connection switched protocols (101): flush the upgraded stream, not the response"
 
         // The right to send first (it claims the response): the output is touched only then.
-        if transport.Enter Writer.Handler then
+        if rights.Enter Writer.Handler then
             this.FlushEntered response
         else
             ValueTask(this.FlushAfterWaitAsync response)
@@ -189,22 +190,22 @@ type internal Http1Exchange(transport: Transport, head: RequestHead, bodyTimeout
             && payload.Length > 0
             && response.Body.Length = 0L
             && transport.CanSendDirect
-            && transport.Enter Writer.Handler
+            && rights.Enter Writer.Handler
         then
             response.Streamed <- response.Streamed + int64 payload.Length
-            transport.LeaveAfter(transport.SendShared framed)
+            rights.LeaveAfter(transport.SendShared framed)
         else
             response.Body.Append payload.Span
             this.FlushAsync response
 
     override this.SendFileAsync(response: OutgoingResponse, file: SafeFileHandle, offset: int64, count: int64) : ValueTask =
         // The right to send first (it claims the response), held until the last file byte went.
-        if transport.Enter Writer.Handler then
+        if rights.Enter Writer.Handler then
             this.SendFileEntered(response, file, offset, count)
         else
             ValueTask(
                 task {
-                    do! transport.WaitToEnterAsync Writer.Handler
+                    do! rights.WaitToEnterAsync Writer.Handler
                     do! this.SendFileEntered(response, file, offset, count)
                 }
             )
@@ -241,7 +242,7 @@ type internal Http1Exchange(transport: Transport, head: RequestHead, bodyTimeout
         if head.Body <> BodyKind.NoBody then
             invalidOp "a request with a body cannot switch protocols"
 
-        if not (transport.ClaimForHandler()) then
+        if not (rights.ClaimForHandler()) then
             raise (OperationCanceledException "the request ran past RequestTimeout and was answered 503: it can no longer switch protocols")
 
         // From Processing only: a timeout or a close the heartbeat decided stands.
@@ -250,13 +251,13 @@ type internal Http1Exchange(transport: Transport, head: RequestHead, bodyTimeout
 
         response.Started <- true
         reader.SuppressContinue()
-        transport.RequestDeadline <- 0L
+        rights.RequestDeadline <- 0L
         // The 101 goes out through the one send path, like any response.
-        let entered = transport.Enter Writer.Handler
+        let entered = rights.Enter Writer.Handler
 
         task {
             if not entered then
-                do! transport.WaitToEnterAsync Writer.Handler
+                do! rights.WaitToEnterAsync Writer.Handler
 
             try
                 response.Head.WriteUpgrade(transport, protocol)
@@ -265,12 +266,12 @@ type internal Http1Exchange(transport: Transport, head: RequestHead, bodyTimeout
                 // the request head and any bytes after it move out of the 4 KiB segment.
                 transport.Input.Shrink()
             with e ->
-                transport.Leave()
+                rights.Leave()
                 Runtime.ExceptionServices.ExceptionDispatchInfo.Throw e
 
             let stream = new UpgradedStream(transport)
             upgraded <- stream
-            do! transport.LeaveAfter(transport.SendOutput())
+            do! rights.LeaveAfter(transport.SendOutput())
             return stream :> Stream
         }
 
@@ -278,7 +279,7 @@ type internal Http1Exchange(transport: Transport, head: RequestHead, bodyTimeout
         head.Version = HttpVersion.Http11 && (not response.Started || chunkedOut) && isNull upgraded
 
     override _.IsUpgraded = not (isNull upgraded)
-    override _.Unbound() = transport.RequestDeadline <- 0L
+    override _.Unbound() = rights.RequestDeadline <- 0L
 
     override _.Begin(maxBodySize: int64) =
         chunkedOut <- false

@@ -1,9 +1,17 @@
-/// A connection's socket and its buffers, and the one place that decides who may write to
-/// it. The input buffer holds received bytes from the start of the current request; the
-/// output chain collects responses until they are sent. Both are leased from the buffer pool
-/// only while the connection is busy. Every byte the server sends leaves through a flight
-/// taken here (see "who may write" below), and every socket operation names the socket it is
-/// for by its registration token, so that nothing reaches the next client of this object.
+/// A connection's socket and its buffers, and the one path its bytes take out, in sections:
+/// the socket being served (attach, hand over to a parked connection, adopt one back, TLS);
+/// what the heartbeat reads (state, deadlines, data rates); receiving into the input buffer,
+/// which holds bytes from the start of the current request; the send path (the output chain,
+/// which collects responses until they are sent, and every send); the end (close_notify, the
+/// server's last answer, lingering, close). Both buffers are leased from the pool only while
+/// the connection is busy. Every socket operation names the socket it is for by its
+/// registration token, so that nothing reaches the next client of this object.
+/// Who may send is not decided here but in the connection's WriteRights (WriteRights.fs),
+/// which the transport holds: every send here is made by the holder of a flight taken there,
+/// and the transport sends the server's last answer when the rights say so (ILastAnswer).
+/// The send path stays in this class: it shares the socket, its token and the TLS stream with
+/// receiving and with the connection's life, and a class of its own would keep a second copy
+/// of them (see issue 40, item 16).
 namespace Swoop
 
 open System
@@ -11,23 +19,32 @@ open System.Net.Security
 open System.Net.Sockets
 open System.Threading.Tasks
 
-/// Who sends on a connection (see Transport.Enter).
-type internal Writer =
-    /// The connection loop: answers of requests whose handlers ended, parse errors.
-    | Connection = 1
-    /// The running handler: its response (it claims it), a file, the upgraded stream.
-    | Handler = 2
-    /// The server on the handler's behalf before its response: 100 Continue, answers
-    /// queued before a body read waits.
-    | Interim = 3
-    /// The server's own last answer (a timeout's 408 or 503).
-    | Server = 4
-
 [<Sealed; AllowNullLiteral>]
 type internal Transport(pool: BufferPool) =
-    let input = InputBuffer(pool)
-    let output = BufferChain(pool)
+    // The socket's: reused for every socket this transport serves, except that a parked
+    // connection takes it along (see HandOver) and a resumed one brings its own (see Adopt).
+    let mutable descriptor = Descriptor()
+    // The socket being served (its registration token, see Evented.Token).
+    let mutable token = 0L
+    // The stream the bytes go through instead of the socket: TLS over it, or (no socket) an
+    // in-memory connection's. Null: the socket itself. Every receive and send below goes
+    // through it when set; sendfile does not (see CanSendFile).
+    let mutable stream: IO.Stream = null
+    let mutable tls = false
+    // Reused for every socket this connection serves (see SocketOp).
+    let mutable receiver = new SocketOp()
+    let mutable sender = new SocketOp()
 
+    // Receiving.
+    let input = InputBuffer(pool)
+    // Bytes taken by receives that completed at once, with no wait on the loop between them
+    // (see FairShare).
+    let mutable unbroken = 0L
+
+    // Sending.
+    let output = BufferChain(pool)
+    // Who may write (see WriteRights): one per transport, renewed with each socket.
+    let rights = WriteRights()
     let mutable flushedBefore = false
     let mutable noDelay = false
     // The async paths' state, in fields: a mutable local that lives across an await in a task
@@ -37,30 +54,8 @@ type internal Transport(pool: BufferPool) =
     let mutable lastSent = 0
     let mutable discarded = 0
     let mutable lingering = false
-    // Reused for every socket this connection serves (see SocketOp).
-    // Bytes taken by receives that completed at once, with no wait on the loop between them
-    // (see FairShare).
-    let mutable unbroken = 0L
-    let mutable receiver = new SocketOp()
-    let mutable sender = new SocketOp()
 
-    // The socket's: reused for every socket this transport serves, except that a parked
-    // connection takes it along (see HandOver) and a resumed one brings its own (see Adopt).
-    let mutable descriptor = Descriptor()
-    // The socket being served (its registration token, see Evented.Token).
-    let mutable token = 0L
-    // Who may write (see "who may write" below).
-    let mutable flight = 0
-    let mutable final = 0
-    let mutable serverAnswer: byte[] = null
-    let mutable serverStatus = 0
-    let mutable serverDone = TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously)
-    let mutable flightWaiter: TaskCompletionSource = null
-    // The stream the bytes go through instead of the socket: TLS over it, or (no socket) an
-    // in-memory connection's. Null: the socket itself. Every receive and send below goes
-    // through it when set; sendfile does not (see CanSendFile).
-    let mutable stream: IO.Stream = null
-    let mutable tls = false
+    // ---- the socket being served: attach, hand over, adopt, TLS ----
 
     /// The connection's socket.
     member _.Descriptor = descriptor
@@ -92,7 +87,7 @@ type internal Transport(pool: BufferPool) =
     /// socket itself, with nothing in flight. False when it cannot (then nothing changed).
     member t.HandOver(parked: IEventWaiter) : bool =
         t.CanHandOver
-        && Threading.Volatile.Read(&flight) = 0
+        && rights.InFlight = 0
         && output.IsEmpty
         && not sender.Pending
         && descriptor.ReplaceReader(receiver, parked)
@@ -121,15 +116,11 @@ type internal Transport(pool: BufferPool) =
     /// Nagle's algorithm was turned off on this socket (see Attach).
     member _.NagleOff = noDelay
 
-    member private _.Renew() =
+    member private t.Renew() =
         token <- descriptor.Token
         stream <- null
         tls <- false
-        flight <- 0
-        final <- 0
-        serverAnswer <- null
-        flightWaiter <- null
-        serverStatus <- 0
+        rights.Renew t
 
         // An operation of the last socket never awaited to its end (a handler that left a
         // flush behind) may still complete: that op is left to it.
@@ -145,6 +136,32 @@ type internal Transport(pool: BufferPool) =
         flushedBefore <- false
         noDelay <- false
         unbroken <- 0L
+
+    /// A raw stream of this socket for TLS to run over (see Tls/Handshake.fs).
+    member _.RawStream() = new SocketStream(descriptor, receiver, sender, token)
+
+    /// From now on every receive and send goes through `secured` (a finished handshake's).
+    member _.Secure(secured: SslStream) =
+        stream <- secured
+        tls <- true
+
+    /// Whether the connection is TLS (https).
+    member _.IsTls = tls
+
+    /// TLS: ALPN chose HTTP/2.
+    member _.AlpnH2 =
+        tls && (stream :?> SslStream).NegotiatedApplicationProtocol = SslApplicationProtocol.Http2
+
+    /// Whether a file may go with sendfile(2): on Swoop's event loops, on the socket itself.
+    member _.CanSendFile = descriptor.Evented && isNull stream
+
+    /// The socket `expected` names is still this transport's (an upgraded stream's check
+    /// before it uses the TLS stream, which carries no token of its own).
+    member private _.Check(expected: int64) =
+        if expected <> token || expected = 0L then
+            raise (ObjectDisposedException("the connection's socket", "the connection is closed"))
+
+    // ---- what the heartbeat reads and keeps: the state, deadlines, data rates, byte counts ----
 
     /// What the connection is doing (see ConnectionState); changed with Interlocked where
     /// the heartbeat may race.
@@ -183,38 +200,10 @@ type internal Transport(pool: BufferPool) =
     [<DefaultValue>]
     val mutable TotalSent: int64
 
+    // ---- receiving ----
+
     /// Received bytes (see InputBuffer).
     member _.Input = input
-
-    /// Bytes waiting in the output to be sent.
-    member _.OutLength = output.Length
-
-    /// Responses waiting to be sent, in order.
-    member _.Output = output
-
-    /// A raw stream of this socket for TLS to run over (see Tls/Handshake.fs).
-    member _.RawStream() = new SocketStream(descriptor, receiver, sender, token)
-
-    /// From now on every receive and send goes through `secured` (a finished handshake's).
-    member _.Secure(secured: SslStream) =
-        stream <- secured
-        tls <- true
-
-    /// Whether the connection is TLS (https).
-    member _.IsTls = tls
-
-    /// TLS: ALPN chose HTTP/2.
-    member _.AlpnH2 =
-        tls && (stream :?> SslStream).NegotiatedApplicationProtocol = SslApplicationProtocol.Http2
-
-    /// Whether a file may go with sendfile(2): on Swoop's event loops, on the socket itself.
-    member _.CanSendFile = descriptor.Evented && isNull stream
-
-    /// The socket `expected` names is still this transport's (an upgraded stream's check
-    /// before it uses the TLS stream, which carries no token of its own).
-    member private _.Check(expected: int64) =
-        if expected <> token || expected = 0L then
-            raise (ObjectDisposedException("the connection's socket", "the connection is closed"))
 
     /// Receives into the free space after Input.End; the caller adds the count to it.
     member t.ReceiveAsync() : ValueTask<int> =
@@ -263,6 +252,34 @@ type internal Transport(pool: BufferPool) =
         else
             false
 
+    /// Whether bytes beyond the current request's head and body cursor are already here
+    /// (pipelined requests): a FIN after them is a half-close, not the client leaving.
+    member _.HasPipelined = input.End > input.Pos || descriptor.HasUnread()
+
+    // ---- the send path: the output, and every send, made by a flight's holder (see WriteRights) ----
+
+    /// Who may write (see WriteRights): every send here is made by the holder of its flight.
+    member _.Rights = rights
+
+    /// Takes the right to send for an upgraded connection's write to the socket `expected`
+    /// names (its response is the handler's already); raises if that socket is gone or a
+    /// write is still sending.
+    member _.EnterUpgraded(expected: int64) =
+        if token <> expected then
+            raise (ObjectDisposedException "the upgraded connection is closed")
+
+        rights.EnterAlone Writer.Handler
+
+        if token <> expected then
+            rights.Leave()
+            raise (ObjectDisposedException "the upgraded connection is closed")
+
+    /// Bytes waiting in the output to be sent.
+    member _.OutLength = output.Length
+
+    /// Responses waiting to be sent, in order.
+    member _.Output = output
+
     /// Room to write at least `size` bytes at the end of the output; then call Advance.
     member _.OutputSpan(size: int) : Span<byte> = output.GetSpan size
 
@@ -277,155 +294,36 @@ type internal Transport(pool: BufferPool) =
     /// The most bytes one send hands to the socket.
     static member SendStep = 65536
 
-    // ---- who may write: the one place that decides it ----
-    //
-    // Three facts, each changed with one compare-and-swap, decide every byte that leaves:
-    // - Claim: who owns the current request's response (nobody yet, the handler, or the
-    //   server, which answers it itself after a timeout). Decided once per request.
-    // - flight: who is sending now (a Writer); one at a time. A Handler or Interim writer that
-    //   finds the connection loop sending earlier answers waits for it; any other overlap is
-    //   refused with an exception that names it.
-    // - final: the server gave the connection its last answer (a timeout's 408 or 503): no
-    //   other writer may send after it.
-    // Output bytes are appended only by the flight's holder, or by the response's owner on
-    // its own path while no flight runs (the loop's Complete, after its handler ended).
-
-    /// Who is sending now (a Writer), 0 when nobody is.
-    member _.InFlight = Threading.Volatile.Read(&flight)
-
-    /// Takes the right to send for `writer`: true when taken now (send, then Leave); false
-    /// when the connection loop is sending earlier answers (then WaitToEnterAsync); raises
-    /// when the writer may not send at all, naming why.
-    member t.Enter(writer: Writer) : bool =
-        if Threading.Volatile.Read(&final) <> 0 then
-            raise (OperationCanceledException Transport.AfterLast)
-
-        if writer = Writer.Handler && not (t.ClaimForHandler()) then
-            raise (OperationCanceledException "the request ran past RequestTimeout and was answered 503: this response can no longer be sent")
-
-        let holder = Threading.Interlocked.CompareExchange(&flight, int writer, 0)
-
-        if holder = 0 then
-            // A last answer decided meanwhile waits for this flight: nothing may go before it.
-            if Threading.Volatile.Read(&final) <> 0 then
-                t.Leave()
-                raise (OperationCanceledException Transport.AfterLast)
-
-            true
-        elif holder = int Writer.Connection && writer <> Writer.Connection then
-            false
-        else
-            raise (Transport.Overlap(writer, enum<Writer> holder))
-
-    static member private AfterLast: string =
-        "the server already gave this connection its last answer (a timeout): nothing more can be sent on it"
-
-    static member private Overlap(writer: Writer, holder: Writer) : exn =
-        match holder with
-        | Writer.Server -> OperationCanceledException "the server is sending its own last answer on this connection (a timeout)"
-        | Writer.Handler when writer = Writer.Handler ->
-            InvalidOperationException "a FlushAsync, SendFileAsync or upgraded-stream write was started while the previous flush was still sending: await each before the next"
-        | Writer.Handler ->
-            InvalidOperationException "the handler's FlushAsync, SendFileAsync or upgraded-stream write was still sending when the server had to send (it returned, or read its body, without awaiting it)"
-        | Writer.Interim ->
-            InvalidOperationException "a send was started while a body read was still sending (100 Continue, or earlier answers): await the read first"
-        | _ -> InvalidOperationException("a " + string writer + " send overlapped a " + string holder + " send on one connection")
-
-    /// Takes the right to send for an upgraded connection's write to the socket `expected`
-    /// names (its response is the handler's already); raises if that socket is gone or a
-    /// write is still sending.
-    member t.EnterUpgraded(expected: int64) =
-        if token <> expected then
-            raise (ObjectDisposedException "the upgraded connection is closed")
-
-        let holder = Threading.Interlocked.CompareExchange(&flight, int Writer.Handler, 0)
-
-        if holder <> 0 then
-            raise (Transport.Overlap(Writer.Handler, enum<Writer> holder))
-
-        if token <> expected then
-            t.Leave()
-            raise (ObjectDisposedException "the upgraded connection is closed")
-
-    /// Completes when the running flight ends (at once if none runs).
-    member private _.FlightEnded() : Task =
-        let woken = TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously)
-        let prior = Threading.Interlocked.Exchange(&flightWaiter, woken)
-        if not (isNull prior) then prior.TrySetResult() |> ignore
-
-        // Published before looking: a Leave after this look completes it; one before, we see.
-        if Threading.Volatile.Read(&flight) = 0 then
-            woken.TrySetResult() |> ignore
-
-        woken.Task
-
-    /// Waits for the connection loop's flight to end, then takes the right to send (as Enter).
-    member t.WaitToEnterAsync(writer: Writer) : Task =
-        task {
-            do! t.FlightEnded()
-
-            while not (t.Enter writer) do
-                do! t.FlightEnded()
-        }
-
-    /// Gives up the right to send; a last answer the server queued meanwhile goes now.
-    member t.Leave() =
-        // A full fence, then a plain look: a waiter publishes itself, then looks at the flight
-        // (see FlightEnded), so one of the two sees the other.
-        Threading.Interlocked.Exchange(&flight, 0) |> ignore
-
-        if not (isNull (Threading.Volatile.Read(&flightWaiter))) then
-            let waiter = Threading.Interlocked.Exchange(&flightWaiter, null)
-            if not (isNull waiter) then waiter.TrySetResult() |> ignore
-
-        if not (isNull (Threading.Volatile.Read(&serverAnswer))) then t.RunServerAnswer()
-
-    /// Leaves once `sending` ends (however it ends).
-    member t.LeaveAfter(sending: ValueTask) : ValueTask =
-        if sending.IsCompleted then
-            t.Leave()
-            sending
-        else
-            ValueTask(t.LeaveAfterAsync sending)
-
-    member private t.LeaveAfterAsync(sending: ValueTask) : Task =
-        task {
-            try
-                do! sending
-            finally
-                t.Leave()
-        }
-
-    /// Sends everything in the output for `writer` (see Enter), then leaves.
+    /// Sends everything in the output for `writer` (see WriteRights.Enter), then leaves.
     member t.FlushAsync(writer: Writer) : ValueTask =
-        if t.Enter writer then
-            t.LeaveAfter(t.SendOutput())
+        if rights.Enter writer then
+            rights.LeaveAfter(t.SendOutput())
         else
             ValueTask(t.FlushAfterWaitAsync writer)
 
     member private t.FlushAfterWaitAsync(writer: Writer) : Task =
         task {
-            do! t.WaitToEnterAsync writer
-            do! t.LeaveAfter(t.SendOutput())
+            do! rights.WaitToEnterAsync writer
+            do! rights.LeaveAfter(t.SendOutput())
         }
 
     /// Appends `bytes` ("100 Continue") after what is queued and sends it all, as an Interim
     /// writer: never after the server's last answer.
     member t.SendInterimAsync(bytes: byte[]) : ValueTask =
-        if t.Enter Writer.Interim then
+        if rights.Enter Writer.Interim then
             output.Append(ReadOnlySpan<byte> bytes)
-            t.LeaveAfter(t.SendOutput())
+            rights.LeaveAfter(t.SendOutput())
         else
             ValueTask(
                 task {
-                    do! t.WaitToEnterAsync Writer.Interim
+                    do! rights.WaitToEnterAsync Writer.Interim
                     output.Append(ReadOnlySpan<byte> bytes)
-                    do! t.LeaveAfter(t.SendOutput())
+                    do! rights.LeaveAfter(t.SendOutput())
                 }
             )
 
     /// Sends everything in the output, giving each segment back once it is sent; only by the
-    /// flight's holder (see Enter). Never throws: a failure is the ValueTask's.
+    /// flight's holder (see WriteRights.Enter). Never throws: a failure is the ValueTask's.
     member t.SendOutput() : ValueTask =
         if output.IsEmpty then
             ValueTask.CompletedTask
@@ -601,17 +499,14 @@ type internal Transport(pool: BufferPool) =
             return length
         }
 
-    /// Closes the socket (if any); never throws.
-    member _.Close() = descriptor.Close()
+    // ---- the end: close_notify, the server's last answer, lingering, closing ----
 
     /// TLS: sends close_notify before the connection ends, when nothing else sends (and no
     /// last answer was given): a TLS 1.2 session ended without it is not resumable (OpenSSL
     /// drops it from its cache), and clients read it as a clean end. Bounded by the send
     /// timeout (the heartbeat cuts a client that does not read); never throws.
     member t.SayGoodbyeAsync() : Task =
-        if not tls || isNull stream || Threading.Volatile.Read(&final) <> 0 then
-            Task.CompletedTask
-        elif Threading.Interlocked.CompareExchange(&flight, int Writer.Connection, 0) <> 0 then
+        if not tls || isNull stream || not (rights.TryEnter Writer.Connection) then
             Task.CompletedTask
         else
             t.GoodbyeAsync()
@@ -626,7 +521,23 @@ type internal Transport(pool: BufferPool) =
                     ()
             finally
                 t.DoneWaitingOnClient()
-                t.Leave()
+                rights.Leave()
+        }
+
+    /// The server's last answer (see WriteRights.AnswerLast), holding a Server flight: sent
+    /// after what is queued, then a half-close (a close if it fails).
+    member private t.SendServerAnswerAsync(answer: byte[]) : Task =
+        task {
+            try
+                try
+                    output.Append(ReadOnlySpan<byte> answer)
+                    do! t.SendOutput()
+                    t.HalfClose()
+                with _ ->
+                    t.Close()
+            finally
+                // The flight stays the server's: nothing may follow the last answer.
+                rights.LastAnswerSent()
         }
 
     /// No more sending; what the client still sends is read for up to 2 s (the heartbeat
@@ -657,132 +568,15 @@ type internal Transport(pool: BufferPool) =
                 ()
         }
 
-    /// The current request's number on this connection and who owns its response, in one
-    /// value changed with Interlocked: number * 4 + owner (0: nobody yet; 1: the handler, which
-    /// started streaming or finished; 2: the server, which answers it itself). One value, so
-    /// that a late look at one request can never claim the next one's response.
-    [<DefaultValue>]
-    val mutable Claim: int64
-
-    /// When the running handler's request times out, on the heartbeat's clock (0: not timed).
-    [<DefaultValue>]
-    val mutable RequestDeadline: int64
-
-    /// The current request's number on this connection.
-    member t.RequestNumber = Threading.Volatile.Read(&t.Claim) >>> 2
-
-    /// A new request: the next number; nobody owns its response; not timed.
-    member t.NextRequest() =
-        t.RequestDeadline <- 0L
-        Threading.Volatile.Write(&t.Claim, (t.RequestNumber + 1L) <<< 2)
-
-    /// The handler takes the response (its first send, or its end): false if the server took it first.
-    member t.ClaimForHandler() : bool =
-        let c = Threading.Volatile.Read(&t.Claim)
-
-        match c &&& 3L with
-        | 0L ->
-            Threading.Interlocked.CompareExchange(&t.Claim, c + 1L, c) = c
-            || Threading.Volatile.Read(&t.Claim) &&& 3L = 1L
-        | 1L -> true
-        | _ -> false
-
-    /// Whether the server answered the current request itself.
-    member t.AnsweredByServer = Threading.Volatile.Read(&t.Claim) &&& 3L = 2L
-
-    /// The status of the server's last answer on this connection (0: none).
-    member _.ServerStatus = serverStatus
+    /// Closes the socket (if any); never throws.
+    member _.Close() = descriptor.Close()
 
     /// At the connection's end, once its socket is closed: no writer may start a flight on
     /// it any more, and no operation names its socket, until the next Attach (a WebSocket
     /// task that outlived its handler must not queue bytes for the next client).
     member _.Retire() =
-        Threading.Interlocked.Exchange(&final, 1) |> ignore
+        rights.Retire()
         token <- 0L
-
-    /// From the heartbeat: the server takes request `claim`'s response (as read, owner 0) and
-    /// answers it `status` after the answers queued before it, then half-closes. False if the
-    /// handler owns the response, or the request is another one by now.
-    member t.AnswerRequest(claim: int64, status: int) : bool =
-        lock t (fun () ->
-            if claim &&& 3L = 0L && Threading.Interlocked.CompareExchange(&t.Claim, claim + 2L, claim) = claim then
-                t.AnswerLast status
-                true
-            else
-                false)
-
-    /// As AnswerRequest, for the current request (a body that timed out).
-    member t.AnswerCurrentRequest(status: int) : bool =
-        t.AnswerRequest(Threading.Volatile.Read(&t.Claim), status)
-
-    /// From the loop, once its handler ended: null if the handler owns the response (claimed
-    /// now), else the server's answer, to await before lingering.
-    member t.FinishHandler() : Task =
-        lock t (fun () -> if t.ClaimForHandler() then null else serverDone.Task)
-
-    /// The server's last answer on this connection (also a head timeout's 408, where no
-    /// handler runs): after whatever flight is running, then a half-close; nothing after it.
-    member t.AnswerLast(status: int) =
-        lock t (fun () ->
-            if Threading.Volatile.Read(&final) = 0 then
-                serverDone <- TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously)
-                serverStatus <- status
-                Threading.Volatile.Write(&serverAnswer, Response.errorAnswer status)
-                Threading.Interlocked.Exchange(&final, 1) |> ignore)
-
-        t.RunServerAnswer()
-
-    /// Sends the queued last answer if no flight runs (else that flight's Leave does).
-    member private t.RunServerAnswer() =
-        let mutable go = true
-
-        while go && not (isNull (Threading.Volatile.Read(&serverAnswer))) do
-            if Threading.Interlocked.CompareExchange(&flight, int Writer.Server, 0) = 0 then
-                let answer = Threading.Interlocked.Exchange(&serverAnswer, null)
-
-                if isNull answer then
-                    Threading.Interlocked.Exchange(&flight, 0) |> ignore
-                else
-                    go <- false
-                    t.SendServerAnswerAsync answer |> ignore
-            else
-                go <- false
-
-    member private t.SendServerAnswerAsync(answer: byte[]) : Task =
-        task {
-            try
-                try
-                    output.Append(ReadOnlySpan<byte> answer)
-                    do! t.SendOutput()
-                    t.HalfClose()
-                with _ ->
-                    t.Close()
-            finally
-                // The flight stays the server's: nothing may follow the last answer.
-                serverDone.TrySetResult() |> ignore
-        }
-
-    /// After Close: completes once no flight runs (a send waiting on the socket fails at the
-    /// close), so that nothing of this socket's can touch the buffers or the next socket.
-    member t.QuietAsync() : Task =
-        let holder = Threading.Volatile.Read(&flight)
-
-        if holder = 0 then Task.CompletedTask
-        elif holder = int Writer.Server then serverDone.Task
-        else t.QuietSlowAsync()
-
-    member private t.QuietSlowAsync() : Task =
-        task {
-            while Threading.Volatile.Read(&flight) <> 0 && Threading.Volatile.Read(&flight) <> int Writer.Server do
-                do! t.FlightEnded()
-
-            if Threading.Volatile.Read(&flight) = int Writer.Server then
-                do! serverDone.Task
-        }
-
-    /// Whether bytes beyond the current request's head and body cursor are already here
-    /// (pipelined requests): a FIN after them is a half-close, not the client leaving.
-    member _.HasPipelined = input.End > input.Pos || descriptor.HasUnread()
 
     /// Gives every buffer back (connection closed).
     member t.ReleaseAll() =
@@ -798,3 +592,6 @@ type internal Transport(pool: BufferPool) =
         input.Clear()
         output.Release()
         t.SendDeadline <- 0L
+
+    interface ILastAnswer with
+        member t.SendLastAnswer(answer: byte[]) = t.SendServerAnswerAsync answer |> ignore

@@ -80,7 +80,7 @@ type internal UpgradedStream(transport: Transport) =
             check ()
             transport.EnterUpgraded token
             transport.Output.Append buffer.Span
-            transport.LeaveAfter(transport.SendOutput())
+            transport.Rights.LeaveAfter(transport.SendOutput())
         with e ->
             ValueTask.FromException e
 
