@@ -387,25 +387,31 @@ let ``malformed requests count against the reset bound: a flood of them ends the
     Assert.True(neighbourServed server)
 
 [<Fact>]
-let ``a preface dripped one octet at a time is closed within the request head timeout of its first octet`` () =
-    let options = { testOptions with RequestHeadTimeout = TimeSpan.FromSeconds 2.0 }
+let ``a preface completed late, then SETTINGS dripped, is closed within the request head timeout of its first octet`` () =
+    let options = { testOptions with RequestHeadTimeout = TimeSpan.FromSeconds 3.0 }
     use server = serve options app
     use s = connect server
     let preface = Frames.preface.ToArray()
     let started = Diagnostics.Stopwatch.StartNew()
+    // All of the preface but its last octet now, the last at 2.5 s (within the timeout), then
+    // the client's SETTINGS one octet every 400 ms: the time counts from the first octet, not
+    // from the preface's end.
+    s.Send(preface[.. preface.Length - 2]) |> ignore
+    Threading.Thread.Sleep 2500
+    s.Send(preface[preface.Length - 1 ..]) |> ignore
+    let settings = Array.zeroCreate<byte> 15
+    Frames.writeHeader (Span settings, 6, FrameType.Settings, 0uy, 0) |> ignore
+    let buffer: byte[] = Array.zeroCreate 4096
     let mutable closed = false
     let mutable i = 0
-
-    // One octet every 400 ms: the whole preface would take ~10 s.
-    let buffer: byte[] = Array.zeroCreate 4096
 
     while not closed && started.ElapsedMilliseconds < 15000L do
         try
             while not closed && s.Poll(0, Net.Sockets.SelectMode.SelectRead) do
                 if s.Receive buffer = 0 then closed <- true
 
-            if not closed && i < preface.Length then
-                s.Send([| preface[i] |]) |> ignore
+            if not closed && i < settings.Length then
+                s.Send([| settings[i] |]) |> ignore
                 i <- i + 1
 
             Threading.Thread.Sleep 400
@@ -413,5 +419,6 @@ let ``a preface dripped one octet at a time is closed within the request head ti
             closed <- true
 
     Assert.True(closed, "still open after 15 s")
-    // 2 s from the first octet, the heartbeat's second, and one octet's pause.
-    Assert.True(started.ElapsedMilliseconds < 5000L, "closed after " + string started.ElapsedMilliseconds + " ms")
+    // 3 s from the first octet, the heartbeat's second, and one octet's pause (counted from the
+    // preface's end it would be 5.5 s and more).
+    Assert.True(started.ElapsedMilliseconds < 5300L, "closed after " + string started.ElapsedMilliseconds + " ms")
