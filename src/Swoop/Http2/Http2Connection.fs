@@ -158,6 +158,10 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
                         receiveWindow <- int64 Http2Limits.ConnectionWindow
                         output.ConnectionWindow <- 65535L)
 
+                    // Frames that came with the preface are a batch too (their answers go in
+                    // one send, once they are all handled; see Need).
+                    output.BeginBatch()
+
                     // The preface first (h2c: its first octets were seen; TLS: ALPN said h2).
                     do! c.Need Frames.preface.Length
 

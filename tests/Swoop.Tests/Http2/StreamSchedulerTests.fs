@@ -78,21 +78,35 @@ let ``a stream without window leaves the queue, and a pass that writes nothing e
 [<Fact>]
 let ``a small response among a dozen 1 MiB downloads on one connection is answered before any of them ends`` () =
     use server = serve testOptions app
-    use h2 = open' server
-    // Windows large enough for everything: only the scheduler decides the order.
-    h2.Settings [ SettingId.InitialWindowSize, uint32 (16 * 1024 * 1024) ]
-    h2.WindowUpdate(0, 1 <<< 30)
+    use socket = connect server
+    use h2 = new H2(new Net.Sockets.NetworkStream(socket, false), socket)
 
-    // The thirteen requests in one write: the server reads them together, so the order of the
-    // answers is the scheduler's alone (not when each request happened to arrive).
+    let frame (frameType: FrameType) (flags: byte) (id: int) (payload: byte[]) =
+        let bytes = Array.zeroCreate (9 + payload.Length)
+        Frames.writeHeader (Span bytes, payload.Length, frameType, flags, id) |> ignore
+        Buffer.BlockCopy(payload, 0, bytes, 9, payload.Length)
+        bytes
+
     let headers (id: int) (path: string) =
-        let block = h2.Block [ ":method", "GET"; ":scheme", "http"; ":path", path; ":authority", "localhost" ]
-        let frame = Array.zeroCreate (9 + block.Length)
-        Frames.writeHeader (Span frame, block.Length, FrameType.Headers, 5uy, id) |> ignore
-        Buffer.BlockCopy(block, 0, frame, 9, block.Length)
-        frame
+        frame FrameType.Headers 5uy id (h2.Block [ ":method", "GET"; ":scheme", "http"; ":path", path; ":authority", "localhost" ])
 
-    h2.Send(Array.concat ([ for i in 0..11 -> headers (2 * i + 1) "/big" ] @ [ headers 25 "/" ]))
+    // Windows large enough for everything (only the scheduler decides the order), and the
+    // preface, SETTINGS and thirteen requests in one write: the server reads them together
+    // (with the preface, as a client that does not wait for the server's SETTINGS sends them).
+    let settings = Array.zeroCreate 6
+    Buffers.Binary.BinaryPrimitives.WriteUInt16BigEndian(Span(settings, 0, 2), uint16 SettingId.InitialWindowSize)
+    Buffers.Binary.BinaryPrimitives.WriteUInt32BigEndian(Span(settings, 2, 4), uint32 (16 * 1024 * 1024))
+    let window = Array.zeroCreate 4
+    Buffers.Binary.BinaryPrimitives.WriteUInt32BigEndian(Span window, uint32 (1 <<< 30))
+
+    h2.Send(
+        Array.concat (
+            [ Frames.preface.ToArray(); frame FrameType.Settings 0uy 0 settings; frame FrameType.WindowUpdate 0uy 0 window ]
+            @ [ for i in 0..11 -> headers (2 * i + 1) "/big" ]
+            @ [ headers 25 "/" ]
+        )
+    )
+
     let mutable bigBytes = 0L
     let mutable downloadsEnded = 0
     let mutable answered = false
