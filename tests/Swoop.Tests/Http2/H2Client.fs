@@ -24,6 +24,13 @@ type internal Frame =
         let at = if f.Type = FrameType.GoAway then 4 else 0
         LanguagePrimitives.EnumOfValue<uint32, Http2ErrorCode>(Buffers.Binary.BinaryPrimitives.ReadUInt32BigEndian(ReadOnlySpan(f.Payload, at, 4)))
 
+/// The bytes of one frame with this header and payload (for tests that send several at once).
+let internal frameBytes (frameType: FrameType) (flags: byte) (streamId: int) (payload: byte[]) =
+    let frame = Array.zeroCreate (9 + payload.Length)
+    Frames.writeHeader (Span frame, payload.Length, frameType, flags, streamId) |> ignore
+    Buffer.BlockCopy(payload, 0, frame, 9, payload.Length)
+    frame
+
 /// An HTTP/2 connection of the tests' own over `stream` (a socket's, or TLS's).
 type internal H2(stream: Stream, socket: Socket) =
     let encoder = HpackEncoder(4096)
@@ -47,10 +54,7 @@ type internal H2(stream: Stream, socket: Socket) =
 
     /// A frame with this header and payload.
     member this.Frame(frameType: FrameType, flags: byte, streamId: int, payload: byte[]) =
-        let frame = Array.zeroCreate (9 + payload.Length)
-        Frames.writeHeader (Span frame, payload.Length, frameType, flags, streamId) |> ignore
-        Buffer.BlockCopy(payload, 0, frame, 9, payload.Length)
-        this.Send frame
+        this.Send(frameBytes frameType flags streamId payload)
 
     /// The preface and an empty SETTINGS.
     member this.Start() =

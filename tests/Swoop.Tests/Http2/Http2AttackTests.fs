@@ -399,8 +399,7 @@ let ``a preface completed late, then SETTINGS dripped, is closed within the requ
     s.Send(preface[.. preface.Length - 2]) |> ignore
     Threading.Thread.Sleep 2500
     s.Send(preface[preface.Length - 1 ..]) |> ignore
-    let settings = Array.zeroCreate<byte> 15
-    Frames.writeHeader (Span settings, 6, FrameType.Settings, 0uy, 0) |> ignore
+    let settings = frameBytes FrameType.Settings 0uy 0 (Array.zeroCreate 6)
     let buffer: byte[] = Array.zeroCreate 4096
     let mutable closed = false
     let mutable i = 0

@@ -81,14 +81,8 @@ let ``a small response among a dozen 1 MiB downloads on one connection is answer
     use socket = connect server
     use h2 = new H2(new Net.Sockets.NetworkStream(socket, false), socket)
 
-    let frame (frameType: FrameType) (flags: byte) (id: int) (payload: byte[]) =
-        let bytes = Array.zeroCreate (9 + payload.Length)
-        Frames.writeHeader (Span bytes, payload.Length, frameType, flags, id) |> ignore
-        Buffer.BlockCopy(payload, 0, bytes, 9, payload.Length)
-        bytes
-
     let headers (id: int) (path: string) =
-        frame FrameType.Headers 5uy id (h2.Block [ ":method", "GET"; ":scheme", "http"; ":path", path; ":authority", "localhost" ])
+        frameBytes FrameType.Headers 5uy id (h2.Block [ ":method", "GET"; ":scheme", "http"; ":path", path; ":authority", "localhost" ])
 
     // Windows large enough for everything (only the scheduler decides the order), and the
     // preface, SETTINGS and thirteen requests in one write: the server reads them together
@@ -101,7 +95,7 @@ let ``a small response among a dozen 1 MiB downloads on one connection is answer
 
     h2.Send(
         Array.concat (
-            [ Frames.preface.ToArray(); frame FrameType.Settings 0uy 0 settings; frame FrameType.WindowUpdate 0uy 0 window ]
+            [ Frames.preface.ToArray(); frameBytes FrameType.Settings 0uy 0 settings; frameBytes FrameType.WindowUpdate 0uy 0 window ]
             @ [ for i in 0..11 -> headers (2 * i + 1) "/big" ]
             @ [ headers 25 "/" ]
         )
