@@ -49,6 +49,9 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
     // Handlers running (some for streams already reset).
     [<VolatileField>]
     let mutable handlers = 0
+    // Streams whose handlers wait for the streams before them to send (see Defer), under Gate.
+    let waiting = Queue<Http2Stream>()
+    let resumeWaiting = Action(fun () -> this.ResumeWaiting())
     // Stream ids the client skipped (the most recent 16 ranges): a HEADERS for one is a
     // PROTOCOL_ERROR (a stream never opened), for any other lower id a STREAM_CLOSED.
     // The read loop's state across awaits, in fields (see Transport).
@@ -522,7 +525,7 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
 
                     if result = HpackResult.HeaderListTooLarge || s.Check = HeadCheck.TooMany then
                         c.Serve(s, 431)
-                    else
+                    elif not (c.Defer s) then
                         c.Serve(s, 0)
         | _ -> ()
 
@@ -587,6 +590,52 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
 
                 s.Pending <- pending
                 pending.ConfigureAwait(false).GetAwaiter().UnsafeOnCompleted(s.OnHandlerEnded)
+
+    /// While the connection's streams hold more than HeldLimit of response bytes unsent (their
+    /// clients read slower than handlers write, or open no window), a new stream's handler waits
+    /// (true): a client that opens 100 streams of 1 MiB answers and reads none makes the server
+    /// hold about HeldLimit, not 100 MiB. Streams wait in order; they count as open.
+    member private _.Defer(s: Http2Stream) : bool =
+        Monitor.Enter output.Gate
+
+        try
+            if waiting.Count > 0 || output.Held > Http2Output.HeldLimit then
+                waiting.Enqueue s
+                if waiting.Count = 1 then output.WhenRoom resumeWaiting
+                true
+            else
+                false
+        finally
+            Monitor.Exit output.Gate
+
+    /// The streams hold HeldLimit or less again (on the thread pool): waiting handlers run, in
+    /// order, until they hold more again. A stream reset while it waited is only recycled.
+    member private c.ResumeWaiting() =
+        let mutable go = true
+
+        while go do
+            let mutable next: Http2Stream = null
+            Monitor.Enter output.Gate
+
+            try
+                if waiting.Count = 0 then
+                    go <- false
+                elif output.Held > Http2Output.HeldLimit then
+                    output.WhenRoom resumeWaiting
+                    go <- false
+                else
+                    next <- waiting.Dequeue()
+            finally
+                Monitor.Exit output.Gate
+
+            if not (isNull next) then
+                try
+                    if next.IsReset then
+                        if next.Mark 2 then c.Recycle next
+                    else
+                        c.Serve(next, 0)
+                with e ->
+                    EventLoops.report e
 
     /// A handler that went async ended: how (null, or what it failed with) goes to Finish.
     member private c.HandlerEnded(s: Http2Stream) =
@@ -886,7 +935,11 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
     /// writer closes, buffers go back.
     member private _.EndAll() =
         go <- false
-        let open' = lock output.Gate (fun () -> List<Http2Stream>(streams.Values))
+
+        let open' =
+            lock output.Gate (fun () ->
+                waiting.Clear()
+                List<Http2Stream>(streams.Values))
 
         for s in open' do
             lock output.Gate (fun () -> s.Reset())

@@ -38,6 +38,9 @@ type internal Http2Output(transport: Transport, pool: BufferPool) =
     // is set (see Sending).
     let mutable senders = 0
     let mutable kernelBounded = false
+    // Response bytes the streams hold unsent, and what runs once they fall to HeldLimit (see Hold).
+    let mutable held = 0L
+    let mutable roomWaiter: Action = null
 
     /// What the pump gathers for one send: streams' slices are taken until the queue holds this
     /// much (the socket then holds at most this beyond what the kernel took).
@@ -49,6 +52,27 @@ type internal Http2Output(transport: Transport, pool: BufferPool) =
     /// What a stream may hold unsent before its handler's flush waits (beyond that, the handler
     /// is held back: a client that does not read holds at most this per stream).
     static member StreamBufferLimit = 65536L
+
+    /// Response bytes a connection's streams may hold unsent before new streams wait for their
+    /// handlers to be called (a client that opens many streams and reads none holds at most
+    /// this, plus what handlers already running write).
+    static member HeldLimit = 16777216L
+
+    /// Response bytes the streams hold unsent (under Gate).
+    member _.Held = held
+
+    /// A stream's unsent bytes grew or shrank by `delta` (under Gate). Falling to HeldLimit runs
+    /// the waiter WhenRoom set (on the thread pool: never under Gate, nor in the pump's way).
+    member _.Hold(delta: int64) =
+        held <- held + delta
+
+        if delta < 0L && held <= Http2Output.HeldLimit && not (isNull roomWaiter) then
+            let waiter = roomWaiter
+            roomWaiter <- null
+            ThreadPool.UnsafeQueueUserWorkItem((fun (w: Action) -> w.Invoke()), waiter, false) |> ignore
+
+    /// Runs `waiter` once the streams hold no more than HeldLimit (under Gate; one waiter).
+    member _.WhenRoom(waiter: Action) = roomWaiter <- waiter
 
     /// A stream's response goes beyond one slice (`started`), or such a response ended. While
     /// two or more are under way, the kernel holds little unsent (TCP_NOTSENT_LOWAT): what it
@@ -392,6 +416,7 @@ type internal Http2Output(transport: Transport, pool: BufferPool) =
 
         try
             closed <- true
+            roomWaiter <- null
             queue.Release()
             scheduler.Clear()
 

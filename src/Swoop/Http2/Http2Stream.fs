@@ -62,10 +62,25 @@ type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: Bu
     // takes from `outgoing` on its own thread).
     let mutable stagingChain: BufferChain = null
 
+    // What this stream's unsent bytes count in the connection's (Http2Output.Held), under Gate.
+    let mutable held = 0L
+
+    /// Under Gate: the connection's count of unsent response bytes follows this stream's.
+    let settleHeld () =
+        let now = if isNull outgoingChain then 0L else outgoingChain.Length
+
+        if now <> held then
+            output.Hold(now - held)
+            held <- now
+
     let releaseChains () =
         if not (isNull inboundChain) then inboundChain.Release()
         if not (isNull outgoingChain) then outgoingChain.Release()
         if not (isNull stagingChain) then stagingChain.Release()
+
+        if held <> 0L then
+            Monitor.Enter output.Gate
+            try settleHeld () finally Monitor.Exit output.Gate
     let mutable endSent = false
     // The handler asked for the response's end (its last bytes, then END_STREAM or trailers).
     let mutable endPending = false
@@ -167,6 +182,7 @@ type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: Bu
                     chain.Append(ReadOnlySpan<byte> body)
                     output.Data(this.Id, chain, body.Length, true)
                     endSent <- true
+                    settleHeld ()
             finally
                 Monitor.Exit output.Gate
 
@@ -287,6 +303,7 @@ type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: Bu
         endSent <- true
         if not (isNull inboundChain) then inboundChain.Release()
         if not (isNull outgoingChain) then outgoingChain.Release()
+        settleHeld ()
 
         wakeReader false
 
@@ -344,6 +361,7 @@ type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: Bu
                     this.SendWindow <- this.SendWindow - int64 n
                     output.ConnectionWindow <- output.ConnectionWindow - int64 n
                     if last then endSent <- true
+                    settleHeld ()
 
                 if withTrailers && outgoing.IsEmpty && not endSent then
                     // The trailers end the stream after the last DATA (they need no window).
@@ -484,7 +502,10 @@ type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: Bu
                 if not (isNull body) then body.Release()
             else
                 let outgoing = outgoing ()
-                if not (isNull body) then outgoing.TakeFrom body
+                if not (isNull body) then
+                    outgoing.TakeFrom body
+                    settleHeld ()
+
                 if endStream then endPending <- true
 
                 if not endSent then
