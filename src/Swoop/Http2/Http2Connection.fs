@@ -1,7 +1,6 @@
 /// An HTTP/2 connection (RFC 9113): the client's preface and SETTINGS, then frames read in
-/// order from the connection's Transport, streams opened by HEADERS and served by the same
-/// handler and context as HTTP/1.1 (each stream an Http2Stream exchange), flow control both
-/// ways, and every error answered as the RFC assigns it: a stream error resets the one stream
+/// order from the connection's Transport, the table of streams opened by HEADERS (each an
+/// Http2Stream exchange, its handler run by StreamRuns), flow control both ways, and every error answered as the RFC assigns it: a stream error resets the one stream
 /// (RST_STREAM), a connection error ends the connection with GOAWAY. The bounds that keep a
 /// hostile client from holding more than its share (streams, header blocks, control frames,
 /// resets) are here too; docs/reliability.md lists them.
@@ -23,7 +22,6 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
     let maxHeaderListSize = max 16384 settings.Limits.MaxHeaderSectionSize
     let decoder = HpackDecoder(Http2Limits.HeaderTableSize, maxHeaderListSize)
     let streams = Dictionary<int, Http2Stream>()
-    let spare = Stack<Http2Stream>()
     let mutable peer = Http2Settings.Defaults
     let ids = StreamIds()
     let mutable requestNumber = 0L
@@ -46,12 +44,6 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
     let mutable loopThread = 0
     [<VolatileField>]
     let mutable inFrame = false
-    // Handlers running (some for streams already reset).
-    [<VolatileField>]
-    let mutable handlers = 0
-    // Streams whose handlers wait for the streams before them to send (see Defer), under Gate.
-    let waiting = Queue<Http2Stream>()
-    let resumeWaiting = Action(fun () -> this.ResumeWaiting())
     // Stream ids the client skipped (the most recent 16 ranges): a HEADERS for one is a
     // PROTOCOL_ERROR (a stream never opened), for any other lower id a STREAM_CLOSED.
     // The read loop's state across awaits, in fields (see Transport).
@@ -67,6 +59,8 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
 
     /// One more frame of little worth this second: past the bound, ENHANCE_YOUR_CALM.
     let floods = FloodGuard(output)
+    // The streams' handlers, and the stream objects they run on.
+    let runs = StreamRuns(this, transport, settings, output)
     let countControl () = floods.Control()
     let countReset () = floods.Reset()
 
@@ -108,6 +102,8 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
     override _.RemoteEndPoint = remote
     override _.IsTls = isTls
     override _.SendTimeoutMs = settings.BodyMs
+
+    override _.ResetStream(streamId: int, code: Http2ErrorCode) = resetStream streamId code
 
     override c.Stalled(streamId: int) =
         resetStream streamId Http2ErrorCode.Cancel
@@ -426,7 +422,7 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
 
         let target =
             if kind = BlockKind.Request then
-                let s = c.Rent()
+                let s = runs.Rent()
                 requestNumber <- requestNumber + 1L
                 s.Open(id, requestNumber)
                 s
@@ -492,21 +488,21 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
             let active = c.ActiveStreams()
 
             if refused then
-                c.Return s
+                runs.Return s
                 countReset ()
                 resetStream id Http2ErrorCode.ProtocolError
             elif goingAway || peerGoingAway || settings.Stopping then
-                c.Return s
+                runs.Return s
                 resetStream id Http2ErrorCode.RefusedStream
             elif active >= Http2Limits.MaxConcurrentStreams then
-                c.Return s
+                runs.Return s
                 countReset ()
                 resetStream id Http2ErrorCode.RefusedStream
             else
                 s.FinishHead endStream
 
                 if s.Check = HeadCheck.Malformed then
-                    c.Return s
+                    runs.Return s
                     // Malformed requests count as resets: a client cannot make the server
                     // answer errors without end (each costs a decode and a RST_STREAM).
                     countReset ()
@@ -524,226 +520,12 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
                     transport.Deadline <- Int64.MaxValue
 
                     if result = HpackResult.HeaderListTooLarge || s.Check = HeadCheck.TooMany then
-                        c.Serve(s, 431)
-                    elif not (c.Defer s) then
-                        c.Serve(s, 0)
+                        runs.Serve(s, 431)
+                    elif not (runs.Defer s) then
+                        runs.Serve(s, 0)
         | _ -> ()
 
-    member private _.Rent() : Http2Stream =
-        let reused = lock spare (fun () -> if spare.Count > 0 then spare.Pop() else null)
-
-        if isNull reused then
-            Http2Stream(this, output, pool, settings.Limits.MaxHeaderCount)
-        else
-            reused
-
-    member private _.Return(s: Http2Stream) =
-        s.Release()
-        // A stream still in the writer's ready queue (its turn not come since it ended) is left
-        // to the collector: reused, the pump could take its turn for the next stream's life.
-        Monitor.Enter output.Gate
-        let queued = s.Queued
-        Monitor.Exit output.Gate
-
-        if spare.Count < 8 && not queued then
-            lock spare (fun () -> spare.Push s)
-
-    /// Runs the handler for stream `s` (or answers `status` itself: 431).
-    member private c.Serve(s: Http2Stream, status: int) =
-        if isNull s.Context then
-            let ctx = HttpContext(s, s.Head, pool, settings.MaxRequestBodySize, AllowSynchronousIO = settings.AllowSynchronousIO, Log = settings.Log)
-            ctx.Lifetime <- settings.Lifetime
-            ctx.TrustedProxies <- settings.TrustedProxies
-            s.Context <- ctx
-
-        let ctx = s.Context
-        Interlocked.Increment(&handlers) |> ignore
-        Volatile.Write(&s.HandlerSince, Heartbeat.NowMs)
-        ctx.Begin()
-        // Made once metrics are listened to (an idle stream need not hold one).
-        if isNull s.Meter && (Metrics.requestDuration.Enabled || Metrics.activeRequests.Enabled) then
-            s.Meter <- ConnectionMeter(transport, ctx)
-
-        if not (isNull s.Meter) then s.Meter.BeginRequest()
-
-        if settings.AccessLogOn then
-            s.AccessStart <- Diagnostics.Stopwatch.GetTimestamp()
-
-        // The span becomes the handler's current Activity, as over HTTP/1.1.
-        s.Span <- (try Tracing.start ctx with _ -> null)
-
-        if status <> 0 then
-            ctx.ResetResponse status
-            c.Finish(s, null)
-        else
-            let pending =
-                try
-                    settings.Handler ctx
-                with e ->
-                    ValueTask.FromException e
-
-            if pending.IsCompletedSuccessfully then
-                c.Finish(s, null)
-            else
-                if isNull s.OnHandlerEnded then
-                    s.OnHandlerEnded <- Action(fun () -> c.HandlerEnded s)
-
-                s.Pending <- pending
-                pending.ConfigureAwait(false).GetAwaiter().UnsafeOnCompleted(s.OnHandlerEnded)
-
-    /// While the connection's streams hold more than HeldLimit of response bytes unsent (their
-    /// clients read slower than handlers write, or open no window), a new stream's handler waits
-    /// (true): a client that opens 100 streams of 1 MiB answers and reads none makes the server
-    /// hold about HeldLimit, not 100 MiB. Streams wait in order; they count as open.
-    member private _.Defer(s: Http2Stream) : bool =
-        Monitor.Enter output.Gate
-
-        try
-            if waiting.Count > 0 || output.Held > Http2Output.HeldLimit then
-                waiting.Enqueue s
-                if waiting.Count = 1 then output.WhenRoom resumeWaiting
-                true
-            else
-                false
-        finally
-            Monitor.Exit output.Gate
-
-    /// The streams hold HeldLimit or less again (on the thread pool): waiting handlers run, in
-    /// order, until they hold more again. A stream reset while it waited is only recycled.
-    member private c.ResumeWaiting() =
-        let mutable go = true
-
-        while go do
-            let mutable next: Http2Stream = null
-            Monitor.Enter output.Gate
-
-            try
-                if waiting.Count = 0 then
-                    go <- false
-                elif output.Held > Http2Output.HeldLimit then
-                    output.WhenRoom resumeWaiting
-                    go <- false
-                else
-                    next <- waiting.Dequeue()
-            finally
-                Monitor.Exit output.Gate
-
-            if not (isNull next) then
-                try
-                    if next.IsReset then
-                        if next.Mark 2 then c.Recycle next
-                    else
-                        c.Serve(next, 0)
-                with e ->
-                    EventLoops.report e
-
-    /// A handler that went async ended: how (null, or what it failed with) goes to Finish.
-    member private c.HandlerEnded(s: Http2Stream) =
-        let pending = s.Pending
-        s.Pending <- ValueTask()
-
-        let failure =
-            try
-                pending.GetAwaiter().GetResult()
-                null
-            with e ->
-                e
-
-        // A thread-pool callback: what escapes here would end the process.
-        try
-            c.Finish(s, failure)
-        with e ->
-            EventLoops.report e
-
-    /// The handler ended: its response completes (or the stream is reset), then the stream
-    /// is forgotten once its last frames are queued.
-    member private c.Finish(s: Http2Stream, failure: exn) =
-        // The handler is no longer running (its last frames may still wait for their turn).
-        Interlocked.Decrement(&handlers) |> ignore
-        let ctx = s.Context
-        let mutable ok = true
-
-        if not (isNull failure) then
-            if ClientDisconnectedException.IsIn failure || (failure :? OperationCanceledException && ctx.IsAborted) then
-                ok <- false
-            else
-                let status =
-                    match failure with
-                    | :? BadRequestException as bad -> bad.StatusCode
-                    | e ->
-                        if settings.Log.IsEnabled LogLevel.Error && settings.MayLog() then
-                            settings.Log.HandlerFailed(ctx.MethodName, ctx.Path, e)
-
-                        500
-
-                if ctx.HasStarted then ok <- false else ctx.ResetResponse status
-
-        if ok && not (isNull ctx.LengthMismatch) then
-            if settings.Log.IsEnabled LogLevel.Error && settings.MayLog() then
-                settings.Log.HandlerFailed(ctx.MethodName, ctx.Path, InvalidOperationException ctx.LengthMismatch)
-
-            ctx.ResetResponse 500
-
-        let kept =
-            if ok && not s.IsReset then
-                try
-                    ctx.Complete true
-                with _ ->
-                    false
-            else
-                false
-
-        if not kept && not s.EndSent then
-            resetStream s.Id Http2ErrorCode.InternalError
-
-        try
-            if settings.AccessLogOn then
-                AccessLog.record settings.Log settings.AccessLogFormat ctx ctx.ResponseBodyBytes s.AccessStart
-
-            if not (isNull s.Meter) then s.Meter.EndRequest()
-
-            if not (isNull s.Span) then
-                let span = s.Span
-                s.Span <- null
-                Tracing.stop span ctx (if ok || ctx.HasStarted then ctx.StatusCode else 0) failure
-        with e ->
-            EventLoops.report e
-
-        let ending = s.Finishing
-
-        if ending.IsCompleted then
-            c.Done s
-        else
-            ending.ContinueWith((fun (_: Task) (state: obj) -> c.Done(state :?> Http2Stream)), s, TaskContinuationOptions.ExecuteSynchronously)
-            |> ignore
-
-    /// The stream's response is queued: if the client still sends a body nobody reads, it is
-    /// told to stop (RST_STREAM NO_ERROR, RFC 9113 section 8.1); the stream is forgotten.
-    member private c.Done(s: Http2Stream) =
-        Volatile.Write(&s.HandlerSince, 0L)
-
-        if s.Mark 2 then
-            // Out of the table already (reset while its handler ran).
-            c.Recycle s
-        else
-            Monitor.Enter output.Gate
-            let waiting = not s.Ended && not s.IsReset
-            Monitor.Exit output.Gate
-
-            if waiting then
-                // Its frames still in flight are taken (and checked) for a moment; the heartbeat
-                // then resets it if the client has not finished.
-                s.DrainUntil <- Heartbeat.NowMs + 1000L
-            else
-                c.Forget s.Id
-
-    /// Both the protocol and the handler are done with `s`: its buffers go back, the object
-    /// waits for the next stream.
-    member private c.Recycle(s: Http2Stream) =
-        if not (isNull s.Context) then s.Context.Release()
-        c.Return s
-
-    member private c.Forget(id: int) =
+    override c.Forget(id: int) =
         let mutable gone: Http2Stream = null
         Monitor.Enter output.Gate
 
@@ -761,7 +543,7 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
         output.Kick()
 
         if not (isNull gone) then
-            if gone.Mark 1 then c.Recycle gone
+            if gone.Mark 1 then runs.Recycle gone
             c.EndIfIdle()
 
     /// No stream left: after a GOAWAY (either way) the connection ends; else the keep-alive
@@ -778,7 +560,7 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
     /// is closed for the client, which may open the next), or handlers still running for
     /// streams already reset, whichever is more. Counted one by one only near the limit.
     member private _.ActiveStreams() =
-        let running = Volatile.Read(&handlers)
+        let running = runs.Running
         Monitor.Enter output.Gate
 
         try
@@ -938,7 +720,7 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
 
         let open' =
             lock output.Gate (fun () ->
-                waiting.Clear()
+                runs.ClearWaiting()
                 List<Http2Stream>(streams.Values))
 
         for s in open' do

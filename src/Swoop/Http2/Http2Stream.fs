@@ -25,6 +25,11 @@ type internal Http2StreamOwner() =
     abstract SendTimeoutMs: int64
     /// A stream's response waited past the send timeout for a window: reset it.
     abstract Stalled: streamId: int -> unit
+    /// The server resets stream `streamId` (RST_STREAM `code`): its response cannot go on.
+    abstract ResetStream: streamId: int * code: Http2ErrorCode -> unit
+    /// The stream is over for the protocol (its END_STREAM sent, or reset): it leaves the
+    /// connection's table, and its object is recycled once its handler is done too.
+    abstract Forget: streamId: int -> unit
 
 [<Sealed; AllowNullLiteral>]
 type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: BufferPool, maxHeaders: int) =
