@@ -70,8 +70,12 @@ let ``endpoints are read and written as --listen takes them`` () =
     Assert.Equal(Ok(Endpoint.Tcp("0.0.0.0", 80)), Endpoint.parse "0.0.0.0:80")
     Assert.Equal(Ok(Endpoint.Tcp("localhost", 0)), Endpoint.parse "localhost:0")
     Assert.Equal(Ok(Endpoint.Unix "/run/app.sock"), Endpoint.parse "unix:/run/app.sock")
+    Assert.Equal(Ok(Endpoint.Systemd ""), Endpoint.parse "systemd")
+    Assert.Equal(Ok(Endpoint.Systemd "web"), Endpoint.parse "systemd:web")
+    Assert.Equal("systemd", Endpoint.format (Endpoint.Systemd ""))
+    Assert.Equal("systemd:web", Endpoint.format (Endpoint.Systemd "web"))
 
-    for bad in [ "8080"; "::1:8080"; "[::1]8080"; "host:http"; "host:70000"; "unix:"; "" ] do
+    for bad in [ "8080"; "::1:8080"; "[::1]8080"; "host:http"; "host:70000"; "unix:"; ""; "systemd:"; "systemd:a:b" ] do
         Assert.True(Result.isError (Endpoint.parse bad), bad)
 
     Assert.Equal("[::1]:80", Endpoint.format (Endpoint.Tcp("::1", 80)))

@@ -8,6 +8,42 @@ open System.Net
 open System.Net.Sockets
 open System.Runtime.InteropServices
 
+[<DllImport("libc", SetLastError = true)>]
+extern int private chown(string path, int owner, int group)
+
+[<DllImport("libc", SetLastError = true)>]
+extern nativeint private getpwnam(string name)
+
+[<DllImport("libc", SetLastError = true)>]
+extern nativeint private getgrnam(string name)
+
+/// A user's or group's id from its name (or number); -1 for "" (unchanged, as chown takes it).
+let private idOf (lookup: string -> nativeint) (what: string) (name: string) =
+    if name = "" then
+        -1
+    else
+        match Int32.TryParse name with
+        | true, n when n >= 0 -> n
+        | _ ->
+            let entry = lookup name
+            // struct passwd and struct group: two pointers (name, password), then the id.
+            if entry = 0n then invalidArg "UnixSocketOwner" ("no " + what + " is named '" + name + "'")
+            else Marshal.ReadInt32(entry, 2 * IntPtr.Size)
+
+/// The socket file's mode and owner, as the options ask (nothing for 0 and "").
+let private setAccess (path: string) (mode: int) (owner: string) =
+    if mode <> 0 then
+        File.SetUnixFileMode(path, enum<UnixFileMode> mode)
+
+    if owner <> "" then
+        let parts = owner.Split ':'
+        let user = idOf getpwnam "user" parts[0]
+        let group = if parts.Length > 1 then idOf getgrnam "group" parts[1] else -1
+
+        if chown (path, user, group) <> 0 then
+            let errno = Marshal.GetLastPInvokeError()
+            raise (UnauthorizedAccessException("cannot give " + path + " to " + owner + " (chown: errno " + string errno + "; changing the owner needs root, a group needs membership)"))
+
 let private resolve (host: string) =
     match IPAddress.TryParse host with
     | true, address -> address
@@ -32,15 +68,25 @@ let private removeStale (path: string) =
 
         if not alive then File.Delete path
 
-/// A listening socket for `endpoint`.
-let bind (endpoint: Endpoint) (backlog: int) (deferAccept: bool) (reusePort: bool) =
+/// A listening socket for `endpoint` (not `Systemd`: see `bindAll`).
+let bind (endpoint: Endpoint) (options: ServerOptions) =
+    let backlog = options.Backlog
+
     match endpoint with
+    | Endpoint.Systemd _ -> invalidArg "endpoint" "systemd's sockets are taken, not bound (Listener.bindAll)"
     | Endpoint.Unix path ->
         removeStale path
         let listener = new Socket(AddressFamily.Unix, SocketType.Stream, ProtocolType.Unspecified)
 
         try
             listener.Bind(UnixDomainSocketEndPoint path)
+
+            try
+                setAccess path options.UnixSocketMode options.UnixSocketOwner
+            with _ ->
+                File.Delete path
+                reraise ()
+
             listener.Listen backlog
             listener
         with _ ->
@@ -58,7 +104,7 @@ let bind (endpoint: Endpoint) (backlog: int) (deferAccept: bool) (reusePort: boo
             // No ReuseAddress: on Linux .NET maps it to SO_REUSEPORT as well, which would let a
             // second server share the port silently instead of failing to bind. SO_REUSEPORT
             // only when asked for (several processes on one port).
-            if reusePort && OperatingSystem.IsLinux() then
+            if options.ReusePort && OperatingSystem.IsLinux() then
                 let solSocket, soReusePort = 1, 15
                 listener.SetRawSocketOption(solSocket, soReusePort, MemoryMarshal.AsBytes(ReadOnlySpan [| 1 |]))
 
@@ -69,7 +115,7 @@ let bind (endpoint: Endpoint) (backlog: int) (deferAccept: bool) (reusePort: boo
             // after about a second without any), so the request is read at once: no receive
             // that finds nothing, no epoll registration, no wake-up for the data (as nginx's
             // `listen ... deferred` and Apache's default AcceptFilter).
-            if deferAccept && OperatingSystem.IsLinux() then
+            if options.DeferAccept && OperatingSystem.IsLinux() then
                 let seconds = 1
                 let ipprotoTcp, tcpDeferAccept = 6, 9
                 listener.SetRawSocketOption(ipprotoTcp, tcpDeferAccept, MemoryMarshal.AsBytes(ReadOnlySpan [| seconds |]))
@@ -78,6 +124,12 @@ let bind (endpoint: Endpoint) (backlog: int) (deferAccept: bool) (reusePort: boo
         with _ ->
             listener.Dispose()
             reraise ()
+
+/// The listening sockets for `endpoint`: the one bound, or those systemd passed.
+let bindAll (endpoint: Endpoint) (options: ServerOptions) : Socket list =
+    match endpoint with
+    | Endpoint.Systemd name -> Systemd.take name
+    | _ -> [ bind endpoint options ]
 
 /// How an endpoint a listener is bound to is shown: "127.0.0.1:8080", "[::1]:8080", "unix:/path".
 let show (bound: EndPoint) =

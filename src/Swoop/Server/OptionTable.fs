@@ -24,7 +24,7 @@ let private files (text: string) =
 let all: Setting list =
     [ { Name = "Listen"
         Value = "ENDPOINT"
-        Help = "An endpoint to listen on: host:port, [v6]:port, https://host:port (TLS; see --tls-cert) or unix:/path; repeat for several (environment: comma-separated). Empty: Host:Port."
+        Help = "An endpoint to listen on: host:port, [v6]:port, https://host:port (TLS; see --tls-cert), unix:/path, or systemd (the sockets systemd passed; systemd:NAME for those of one FileDescriptorName); repeat for several (environment: comma-separated). Empty: Host:Port."
         Kestrel = "http://localhost:5000"
         Show = fun o -> if o.Listen.IsEmpty then "" else String.Join(",", o.Listen |> List.map Endpoint.format)
         Set = map (fun v o -> { o with Listen = o.Listen @ v }) endpoints }
@@ -198,6 +198,25 @@ let all: Setting list =
         Kestrel = "(always the runtime's)"
         Show = fun o -> showBool o.RuntimeSockets
         Set = map (fun v o -> { o with RuntimeSockets = v }) boolean }
+      { Name = "UnixSocketMode"
+        Value = "MODE"
+        Help = "File mode of the Unix sockets created (unix: endpoints), in octal (660: owner and group may connect). 0: as the umask leaves it."
+        Kestrel = "(the umask's)"
+        Show = fun o -> if o.UnixSocketMode = 0 then "0" else Convert.ToString(o.UnixSocketMode, 8)
+        Set =
+          fun v o ->
+              let text = v.Trim()
+
+              if text.Length > 0 && text.Length <= 4 && text |> Seq.forall (fun c -> c >= '0' && c <= '7') && Convert.ToInt32(text, 8) <= 0o777 then
+                  Ok { o with UnixSocketMode = Convert.ToInt32(text, 8) }
+              else
+                  Error("'" + v + "' is not an octal file mode (0 to 777)") }
+      { Name = "UnixSocketOwner"
+        Value = "USER:GROUP"
+        Help = "Owner of the Unix sockets created: USER, USER:GROUP or :GROUP (names or numbers). Empty: the process's user."
+        Kestrel = "(the process's)"
+        Show = fun o -> o.UnixSocketOwner
+        Set = fun v o -> Ok { o with UnixSocketOwner = v.Trim() } }
       { Name = "InlineCompletions"
         Value = ""
         Help = "Run handlers on the event-loop threads (fastest; handlers must not block). Also --inline / --no-inline."

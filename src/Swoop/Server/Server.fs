@@ -9,7 +9,7 @@ open System.Threading.Tasks
 open System.Net.Security
 
 [<Sealed>]
-type RunningServer internal (listeners: Socket[], secure: bool[], tls: TlsServer, settings: ConnectionSettings, shutdownTimeout: TimeSpan, drainDelay: TimeSpan, maxConnections: int, nativeAccept: bool) =
+type RunningServer internal (listeners: Socket[], secure: bool[], unixPaths: string[], tls: TlsServer, settings: ConnectionSettings, shutdownTimeout: TimeSpan, drainDelay: TimeSpan, maxConnections: int, nativeAccept: bool) =
     let idle = System.Collections.Concurrent.ConcurrentBag<Connection>()
     let mutable open' = 0
     let mutable rejected = 0L
@@ -121,9 +121,6 @@ type RunningServer internal (listeners: Socket[], secure: bool[], tls: TlsServer
                     if isNull socket then accepted.Dispose() else socket.Dispose()
                 with _ ->
                     ()
-
-    let unixPaths =
-        listeners |> Array.choose (fun l -> match l.LocalEndPoint with :? UnixDomainSocketEndPoint as u -> Some(string u) | _ -> None)
 
     // Read once: a disposed listener has no endpoint.
     let endPoints = listeners |> Array.map (fun l -> l.LocalEndPoint) |> List.ofArray
@@ -252,6 +249,7 @@ type RunningServer internal (listeners: Socket[], secure: bool[], tls: TlsServer
                         // Unready first; for the drain delay new requests are still served (each
                         // response closing its connection) while load balancers notice.
                         settings.Lifetime.Draining <- true
+                        Systemd.notify "STOPPING=1"
 
                         if drainDelay > TimeSpan.Zero then
                             do! Task.Delay drainDelay
@@ -265,7 +263,8 @@ type RunningServer internal (listeners: Socket[], secure: bool[], tls: TlsServer
                         for listener in listeners do
                             listener.Dispose()
 
-                        // A Unix socket's file outlives its socket: removed, so the next start binds.
+                        // A Unix socket's file outlives its socket: removed, so the next start binds
+                        // (those systemd passed are its own, and stay).
                         for path in unixPaths do
                             try
                                 IO.File.Delete path
@@ -323,14 +322,13 @@ module Server =
         let inline' = Environment.GetEnvironmentVariable inlineVariable = "1"
 
         let endpoints = if listen then ServerOptions.endpoints options |> Array.ofList else [||]
-        let secure = endpoints |> Array.map (function Endpoint.Https _ -> true | _ -> false)
 
         let log = ServerLog.Create(options.LogSink, options.LogLevel, options.LogQueueSize)
 
         // The certificates before anything binds: a missing, unreadable, expired or
         // mismatched one is an ArgumentException naming it (Server.run: one line, exit 2).
         let tls =
-            if not (Array.contains true secure) then
+            if not (endpoints |> Array.exists (function Endpoint.Https _ -> true | _ -> false)) then
                 null
             // The switch alone in the condition: the trimmer drops what it guards.
             elif Features.Tls then
@@ -350,13 +348,21 @@ module Server =
 
         // Every endpoint bound, or none: a failure closes those bound before it.
         let bound = ResizeArray<Socket>()
+        let secure = ResizeArray<bool>()
 
         try
             for endpoint in endpoints do
-                bound.Add(Listener.bind endpoint options.Backlog options.DeferAccept options.ReusePort)
+                for listener in Listener.bindAll endpoint options do
+                    bound.Add listener
+                    secure.Add(match endpoint with Endpoint.Https _ -> true | _ -> false)
         with _ ->
             for l in bound do
                 l.Dispose()
+
+            for endpoint in endpoints do
+                match endpoint with
+                | Endpoint.Unix path -> (try IO.File.Delete path with _ -> ())
+                | _ -> ()
 
             if not (isNull tls) then
                 (tls :> IDisposable).Dispose()
@@ -403,9 +409,11 @@ module Server =
         // a new connection's request is seldom there yet, and its wait would need the runtime's
         // Socket anyway: the runtime's accept is cheaper then.
         let nativeAccept = options.DeferAccept && Direct.available
-        let server = new RunningServer(listeners, secure, tls, settings, options.ShutdownTimeout, options.DrainDelay, options.MaxConnections, nativeAccept)
+        let unixPaths = endpoints |> Array.choose (function Endpoint.Unix path -> Some path | _ -> None)
+        let server = new RunningServer(listeners, secure.ToArray(), unixPaths, tls, settings, options.ShutdownTimeout, options.DrainDelay, options.MaxConnections, nativeAccept)
         if listen then
             settings.Log.Started(String.Join(", ", server.Urls))
+            Systemd.notify ("READY=1\nSTATUS=listening on " + String.Join(", ", server.Urls))
 
         server
 

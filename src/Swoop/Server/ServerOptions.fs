@@ -10,6 +10,7 @@ type Endpoint =
     | Tcp of host: string * port: int
     | Unix of path: string
     | Https of host: string * port: int
+    | Systemd of name: string
 
 [<RequireQualifiedAccess>]
 module Endpoint =
@@ -31,6 +32,12 @@ module Endpoint =
             | Ok(Endpoint.Tcp _ as tcp) -> Ok tcp
             | Ok _ -> Error("'" + text + "' is not http://host:port")
             | Error e -> Error e
+        elif text = "systemd" then
+            Ok(Endpoint.Systemd "")
+        elif text.StartsWith("systemd:", StringComparison.Ordinal) then
+            let name = text.Substring 8
+            if name.Length = 0 || name.Contains ':' then Error("'" + text + "' is not systemd or systemd:NAME (a FileDescriptorName of the .socket unit)")
+            else Ok(Endpoint.Systemd name)
         elif text.StartsWith("unix:", StringComparison.Ordinal) then
             let path = text.Substring 5
             if path.Length = 0 then Error("no socket path after unix: in '" + text + "'")
@@ -58,6 +65,8 @@ module Endpoint =
     let format (endpoint: Endpoint) =
         match endpoint with
         | Endpoint.Unix path -> "unix:" + path
+        | Endpoint.Systemd "" -> "systemd"
+        | Endpoint.Systemd name -> "systemd:" + name
         | Endpoint.Tcp(host, port) when host.Contains ':' -> "[" + host + "]:" + string port
         | Endpoint.Tcp(host, port) -> host + ":" + string port
         | Endpoint.Https(host, port) when host.Contains ':' -> "https://[" + host + "]:" + string port
@@ -110,7 +119,9 @@ type ServerOptions =
       HandshakeTimeout: TimeSpan
       MaxConcurrentHandshakes: int
       Http2: Http2Mode
-      RuntimeSockets: bool }
+      RuntimeSockets: bool
+      UnixSocketMode: int
+      UnixSocketOwner: string }
 
 [<RequireQualifiedAccess>]
 module ServerOptions =
@@ -150,7 +161,9 @@ module ServerOptions =
           HandshakeTimeout = TimeSpan.FromSeconds 10.0
           MaxConcurrentHandshakes = 1024
           Http2 = Http2Mode.On
-          RuntimeSockets = false }
+          RuntimeSockets = false
+          UnixSocketMode = 0
+          UnixSocketOwner = "" }
 
     let maxDuration = TimeSpan.FromMilliseconds(float Int32.MaxValue)
 
@@ -209,8 +222,18 @@ module ServerOptions =
                 | Endpoint.Unix path when String.IsNullOrWhiteSpace path -> Some("Listen", "has an empty Unix socket path")
                 | _ -> None)
 
+        let badOwner =
+            let parts = o.UnixSocketOwner.Split ':'
+
+            if o.UnixSocketOwner = "" then None
+            elif parts.Length > 2 || parts |> Array.forall (fun p -> p = "") then
+                Some("UnixSocketOwner", "is not USER, USER:GROUP or :GROUP: " + o.UnixSocketOwner)
+            else None
+
         let checks =
             [ fun () -> badEndpoint
+              fun () -> if o.UnixSocketMode < 0 || o.UnixSocketMode > 0o777 then Some("UnixSocketMode", "is not a file mode (0 to 0o777): " + Convert.ToString(o.UnixSocketMode, 8)) else None
+              fun () -> badOwner
               fun () -> tooLong
               fun () -> if String.IsNullOrWhiteSpace o.Host then Some("Host", "is empty") else None
               fun () -> if o.Port < 0 || o.Port > 65535 then Some("Port", "is not a TCP port (0-65535): " + string o.Port) else None

@@ -13,6 +13,10 @@ type Endpoint =
     /// HTTPS: TLS over TCP, with the certificates of `TlsCert` and `TlsKey`. Written
     /// "https://0.0.0.0:8443" ("http://host:port" is a plain `Tcp` endpoint).
     | Https of host: string * port: int
+    /// The sockets systemd passed (socket activation: `LISTEN_FDS`), plain HTTP: all of them
+    /// (`name` ""), or those the .socket unit names so (`FileDescriptorName=`). Written
+    /// "systemd" or "systemd:NAME". Starting without them is an error that says so.
+    | Systemd of name: string
 
 [<RequireQualifiedAccess>]
 module Endpoint =
@@ -177,6 +181,13 @@ type ServerOptions =
         /// loops. True: the .NET runtime's sockets carry every connection, as on macOS and
         /// Windows (where this is always so), for the whole process from this start on.
         RuntimeSockets: bool
+        /// The file mode of the Unix sockets Swoop creates (`unix:` endpoints), e.g. `0o660`
+        /// so that a proxy in the socket's group may connect. 0 (default): as the process's
+        /// umask leaves it.
+        UnixSocketMode: int
+        /// Who owns the Unix sockets Swoop creates: "USER", "USER:GROUP" or ":GROUP" (names or
+        /// numbers), e.g. ":www-data" for nginx's workers. "" (default): the process's user.
+        UnixSocketOwner: string
     }
 
 [<RequireQualifiedAccess>]

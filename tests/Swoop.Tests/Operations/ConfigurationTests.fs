@@ -400,3 +400,13 @@ let ``no value of any option throws or gets past parsing out of range`` () =
         | Error e -> not (e.Contains '\n') && e.StartsWith flag
 
     Check.One(Config.QuickThrowOnFailure.WithMaxTest(3000), Prop.forAll (Arb.fromGen (Gen.zip (Gen.elements flags) value)) property)
+
+[<Fact>]
+let ``a Unix socket's mode is octal, its owner USER, USER:GROUP or :GROUP, and systemd an endpoint`` () =
+    let o = options [ "--listen"; "unix:/run/a.sock"; "--unix-socket-mode"; "660"; "--unix-socket-owner"; ":www-data"; "--listen"; "systemd:web" ]
+    Assert.Equal(0o660, o.UnixSocketMode)
+    Assert.Equal(":www-data", o.UnixSocketOwner)
+    Assert.Equal<Endpoint list>([ Endpoint.Unix "/run/a.sock"; Endpoint.Systemd "web" ], o.Listen)
+    Assert.Contains("not an octal file mode", problem [] [ "--unix-socket-mode"; "999" ])
+    Assert.Contains("not an octal file mode", problem [] [ "--unix-socket-mode"; "rw" ])
+    Assert.Contains("is not USER, USER:GROUP or :GROUP", problem [] [ "--unix-socket-owner"; "a:b:c" ])

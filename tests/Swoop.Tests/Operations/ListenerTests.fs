@@ -75,3 +75,37 @@ let ``when one endpoint cannot be bound, none stays bound`` () =
     // The first was let go: it binds again.
     use again = serve { testOptions with Port = port } hello
     Assert.Equal(port, again.Port)
+
+[<Fact>]
+let ``a Unix socket gets the mode and owner asked for, so that a proxy in its group may connect`` () =
+    let path = Path.Combine(Path.GetTempPath(), "swoop-" + string (Guid.NewGuid()) + ".sock")
+    // Giving a file away needs root (CI runs as root); elsewhere only the mode is checked.
+    let root = Environment.UserName = "root"
+    let owner = if root then "nobody:nogroup" else ""
+
+    do
+        use server = serve { testOptions with Listen = [ Endpoint.Unix path ]; UnixSocketMode = 0o660; UnixSocketOwner = owner } hello
+        Assert.Equal(UnixFileMode.UserRead ||| UnixFileMode.UserWrite ||| UnixFileMode.GroupRead ||| UnixFileMode.GroupWrite, File.GetUnixFileMode path)
+
+        if root then
+            let stat = Diagnostics.Process.Start(Diagnostics.ProcessStartInfo("stat", "-c %U:%G " + path, RedirectStandardOutput = true))
+            let shown = stat.StandardOutput.ReadToEnd().Trim()
+            stat.WaitForExit()
+            Assert.Equal("nobody:nogroup", shown)
+
+        Assert.EndsWith("hello /x", ask AddressFamily.Unix ProtocolType.Unspecified (UnixDomainSocketEndPoint path) "/x")
+
+    Assert.False(File.Exists path)
+
+[<Fact>]
+let ``an owner that does not exist is refused at start, and no socket file is left`` () =
+    let path = Path.Combine(Path.GetTempPath(), "swoop-" + string (Guid.NewGuid()) + ".sock")
+    let e = Assert.ThrowsAny<ArgumentException>(fun () -> Server.start { testOptions with Listen = [ Endpoint.Unix path ]; UnixSocketOwner = "no-such-user-here" } hello |> ignore)
+    Assert.Contains("no user is named 'no-such-user-here'", e.Message)
+    Assert.False(File.Exists path)
+
+[<Fact>]
+let ``--listen systemd without sockets from systemd is an error that says how to start the service`` () =
+    // The test process was not started by a .socket unit: LISTEN_FDS is not set for it.
+    let e = Assert.ThrowsAny<ArgumentException>(fun () -> Server.start { testOptions with Listen = [ Endpoint.Systemd "" ] } hello |> ignore)
+    Assert.Contains("systemd passed no socket", e.Message)
