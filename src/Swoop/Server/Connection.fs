@@ -342,7 +342,7 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                         go <- secured && Volatile.Read(&transport.State) = ConnectionState.Idle
 
                         // ALPN chose h2: the connection speaks HTTP/2 from its first byte.
-                        if Features.Http2 && go && (transport.AlpnH2 || settings.Http2Only) then
+                        if Features.Http2 && go && (transport.AlpnH2() || settings.Http2Only) then
                             go <- false
                             h2 <- Http2.Http2Connection(transport, settings, true)
                             do! h2.RunAsync(handshakeStart + settings.RequestHeadMs)
@@ -626,8 +626,8 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                 | :? OperationCanceledException -> ()
                 // TLS reports the socket's end, a reset or a record it cannot read as IOException:
                 // the client's doing (or the close's), as the socket's own errors are.
-                | :? IO.IOException
-                | :? Security.Authentication.AuthenticationException when transport.IsTls -> ()
+                | :? IO.IOException when transport.IsTls -> ()
+                | e when transport.IsTls && TlsServer.IsAuthenticationFailure e -> ()
                 | e -> if settings.Log.IsEnabled LogLevel.Error && settings.MayLog() then settings.Log.ConnectionFailed e
             with _ ->
                 () // a log sink that throws: the connection still ends as it must

@@ -6,7 +6,6 @@ open System.Net.Sockets
 open System.Runtime.InteropServices
 open System.Threading
 open System.Threading.Tasks
-open System.Net.Security
 
 [<Sealed>]
 type RunningServer internal (listeners: Socket[], secure: bool[], unixPaths: string[], tls: TlsServer, settings: ConnectionSettings, shutdownTimeout: TimeSpan, drainDelay: TimeSpan, maxConnections: int, nativeAccept: bool) =
@@ -332,17 +331,10 @@ module Server =
                 null
             // The switch alone in the condition: the trimmer drops what it guards.
             elif Features.Tls then
-                let pairs = List.zip options.TlsCert options.TlsKey
-                let store = CertificateStore(
-                    pairs,
-                    (match options.Http2 with
-                     | Http2Mode.On when Features.Http2 -> [ SslApplicationProtocol.Http2; SslApplicationProtocol.Http11 ]
-                     | Http2Mode.On
-                     | Http2Mode.Off -> [ SslApplicationProtocol.Http11 ]
-                     | Http2Mode.Only -> [ SslApplicationProtocol.Http2 ]),
-                    log
-                )
-                new TlsServer(store, options.HandshakeTimeout, options.MaxConcurrentHandshakes, log)
+                // ALPN: "h2" first when HTTP/2 is on, "http/1.1" unless HTTP/2 only.
+                let offerH2 = options.Http2 = Http2Mode.Only || (options.Http2 = Http2Mode.On && Features.Http2)
+                let offerHttp11 = options.Http2 <> Http2Mode.Only
+                TlsServer.Create(List.zip options.TlsCert options.TlsKey, offerH2, offerHttp11, options.HandshakeTimeout, options.MaxConcurrentHandshakes, log)
             else
                 invalidArg "options" "HTTPS endpoints need TLS, which this build leaves out (the feature switch Swoop.Tls.IsSupported is false)"
 

@@ -17,6 +17,7 @@ namespace Swoop
 open System
 open System.Net.Security
 open System.Net.Sockets
+open System.Runtime.CompilerServices
 open System.Threading.Tasks
 
 [<Sealed; AllowNullLiteral>]
@@ -148,8 +149,10 @@ type internal Transport(pool: BufferPool) =
     /// Whether the connection is TLS (https).
     member _.IsTls = tls
 
-    /// TLS: ALPN chose HTTP/2.
-    member _.AlpnH2 =
+    /// TLS: ALPN chose HTTP/2. Never inlined: the connection's loop would then name
+    /// SslStream, and the JIT would load System.Net.Security for a server without HTTPS.
+    [<MethodImpl(MethodImplOptions.NoInlining)>]
+    member _.AlpnH2() =
         tls && (stream :?> SslStream).NegotiatedApplicationProtocol = SslApplicationProtocol.Http2
 
     /// Whether a file may go with sendfile(2): on Swoop's event loops, on the socket itself.

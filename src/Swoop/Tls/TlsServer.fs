@@ -8,6 +8,7 @@ open System
 open System.IO
 open System.Net.Security
 open System.Security.Authentication
+open System.Runtime.CompilerServices
 open System.Threading
 open System.Threading.Tasks
 
@@ -84,6 +85,26 @@ type internal TlsServer(store: CertificateStore, handshakeTimeout: TimeSpan, max
                 finally
                     gate.Release() |> ignore
         }
+
+    /// The TLS side of a server with HTTPS endpoints: loads `pairs` (certificate, key) and
+    /// offers HTTP/2 ("h2") and HTTP/1.1 in ALPN as asked. A method of its own, never
+    /// inlined: a server with only plain endpoints never calls it, so under the JIT it never
+    /// loads System.Net.Security nor the certificate code (TlsTests: the process of an
+    /// HTTP-only server has neither mapped).
+    [<MethodImpl(MethodImplOptions.NoInlining)>]
+    static member Create
+        (pairs: (string * string) list, offerH2: bool, offerHttp11: bool, handshakeTimeout: TimeSpan, maxHandshakes: int, log: ServerLog)
+        =
+        let alpn =
+            [ if offerH2 then SslApplicationProtocol.Http2
+              if offerHttp11 then SslApplicationProtocol.Http11 ]
+
+        new TlsServer(CertificateStore(pairs, alpn, log), handshakeTimeout, maxHandshakes, log)
+
+    /// Whether `e` is TLS's AuthenticationException: named here, not in the connection's
+    /// loop, whose compilation would otherwise load System.Net.Security (see Create).
+    [<MethodImpl(MethodImplOptions.NoInlining)>]
+    static member IsAuthenticationFailure(e: exn) = e :? AuthenticationException
 
     interface IDisposable with
         member _.Dispose() =

@@ -309,3 +309,53 @@ let ``a TLS 1.2 session is resumed on the next connection (the server ends each 
     Assert.Contains("Reused, TLSv1.2", second)
     Assert.Contains("https /r", second)
     File.Delete session
+
+[<Fact>]
+let ``a server without an HTTPS endpoint never loads TLS: System.Net.Security and System.Net.Http stay unmapped after a request`` () =
+    // A process of its own (samples/Echo under the JIT): this one has TLS loaded by the tests
+    // above. The JIT loads an assembly when it compiles a method naming one of its types, so
+    // the connection's loop must not name SslStream or AuthenticationException (TlsServer.fs).
+    if OperatingSystem.IsLinux() then
+        let start = Diagnostics.ProcessStartInfo("dotnet", RedirectStandardOutput = true, RedirectStandardError = true, UseShellExecute = false)
+        start.ArgumentList.Add(Path.Combine(AppContext.BaseDirectory, "Echo.dll"))
+
+        for a in [ "--port"; "0"; "--host"; "127.0.0.1" ] do
+            start.ArgumentList.Add a
+
+        for name in [ "PORT"; "SWOOP_PORT"; "SWOOP_LISTEN" ] do
+            start.Environment.Remove name |> ignore
+
+        use p = Diagnostics.Process.Start start
+
+        try
+            // "Swoop listening on http://127.0.0.1:PORT" comes first.
+            let mutable port = 0
+
+            while port = 0 do
+                let line = p.StandardOutput.ReadLineAsync()
+                Assert.True(line.Wait 20000 && not (isNull line.Result), "Echo said where it listens")
+                let at = line.Result.IndexOf "http://127.0.0.1:"
+
+                if at >= 0 then
+                    port <- int (line.Result.Substring(at + "http://127.0.0.1:".Length).Trim())
+
+            use client = new TcpClient("127.0.0.1", port)
+            let stream = client.GetStream()
+            let request = Encoding.ASCII.GetBytes "GET /a HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n"
+            stream.Write(request, 0, request.Length)
+            let answer = Text.StringBuilder()
+            let buffer = Array.zeroCreate<byte> 4096
+            let mutable n = stream.Read(buffer, 0, buffer.Length)
+
+            while n > 0 do
+                answer.Append(Encoding.ASCII.GetString(buffer, 0, n)) |> ignore
+                n <- stream.Read(buffer, 0, buffer.Length)
+
+            Assert.StartsWith("HTTP/1.1 200", answer.ToString())
+            let maps = File.ReadAllText("/proc/" + string p.Id + "/maps")
+            Assert.Contains("System.Net.Sockets.dll", maps)
+            Assert.DoesNotContain("System.Net.Security.dll", maps)
+            Assert.DoesNotContain("System.Net.Http.dll", maps)
+        finally
+            p.Kill true
+            p.WaitForExit()
