@@ -46,3 +46,22 @@ module Compression =
                 next ctx
 
         enable >=> handler
+
+    let decompressRequests (handler: HttpHandler) : HttpHandler =
+        let unsupported = problem 415 ("the request body's Content-Encoding is not one of " + RequestCoding.supported)
+
+        let decode: HttpHandler =
+            fun next ctx ->
+                match ctx.Header "content-encoding" with
+                | ValueSome header when ctx.HasRequestBody && isNull ctx.Decoder ->
+                    match RequestCoding.read header with
+                    | "" -> next ctx
+                    | null ->
+                        ctx.SetHeader("Accept-Encoding", RequestCoding.supported)
+                        unsupported next ctx
+                    | coding ->
+                        ctx.Decoder <- RequestBodyDecoding(ctx, coding)
+                        next ctx
+                | _ -> next ctx
+
+        decode >=> handler

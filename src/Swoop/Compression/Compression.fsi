@@ -45,3 +45,12 @@ module Compression =
     /// are unless `Https` (BREACH).
     /// Example: `Compression.compress CompressionOptions.defaults (choose [ route "/" >=> text "hi" ])`.
     val compress: options: CompressionOptions -> handler: HttpHandler -> HttpHandler
+
+    /// Decodes request bodies sent with `Content-Encoding: gzip`, `br` or `deflate` (zlib) as
+    /// `handler` reads them (ReadAsync, ReadBodyAsync, RequestBody and every binder), as ASP.NET
+    /// Core's request decompression does. `MaxRequestBodySize` bounds the decoded size too: past
+    /// it the read raises a 413 (a decompression bomb never fills memory); bytes that do not
+    /// decode are a 400; another or several codings a 415 with `Accept-Encoding: br, deflate,
+    /// gzip`. `ctx.RequestContentLength` is then ValueNone (the decoded length is not known).
+    /// Example: `Compression.decompressRequests (POST >=> route "/ingest" >=> bindJson<Batch> save)`.
+    val decompressRequests: handler: HttpHandler -> HttpHandler

@@ -23,6 +23,7 @@ type HttpContext internal (exchange: Exchange, head: RequestHead, pool: BufferPo
     let mutable clientAddress: IPAddress = null
     let mutable scheme: string = null
     let mutable bodyStream: Stream = null
+    let mutable decoder: BodyDecoder = null
     let mutable items: Collections.Generic.Dictionary<string, obj> = null
     // Null until an authentication handler sets it or someone reads it (see User).
     let mutable user: Security.Claims.ClaimsPrincipal = null
@@ -135,20 +136,44 @@ type HttpContext internal (exchange: Exchange, head: RequestHead, pool: BufferPo
         if found < 0 then ValueNone else ValueSome(this.HeaderValue found)
 
     member _.RequestContentLength =
-        if head.Body = BodyKind.Chunked then ValueNone
+        // A decoded body's length is known only once read.
+        if head.Body = BodyKind.Chunked || not (isNull decoder) then ValueNone
         elif head.ContentLength >= 0L then ValueSome head.ContentLength
         else ValueNone
 
     member _.HasRequestBody = head.Body <> BodyKind.NoBody
     member _.ReadAsync(destination: Memory<byte>) =
         abort.ThrowIfCut()
-        exchange.ReadAsync destination
+        if isNull decoder then exchange.ReadAsync destination else decoder.ReadAsync destination
 
-    member _.ReadBodyAsync() : Task<byte[]> = exchange.ReadAllAsync()
+    member this.ReadBodyAsync() : Task<byte[]> =
+        if isNull decoder then exchange.ReadAllAsync() else this.ReadDecodedAsync()
+
+    member private this.ReadDecodedAsync() : Task<byte[]> =
+        task {
+            use whole = new MemoryStream()
+            let buffer = Array.zeroCreate<byte> 16384
+            let mutable n = 1
+
+            while n > 0 do
+                let! read = this.ReadAsync(Memory buffer)
+                n <- read
+                whole.Write(buffer, 0, n)
+
+            return whole.ToArray()
+        }
+
+    member internal _.Decoder
+        with get () = decoder
+        and set (v: BodyDecoder) = decoder <- v
+
+    member internal _.ReadUndecodedAsync(destination: Memory<byte>) =
+        abort.ThrowIfCut()
+        exchange.ReadAsync destination
 
     member this.RequestBody =
         if isNull bodyStream then
-            bodyStream <- new RequestBodyStream((fun m -> exchange.ReadAsync m), (fun () -> this.AllowSynchronousIO))
+            bodyStream <- new RequestBodyStream((fun m -> this.ReadAsync m), (fun () -> this.AllowSynchronousIO))
 
         bodyStream
 
@@ -399,6 +424,7 @@ type HttpContext internal (exchange: Exchange, head: RequestHead, pool: BufferPo
     member internal this.Begin() =
         this.SnapshotRequestLine()
         this.Encoder <- null
+        decoder <- null
         out.Clear(head.Method = HttpMethod.Head)
         path <- null
         rawPath <- null
@@ -509,5 +535,10 @@ type HttpContext internal (exchange: Exchange, head: RequestHead, pool: BufferPo
 /// before the head is written the first time.
 and [<AbstractClass; AllowNullLiteral>] internal BodyEncoder() =
     abstract Encode: ctx: HttpContext * body: BufferChain * final: bool -> unit
+
+/// Decodes the request body as the handler reads it (decompression): each read gives
+/// decoded bytes, 0 at the end; the decoder enforces the body limit on what it decodes.
+and [<AbstractClass; AllowNullLiteral>] internal BodyDecoder() =
+    abstract ReadAsync: destination: Memory<byte> -> ValueTask<int>
 
 type RequestHandler = HttpContext -> ValueTask

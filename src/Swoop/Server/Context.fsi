@@ -249,6 +249,10 @@ type HttpContext =
     member SendFileAsync: file: SafeFileHandle * offset: int64 * count: int64 -> ValueTask
 
     member internal Encoder: BodyEncoder with get, set
+    /// Decodes the request body as it is read (request decompression); null: read as sent.
+    member internal Decoder: BodyDecoder with get, set
+    /// The body as it came (encoded), whatever the Decoder.
+    member internal ReadUndecodedAsync: destination: Memory<byte> -> ValueTask<int>
     member internal ResponseLength: int64
     member internal ResponseHeader: name: string -> string
     member internal RawHeaders: byte[] with set
@@ -257,6 +261,11 @@ type HttpContext =
 and [<AbstractClass; AllowNullLiteral>] internal BodyEncoder =
     new: unit -> BodyEncoder
     abstract Encode: ctx: HttpContext * body: BufferChain * final: bool -> unit
+
+/// Rewrites the request body on its way in (decompression): see Context.fs.
+and [<AbstractClass; AllowNullLiteral>] internal BodyDecoder =
+    new: unit -> BodyDecoder
+    abstract ReadAsync: destination: Memory<byte> -> ValueTask<int>
 
 /// A request handler: reads the request from the context and writes the response. Return
 /// a completed ValueTask (`ValueTask.CompletedTask`) when the work is synchronous: that path
