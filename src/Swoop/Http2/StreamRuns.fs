@@ -13,14 +13,15 @@ open System.Threading.Tasks
 open Swoop
 
 [<Sealed>]
-type internal StreamRuns(owner: Http2StreamOwner, transport: Transport, settings: ConnectionSettings, output: Http2Output) as this =
+type internal StreamRuns(owner: Http2StreamOwner, transport: Transport, settings: ConnectionSettings, output: Http2Output) =
     let spare = Stack<Http2Stream>()
     // Handlers running (some for streams already reset).
     [<VolatileField>]
     let mutable handlers = 0
     // Streams whose handlers wait for the streams before them to send (see Defer), under Gate.
     let waiting = Queue<Http2Stream>()
-    let resumeWaiting = Action(fun () -> this.ResumeWaiting())
+    // Made on the first wait (no `as this`: its cell would cost every connection).
+    let mutable resumeWaiting: Action = null
 
     /// Handlers running now (some for streams already reset).
     member _.Running = handlers
@@ -94,7 +95,8 @@ type internal StreamRuns(owner: Http2StreamOwner, transport: Transport, settings
     /// clients read slower than handlers write, or open no window), a new stream's handler waits
     /// (true): a client that opens 100 streams of 1 MiB answers and reads none makes the server
     /// hold about HeldLimit, not 100 MiB. Streams wait in order; they count as open.
-    member _.Defer(s: Http2Stream) : bool =
+    member r.Defer(s: Http2Stream) : bool =
+        if isNull resumeWaiting then resumeWaiting <- Action(r.ResumeWaiting)
         Monitor.Enter output.Gate
 
         try

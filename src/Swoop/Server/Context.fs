@@ -150,17 +150,17 @@ type HttpContext internal (exchange: Exchange, head: RequestHead, pool: BufferPo
         if isNull decoder then exchange.ReadAllAsync() else this.ReadDecodedAsync()
 
     member private this.ReadDecodedAsync() : Task<byte[]> =
+        this.ReadDecodedRestAsync(new MemoryStream(), Array.zeroCreate 16384)
+
+    member private this.ReadDecodedRestAsync(whole: MemoryStream, buffer: byte[]) : Task<byte[]> =
         task {
-            use whole = new MemoryStream()
-            let buffer = Array.zeroCreate<byte> 16384
-            let mutable n = 1
+            let! n = this.ReadAsync(Memory buffer)
 
-            while n > 0 do
-                let! read = this.ReadAsync(Memory buffer)
-                n <- read
+            if n = 0 then
+                return whole.ToArray()
+            else
                 whole.Write(buffer, 0, n)
-
-            return whole.ToArray()
+                return! this.ReadDecodedRestAsync(whole, buffer)
         }
 
     member internal _.Decoder
