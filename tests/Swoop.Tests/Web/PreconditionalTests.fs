@@ -8,9 +8,14 @@ open Swoop.Web
 open Swoop.Tests.WebSupport
 
 let private changed = DateTimeOffset(2026, 5, 1, 10, 0, 0, TimeSpan.Zero)
-let private changedText = "Fri, 01 May 2026 10:00:00 GMT"
-let private before = "Thu, 30 Apr 2026 10:00:00 GMT"
-let private after = "Sat, 02 May 2026 10:00:00 GMT"
+[<Literal>]
+let ChangedText = "Fri, 01 May 2026 10:00:00 GMT"
+
+[<Literal>]
+let Before = "Thu, 30 Apr 2026 10:00:00 GMT"
+
+[<Literal>]
+let After = "Sat, 02 May 2026 10:00:00 GMT"
 
 let private app =
     choose [
@@ -45,18 +50,18 @@ let private app =
 [<InlineData("PUT", "/strong", "If-Match: \"v6\"", 412)>]
 [<InlineData("PUT", "/dated", "If-Match: \"v7\"", 412)>]
 // If-Modified-Since: GET and HEAD only, ignored beside If-None-Match.
-[<InlineData("GET", "/strong", "If-Modified-Since: " + changedText, 304)>]
-[<InlineData("GET", "/dated", "If-Modified-Since: " + after, 304)>]
-[<InlineData("GET", "/dated", "If-Modified-Since: " + before, 200)>]
+[<InlineData("GET", "/strong", "If-Modified-Since: " + ChangedText, 304)>]
+[<InlineData("GET", "/dated", "If-Modified-Since: " + After, 304)>]
+[<InlineData("GET", "/dated", "If-Modified-Since: " + Before, 200)>]
 [<InlineData("GET", "/dated", "If-Modified-Since: yesterday", 200)>]
-[<InlineData("PUT", "/dated", "If-Modified-Since: " + after, 200)>]
-[<InlineData("GET", "/strong", "If-None-Match: \"v6\"|If-Modified-Since: " + after, 200)>]
-[<InlineData("GET", "/weak", "If-Modified-Since: " + after, 200)>]
+[<InlineData("PUT", "/dated", "If-Modified-Since: " + After, 200)>]
+[<InlineData("GET", "/strong", "If-None-Match: \"v6\"|If-Modified-Since: " + After, 200)>]
+[<InlineData("GET", "/weak", "If-Modified-Since: " + After, 200)>]
 // If-Unmodified-Since: ignored beside If-Match, and with no date to compare.
-[<InlineData("PUT", "/dated", "If-Unmodified-Since: " + before, 412)>]
-[<InlineData("PUT", "/dated", "If-Unmodified-Since: " + changedText, 200)>]
-[<InlineData("PUT", "/strong", "If-Match: \"v7\"|If-Unmodified-Since: " + before, 200)>]
-[<InlineData("PUT", "/weak", "If-Unmodified-Since: " + before, 200)>]
+[<InlineData("PUT", "/dated", "If-Unmodified-Since: " + Before, 412)>]
+[<InlineData("PUT", "/dated", "If-Unmodified-Since: " + ChangedText, 200)>]
+[<InlineData("PUT", "/strong", "If-Match: \"v7\"|If-Unmodified-Since: " + Before, 200)>]
+[<InlineData("PUT", "/weak", "If-Unmodified-Since: " + Before, 200)>]
 // Failed If-Match wins over a matching If-None-Match (412 before 304).
 [<InlineData("GET", "/strong", "If-Match: \"v6\"|If-None-Match: \"v7\"", 412)>]
 let ``validatePreconditions answers as RFC 9110 orders the validators`` (methodName: string, path: string, headers: string, status: int) =
@@ -73,7 +78,7 @@ let ``the validators are on every answer, 304 and 412 included`` () =
     for headers in [ []; [ "If-None-Match: \"v7\"" ]; [ "If-Match: \"x\"" ] ] do
         let r = request server "GET" "/strong" headers ""
         Assert.Equal("\"v7\"", r.Headers["etag"])
-        Assert.Equal(changedText, r.Headers["last-modified"])
+        Assert.Equal(ChangedText, r.Headers["last-modified"])
 
     let weak = get server "/weak"
     Assert.Equal("W/\"v7\"", weak.Headers["etag"])
