@@ -59,6 +59,14 @@ type TestServer(handler: RequestHandler, ?options: ServerOptions) =
             return socket
         }
 
+    member this.GetTestClient() = this.CreateClient()
+
+    member this.GetTestServer() = this
+
+    member _.StartAsync(?cancellationToken: CancellationToken) : Task =
+        ignore cancellationToken
+        Task.CompletedTask
+
     member _.Server = server
 
     interface IDisposable with

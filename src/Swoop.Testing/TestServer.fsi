@@ -37,6 +37,18 @@ type TestServer =
     /// (subprotocols, headers) before it connects.
     member ConnectWebSocketAsync: path: string * ?configure: (ClientWebSocket -> unit) -> Task<ClientWebSocket>
 
+    /// ASP.NET Core's `host.GetTestClient()`, so tests moved from Giraffe change only in how
+    /// the host is made: `CreateClient()` (no cookies kept, as ASP.NET Core's).
+    /// Example: `use host = TestServer.Create app` then `let client = host.GetTestClient()`.
+    member GetTestClient: unit -> HttpClient
+
+    /// ASP.NET Core's `host.GetTestServer()`: the server itself.
+    member GetTestServer: unit -> TestServer
+
+    /// Completes at once: the server serves from `Create` on. For ported code that starts
+    /// its host (`do! host.StartAsync()`).
+    member StartAsync: ?cancellationToken: System.Threading.CancellationToken -> Task
+
     /// The server underneath (ConnectionCount, StopAsync, readiness).
     member Server: RunningServer
 

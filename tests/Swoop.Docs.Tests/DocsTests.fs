@@ -85,6 +85,8 @@ let private references () =
         "Microsoft.Extensions.DependencyInjection"
         "Microsoft.Extensions.DependencyInjection.Abstractions"
         "Microsoft.Extensions.Configuration.Abstractions"
+        "Microsoft.Extensions.Options"
+        "Microsoft.Extensions.Primitives"
         "xunit.core"
         "xunit.assert"
         "xunit.abstractions"

@@ -8,7 +8,7 @@ open Swoop.Web
 module AuthHandlers =
     let challenge (authScheme: string) : HttpHandler =
         fun next ctx ->
-            (ctx.AuthenticationScheme authScheme).Challenge(ctx, ctx.AuthenticationFailure authScheme)
+            ctx.ChallengeAsync authScheme |> ignore
             next ctx
 
     let signOut (authScheme: string) : HttpHandler =

@@ -24,7 +24,9 @@ module AuthHandlers =
     /// `requiresAuthentication` that ends the pipeline). For a bearer token: 401 with
     /// `WWW-Authenticate: Bearer` and, when a token was refused, RFC 6750's
     /// `error="invalid_token", error_description="..."`; for a login cookie: a redirect to the
-    /// login page for a browser, 401 otherwise. Example: `requiresAuthentication (challenge "Bearer")`.
+    /// login page for a browser, 401 otherwise. When a scheme refused credentials the request
+    /// carried, its challenge answers whatever scheme is named (see `authenticate`).
+    /// Example: `requiresAuthentication (challenge "Bearer")`.
     val challenge: authScheme: string -> HttpHandler
 
     /// Signs out with the named scheme (the login cookie is deleted) and goes on.

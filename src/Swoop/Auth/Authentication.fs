@@ -42,7 +42,8 @@ module Authentication =
         if log.IsEnabled LogLevel.Debug then
             log.AuthenticationFailed(scheme.Name, failure.Error, failure.Description, ctx.MethodName, ctx.Path)
 
-    /// Takes a scheme's result; true when it established the user.
+    /// Takes a scheme's result; true when the search ends: the scheme established the user,
+    /// or refused the credentials it was shown (which never fall through to another scheme).
     let private settle (ctx: HttpContext) (scheme: AuthenticationScheme) (result: AuthenticateResult) =
         match result with
         | AuthenticateResult.Success user when not (isNull user) ->
@@ -52,7 +53,7 @@ module Authentication =
         | AuthenticateResult.NoResult -> false
         | AuthenticateResult.Failure failure ->
             remember ctx scheme failure
-            false
+            true
 
     /// Runs the schemes from `index` on; synchronous as long as they are.
     let rec private runFrom (schemes: AuthenticationScheme[]) (index: int) (next: HttpFunc) (ctx: HttpContext) : Task<bool> =
@@ -105,13 +106,24 @@ module Authentication =
             | _ -> None
 
         member ctx.ChallengeAsync(scheme: string) : Task =
-            let s = ctx.AuthenticationScheme scheme
-            s.Challenge(ctx, ctx.AuthenticationFailure scheme)
+            let named = ctx.AuthenticationScheme scheme
+
+            // Credentials the client sent and a scheme refused speak for the request, as
+            // ASP.NET Core's policy scheme forwards the challenge to the scheme they were for.
+            match ctx.Items.TryGetValue FailuresKey with
+            | true, (:? ResizeArray<string * AuthenticationFailure> as list) when list.Count > 0 ->
+                let refusing, failure = list[0]
+                (ctx.AuthenticationScheme refusing).Challenge(ctx, Some failure)
+            | _ -> named.Challenge(ctx, None)
+
             Task.CompletedTask
 
         member ctx.SignInAsync(scheme: string, user: ClaimsPrincipal) : Task =
+            ctx.SignInAsync(scheme, user, AuthenticationProperties())
+
+        member ctx.SignInAsync(scheme: string, user: ClaimsPrincipal, properties: AuthenticationProperties) : Task =
             if isNull user then nullArg "user"
-            (ctx.AuthenticationScheme scheme).SignIn(ctx, user)
+            (ctx.AuthenticationScheme scheme).SignIn(ctx, user, (if isNull properties then AuthenticationProperties() else properties))
             ctx.User <- user
             Task.CompletedTask
 

@@ -21,9 +21,13 @@ open Swoop.Web
 module Authentication =
     /// Tries `schemes` in order on each request: the first that accepts the request's
     /// credentials sets `ctx.User`, and the rest are not asked. Credentials a scheme refuses
-    /// (a bad, expired or tampered token) leave the request anonymous and are logged at Debug
-    /// (event 90, AuthenticationFailed); it goes on either way, and an authorization word
-    /// (`requiresAuthentication (challenge "Bearer")`) answers 401 with the reason. Put it
+    /// (a bad, expired or tampered token) end the search too: they never fall through to a
+    /// later scheme (a refused bearer token beside a good login cookie is not the cookie's
+    /// user), the request goes on anonymous, the refusal is logged at Debug (event 90,
+    /// AuthenticationFailed), and every challenge of the request is that scheme's (401 with
+    /// its WWW-Authenticate and the reason), as ASP.NET Core's policy scheme forwards to the
+    /// scheme of the credentials sent. List the scheme of explicit credentials first:
+    /// `authenticate [ jwt; cookies ]`. Put it
     /// before the routes; the schemes are then known by name to `challenge`, `signOut`,
     /// `ctx.SignInAsync`. Costs nothing per request besides the schemes' own reading.
     /// Example: `authenticate [ jwt; cookies ] >=> app`.
@@ -39,13 +43,18 @@ module Authentication =
         member AuthenticationFailure: name: string -> AuthenticationFailure option
 
         /// The named scheme's challenge (401 and WWW-Authenticate, or a redirect to the login
-        /// page), with the reason its credentials were refused, if they were.
-        /// Example: `do! ctx.ChallengeAsync "Bearer"`.
+        /// page); when a scheme refused credentials the request carried, that scheme's
+        /// challenge instead, with the reason. Example: `do! ctx.ChallengeAsync "Bearer"`.
         member ChallengeAsync: scheme: string -> Task
 
         /// Signs `user` in with the named scheme (a login cookie), and makes it this request's
         /// `ctx.User`. Example: `do! ctx.SignInAsync("Cookies", principal)`.
         member SignInAsync: scheme: string * user: ClaimsPrincipal -> Task
+
+        /// Signs `user` in as `properties` say: `IsPersistent = true` keeps a login cookie
+        /// past the browser's session (a "remember me" box).
+        /// Example: `do! ctx.SignInAsync("Cookies", principal, AuthenticationProperties(IsPersistent = true))`.
+        member SignInAsync: scheme: string * user: ClaimsPrincipal * properties: AuthenticationProperties -> Task
 
         /// Signs out with the named scheme (the login cookie is deleted), and makes this
         /// request's user anonymous. Example: `do! ctx.SignOutAsync "Cookies"`.

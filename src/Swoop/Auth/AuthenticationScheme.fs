@@ -14,6 +14,10 @@ type AuthenticateResult =
     | Success of user: ClaimsPrincipal
     | Failure of failure: AuthenticationFailure
 
+[<Sealed; AllowNullLiteral>]
+type AuthenticationProperties() =
+    member val IsPersistent = false with get, set
+
 [<AbstractClass>]
 type AuthenticationScheme(name: string) =
     do
@@ -40,6 +44,9 @@ type AuthenticationScheme(name: string) =
 
     default _.SignIn(_: HttpContext, _: ClaimsPrincipal) =
         raise (NotSupportedException("the " + name + " scheme cannot sign a user in: its credentials are issued elsewhere"))
+
+    abstract SignIn: ctx: HttpContext * user: ClaimsPrincipal * properties: AuthenticationProperties -> unit
+    default this.SignIn(ctx: HttpContext, user: ClaimsPrincipal, _: AuthenticationProperties) = this.SignIn(ctx, user)
 
     abstract SignOut: ctx: HttpContext -> unit
     default _.SignOut(_: HttpContext) = ()

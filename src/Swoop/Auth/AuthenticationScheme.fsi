@@ -27,6 +27,18 @@ type AuthenticateResult =
     /// and a challenge later tells the client why.
     | Failure of failure: AuthenticationFailure
 
+/// How a sign-in is kept, as ASP.NET Core's AuthenticationProperties (its IsPersistent only).
+/// Example: `ctx.SignInAsync("Cookies", user, AuthenticationProperties(IsPersistent = true))`.
+[<Sealed; AllowNullLiteral>]
+type AuthenticationProperties =
+    new: unit -> AuthenticationProperties
+
+    /// Whether the login outlives the browser's session ("remember me"): false (the
+    /// default) makes a login cookie a session cookie, which the browser forgets when it
+    /// closes; true gives it the scheme's lifetime. Either way the server refuses it once its
+    /// own expiry, kept inside it, has passed.
+    member IsPersistent: bool with get, set
+
 /// One way of telling who a client is (a bearer token, a login cookie): how credentials are
 /// read from a request, and how the scheme answers a client it needs to authenticate. Made
 /// once at start-up and shared by every request (its methods may run on several threads at
@@ -56,6 +68,12 @@ type AuthenticationScheme =
     abstract SignIn: ctx: HttpContext * user: ClaimsPrincipal -> unit
 
     default SignIn: ctx: HttpContext * user: ClaimsPrincipal -> unit
+
+    /// Signs `user` in, kept as `properties` say (persistent or for the browser's session).
+    /// By default the sign-in above, the properties ignored.
+    abstract SignIn: ctx: HttpContext * user: ClaimsPrincipal * properties: AuthenticationProperties -> unit
+
+    default SignIn: ctx: HttpContext * user: ClaimsPrincipal * properties: AuthenticationProperties -> unit
 
     /// Signs the user out (a login cookie deletes its cookie). By default nothing.
     abstract SignOut: ctx: HttpContext -> unit

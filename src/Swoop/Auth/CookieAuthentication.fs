@@ -16,9 +16,10 @@ module CookieAuthenticationDefaults =
     let AuthenticationScheme = "Cookies"
 
 /// The login cookie's payload: the identity's claims as compact JSON, with when it was
-/// issued (for sliding renewal). The key ring adds the expiry and encrypts it.
+/// issued (for sliding renewal) and whether it outlives the browser's session (kept at
+/// renewal). The key ring adds the expiry and encrypts it.
 module internal LoginTicket =
-    let write (identity: ClaimsIdentity) (authenticationType: string) (issued: DateTimeOffset) =
+    let write (identity: ClaimsIdentity) (authenticationType: string) (issued: DateTimeOffset) (persistent: bool) =
         let buffer = ArrayBufferWriter<byte>(256)
         use w = new Utf8JsonWriter(buffer)
         w.WriteStartObject()
@@ -26,6 +27,7 @@ module internal LoginTicket =
         w.WriteString("n", identity.NameClaimType)
         w.WriteString("r", identity.RoleClaimType)
         w.WriteNumber("i", issued.ToUnixTimeSeconds())
+        w.WriteBoolean("p", persistent)
         w.WriteStartArray "c"
 
         for claim in identity.Claims do
@@ -39,8 +41,9 @@ module internal LoginTicket =
         w.Flush()
         Encoding.UTF8.GetString buffer.WrittenSpan
 
-    /// The principal and when it was issued; None when the JSON is not a ticket.
-    let read (json: string) : (ClaimsPrincipal * DateTimeOffset) option =
+    /// The principal, when it was issued and whether it is persistent (a ticket made before
+    /// session cookies was: it had a Max-Age); None when the JSON is not a ticket.
+    let read (json: string) : (ClaimsPrincipal * DateTimeOffset * bool) option =
         try
             use doc = JsonDocument.Parse json
             let root = doc.RootElement
@@ -50,7 +53,12 @@ module internal LoginTicket =
                 [ for pair in root.GetProperty("c").EnumerateArray() -> Claim(pair[0].GetString(), pair[1].GetString()) ]
 
             let identity = ClaimsIdentity(claims, text "a", text "n", text "r")
-            Some(ClaimsPrincipal identity, DateTimeOffset.FromUnixTimeSeconds(root.GetProperty("i").GetInt64()))
+            let persistent =
+                match root.TryGetProperty "p" with
+                | true, p -> p.GetBoolean()
+                | _ -> true
+
+            Some(ClaimsPrincipal identity, DateTimeOffset.FromUnixTimeSeconds(root.GetProperty("i").GetInt64()), persistent)
         with
         | :? JsonException
         | :? InvalidOperationException
@@ -107,16 +115,27 @@ type CookieAuthentication
         | Some path when not (Url.isLocal path) -> invalidArg "loginPath" "the login path must be a path on this site, starting with one '/'"
         | _ -> ()
 
-    let issue (ctx: HttpContext) (identity: ClaimsIdentity) (authenticationType: string) =
+    /// An answer that sets or deletes the login cookie is kept by no cache, as ASP.NET Core's
+    /// cookie handler says (its exact values).
+    let noCache (ctx: HttpContext) =
+        ctx.SetHeader("Cache-Control", "no-cache,no-store")
+        ctx.SetHeader("Pragma", "no-cache")
+        ctx.SetHeader("Expires", "Thu, 01 Jan 1970 00:00:00 GMT")
+
+    /// Sets the login cookie: the ticket expires after `lifetime` whatever the cookie says;
+    /// the cookie lasts as long only when persistent, else the browser's session.
+    let issue (ctx: HttpContext) (identity: ClaimsIdentity) (authenticationType: string) (persistent: bool) =
         let now = clock.GetUtcNow()
         let cookieName = nameFor ctx
-        let token = ring.Encrypt(cookieName, LoginTicket.write identity authenticationType now, now.Add lifetime)
-        let header = Cookie.header cookieName token { optionsFor ctx with MaxAge = Some lifetime }
+        let token = ring.Encrypt(cookieName, LoginTicket.write identity authenticationType now persistent, now.Add lifetime)
+        let maxAge = if persistent then Some lifetime else None
+        let header = Cookie.header cookieName token { optionsFor ctx with MaxAge = maxAge; Expires = None }
 
         if header.Length > 4096 then
             invalidArg "user" "the login cookie would pass 4096 bytes (browsers drop it): sign in with fewer claims"
 
         ctx.AddHeader("Set-Cookie", header)
+        noCache ctx
 
     let refused =
         AuthenticateResult.Failure
@@ -141,11 +160,11 @@ type CookieAuthentication
 
             match ticket |> Option.bind LoginTicket.read with
             | None -> refused
-            | Some(user, issued) ->
+            | Some(user, issued, persistent) ->
                 // Renewed past half its life (ASP.NET Core's rule), so an active user stays in.
                 if sliding && now - issued > lifetime / 2.0 && not ctx.HasStarted then
                     let identity = user.Identity :?> ClaimsIdentity
-                    issue ctx identity identity.AuthenticationType
+                    issue ctx identity identity.AuthenticationType persistent
 
                 AuthenticateResult.Success user
 
@@ -167,14 +186,17 @@ type CookieAuthentication
                 ctx.SetHeader("Location", path)
         | _ -> base.Challenge(ctx, failure)
 
-    override _.SignIn(ctx: HttpContext, user: ClaimsPrincipal) =
+    override this.SignIn(ctx: HttpContext, user: ClaimsPrincipal) = this.SignIn(ctx, user, AuthenticationProperties())
+
+    override _.SignIn(ctx: HttpContext, user: ClaimsPrincipal, properties: AuthenticationProperties) =
         match user.Identity with
         | :? ClaimsIdentity as identity ->
             let authenticationType =
                 if String.IsNullOrEmpty identity.AuthenticationType then schemeName else identity.AuthenticationType
 
-            issue ctx identity authenticationType
+            issue ctx identity authenticationType (not (isNull properties) && properties.IsPersistent)
         | _ -> invalidArg "user" "signing in needs a ClaimsIdentity"
 
     override _.SignOut(ctx: HttpContext) =
         ctx.AddHeader("Set-Cookie", Cookie.deleteHeader (nameFor ctx) { optionsFor ctx with MaxAge = None; Expires = None })
+        noCache ctx

@@ -22,8 +22,12 @@ module CookieAuthenticationDefaults =
 /// Defaults fit production and follow the request's scheme (ASP.NET Core's SameAsRequest):
 /// over https (Swoop's TLS, or `https` from a trusted proxy) HttpOnly, Secure, SameSite=Lax,
 /// Path=/, named "__Host-auth" (browsers then refuse it from a subdomain or over plain HTTP);
-/// over plain http (development, the test host) the same without Secure, named "auth". 14
-/// days, sliding (a cookie past half its life is renewed by the next request). Give
+/// over plain http (development, the test host) the same without Secure, named "auth". A
+/// session cookie, as ASP.NET Core's (the browser forgets it when it closes) unless the
+/// sign-in asks to persist (`AuthenticationProperties(IsPersistent = true)`: Max-Age of the
+/// lifetime); the expiry inside it is checked either way: 14 days, sliding (a login past half
+/// its life is renewed by the next request). Answers that set or delete it carry
+/// `Cache-Control: no-cache,no-store`, `Pragma: no-cache` and an Expires in the past. Give
 /// `cookieOptions` to fix the attributes whatever the scheme (`Secure = true`: never sent over
 /// plain HTTP, even behind a proxy not listed in `--trusted-proxies`).
 ///
@@ -40,7 +44,9 @@ type CookieAuthentication =
     inherit AuthenticationScheme
 
     /// A cookie login kept by `ring` (encrypted with its first key). `name`: the scheme's name ("Cookies");
-    /// `cookieName`: "__Host-auth" when Secure, else "auth"; `cookieOptions`: HttpOnly,
+    /// `cookieName`: the cookie's name, over http and https alike (one starting `__Host-` or
+    /// `__Secure-` is always Secure); none given: "__Host-auth" over https, "auth" over plain
+    /// http (ASP.NET Core's `Cookie.Name`, there ".AspNetCore.Cookies"); `cookieOptions`: HttpOnly,
     /// SameSite=Lax, Path=/, Secure over https only (none given: it follows the request's
     /// scheme; given: as given, always; a `__Host-` or `__Secure-` name: Secure always); `lifetime`: 14 days;
     /// `slidingExpiration`: true; `loginPath`: where a browser is sent by `challenge`, with
@@ -72,8 +78,12 @@ type CookieAuthentication =
     override Challenge: ctx: HttpContext * failure: AuthenticationFailure option -> unit
 
     /// Sets the login cookie holding the first identity's claims (its authentication type,
-    /// name and role claim types kept). Raises ArgumentException when it would pass 4096 bytes.
+    /// name and role claim types kept), a session cookie. Raises ArgumentException when it
+    /// would pass 4096 bytes.
     override SignIn: ctx: HttpContext * user: ClaimsPrincipal -> unit
+
+    /// The same, persistent (Max-Age of the lifetime) when `properties.IsPersistent`.
+    override SignIn: ctx: HttpContext * user: ClaimsPrincipal * properties: AuthenticationProperties -> unit
 
     /// Deletes the login cookie.
     override SignOut: ctx: HttpContext -> unit

@@ -18,7 +18,8 @@ module internal BindText =
 
 /// Binds name/value pairs (query or form) to a record, prepared once per type: fields
 /// matched by name ignoring case; `option` fields may be absent; `list` and array fields take
-/// every value of a repeated name; every other field is required.
+/// every value of a repeated name, and a single field reads them joined with "," (as
+/// ASP.NET Core's StringValues, so Giraffe's); every other field is required.
 /// (DynamicallyAccessedMembers: FSharp.Core's record reflection asks for all of the type.)
 type internal RecordBinder<[<DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.All)>] 'T>() =
     // The record's constructor, called by reflection: FSharpValue.PreComputeRecordConstructor
@@ -55,7 +56,8 @@ type internal RecordBinder<[<DynamicallyAccessedMembers(DynamicallyAccessedMembe
             else List.head
 
         let required = not (generic = typedefof<option<_>> || generic = typedefof<list<_>> || t.IsArray)
-        f.Name, parser, required, assemble
+        let many = generic = typedefof<list<_>> || t.IsArray
+        f.Name, parser, required, many, assemble
 
     static let fields = FSharpType.GetRecordFields(typeof<'T>, true) |> Array.map field
 
@@ -72,8 +74,11 @@ type internal RecordBinder<[<DynamicallyAccessedMembers(DynamicallyAccessedMembe
 
         let args =
             fields
-            |> Array.map (fun (name, parser, required, assemble) ->
-                let texts = values.GetAll name
+            |> Array.map (fun (name, parser, required, many, assemble) ->
+                let texts =
+                    match values.GetAll name with
+                    | _ :: _ :: _ as several when not many -> [ String.Join(",", several) ]
+                    | texts -> texts
 
                 let parse (text: string) =
                     if options.CheckboxOn

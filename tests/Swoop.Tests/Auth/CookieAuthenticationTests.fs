@@ -25,6 +25,11 @@ let private app (cookies: CookieAuthentication) =
                 do! ctx.SignInAsync("Cookies", person "ada" [ "editor" ])
                 return! text "in" earlyReturn ctx
             })
+        POST >=> route "/remember" >=> handleContext (fun ctx ->
+            task {
+                do! ctx.SignInAsync("Cookies", person "ada" [ "editor" ], AuthenticationProperties(IsPersistent = true))
+                return! text "in" earlyReturn ctx
+            })
         route "/logout" >=> signOut "Cookies" >=> text "out"
         route "/me" >=> requiresAuthentication (challenge "Cookies") >=> warbler (fun ctx -> text ctx.User.Identity.Name)
         route "/editors" >=> requiresAuthentication (challenge "Cookies") >=> requiresRoleOf [ "admin"; "editor" ] (forbidden "editors only") >=> text "edit"
@@ -51,11 +56,53 @@ let ``signing in sets a login cookie that later requests are known by`` () =
     Assert.StartsWith("auth=", setCookie)
     Assert.Contains("HttpOnly", setCookie)
     Assert.Contains("SameSite=Lax", setCookie)
-    Assert.Contains("Max-Age=1209600", setCookie)
     let me = request server "GET" "/me" [ "Cookie: " + cookieOf login ] ""
     Assert.Equal(200, me.Status)
     Assert.Equal("ada", me.Body)
     Assert.False(me.Headers.ContainsKey "set-cookie")
+
+[<Fact>]
+let ``the login cookie lasts the browser's session unless the sign-in asks to persist, as ASP.NET Core's`` () =
+    use server = serveApp (app (CookieAuthentication(ring, cookieOptions = plainHttp)))
+    let session = (signIn server).Headers["set-cookie"]
+    Assert.DoesNotContain("Max-Age", session)
+    Assert.DoesNotContain("expires", session.ToLowerInvariant())
+    let remembered = request server "POST" "/remember" [] ""
+    Assert.Contains("Max-Age=1209600", remembered.Headers["set-cookie"])
+    Assert.Equal("ada", (request server "GET" "/me" [ "Cookie: " + cookieOf remembered ] "").Body)
+
+[<Fact>]
+let ``a session login cookie still expires on the server, and stays a session cookie when renewed`` () =
+    let clock = ManualClock(DateTimeOffset.UtcNow)
+    let lifetime = TimeSpan.FromHours 2.0
+    use server = serveApp (app (CookieAuthentication(ring, cookieOptions = plainHttp, lifetime = lifetime, timeProvider = clock)))
+    let session = cookieOf (signIn server)
+    let persistent = cookieOf (request server "POST" "/remember" [] "")
+    let started = clock.Now
+
+    clock.Now <- started.AddMinutes 90.0
+    let renewedSession = request server "GET" "/me" [ "Cookie: " + session ] ""
+    Assert.DoesNotContain("Max-Age", renewedSession.Headers["set-cookie"])
+    let renewedPersistent = request server "GET" "/me" [ "Cookie: " + persistent ] ""
+    Assert.Contains("Max-Age=7200", renewedPersistent.Headers["set-cookie"])
+
+    // A browser kept open past the lifetime still sends the first cookie: refused.
+    clock.Now <- started.AddMinutes 121.0
+    Assert.Equal(401, (request server "GET" "/me" [ "Cookie: " + session ] "").Status)
+
+[<Fact>]
+let ``answers that sign in or out are kept by no cache, as ASP.NET Core's cookie handler says`` () =
+    use server = serveApp (app (CookieAuthentication(ring, cookieOptions = plainHttp)))
+    let login = signIn server
+    let out = request server "GET" "/logout" [ "Cookie: " + cookieOf login ] ""
+
+    for answer in [ login; out ] do
+        Assert.Equal("no-cache,no-store", answer.Headers["cache-control"])
+        Assert.Equal("no-cache", answer.Headers["pragma"])
+        Assert.Equal("Thu, 01 Jan 1970 00:00:00 GMT", answer.Headers["expires"])
+
+    let me = request server "GET" "/me" [ "Cookie: " + cookieOf login ] ""
+    Assert.False(me.Headers.ContainsKey "cache-control")
 
 /// The app behind a trusted proxy (loopback) that says the client spoke https.
 let private behindTls (cookies: CookieAuthentication) =

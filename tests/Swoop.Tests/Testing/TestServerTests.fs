@@ -207,3 +207,17 @@ let ``a cookie login with the scheme's defaults works through the test host's cl
         let! body = account.Content.ReadAsStringAsync()
         Assert.Equal("Hello ada", body)
     }
+
+/// A Giraffe test as written against ASP.NET Core's TestHost, only the host's making changed.
+[<Fact>]
+let ``a test moved from ASP.NET Core's TestHost compiles with only the host made otherwise`` () =
+    task {
+        use host = TestServer.Create app
+        do! host.StartAsync()
+        use client = host.GetTestClient()
+        let! response = client.GetAsync "/hello"
+        Assert.Equal(HttpStatusCode.OK, response.StatusCode)
+        let! body = response.Content.ReadAsStringAsync()
+        Assert.Equal("Hello", body)
+        Assert.Same(host, host.GetTestServer())
+    }

@@ -88,6 +88,17 @@ let ``query values decode, repeat and parse with clear errors`` () =
     Assert.Contains("\"Page\":[\"must be an integer\"]", missing.Body)
 
 [<Fact>]
+let ``a repeated key bound to a single field reads its values joined with a comma, as Giraffe's`` () =
+    use server = serveApp app
+    Assert.Equal("bob,ada|None|[]", (get server "/search?q=bob&q=ada").Body)
+    Assert.Equal("bob,ada|None|[]", (request server "POST" "/form" [ "Content-Type: application/x-www-form-urlencoded" ] "q=bob&q=ada").Body)
+    // A list still takes each value; a number given twice is no number ("1,2"): 400 naming it.
+    Assert.Equal("x|None|[\"a\"; \"b\"]", (get server "/search?q=x&tag=a&tag=b").Body)
+    let twice = get server "/search?q=x&page=1&page=2"
+    Assert.Equal(400, twice.Status)
+    Assert.Contains("\"Page\":[\"must be an integer\"]", twice.Body)
+
+[<Fact>]
 let ``urlencoded forms bind, and other content types are 415`` () =
     use server = serveApp app
     let ok = request server "POST" "/form" [ "Content-Type: application/x-www-form-urlencoded" ] "q=caf%C3%A9&tag=x"

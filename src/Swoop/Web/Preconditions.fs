@@ -1,6 +1,7 @@
-/// RFC 9110 §13.2.2 in one place: which validators a request sends, and what they decide for
-/// a file with a given ETag and Last-Modified: go on, 304, or 412; and whether If-Range lets a
-/// Range apply. Read from the header bytes, without strings.
+/// RFC 9110 §13.2.2 in one place, for static files and handlers (`validatePreconditions`)
+/// alike: which validators a request sends, and what they decide for a representation with a
+/// given ETag and Last-Modified: go on, 304, or 412; and whether If-Range lets a Range apply.
+/// Read from the header bytes, without strings.
 namespace Swoop.Web
 
 open System
@@ -87,14 +88,20 @@ module internal Preconditions =
 
     /// RFC 9110 §13.2.2's order: If-Match, else If-Unmodified-Since (412 when they fail);
     /// then If-None-Match (304 for GET and HEAD, else 412), else If-Modified-Since (GET and
-    /// HEAD only). A date that cannot be read is ignored.
-    let evaluate (ctx: HttpContext) (fields: FileRequestFields) (etag: ReadOnlySpan<byte>) (lastModified: int64) =
+    /// HEAD only). `etag`: the representation's entity tag with its quotes (empty: it has
+    /// none, and only "*" matches); `weak`: it is a weak tag (If-Match's strong comparison
+    /// then matches "*" only); `lastModified`: seconds since 1970, or `HttpDate.Invalid` when
+    /// there is none (the date conditions are then ignored). A date that cannot be read is
+    /// ignored.
+    let decide (ctx: HttpContext) (fields: FileRequestFields) (etag: ReadOnlySpan<byte>) (weak: bool) (lastModified: int64) =
         let getOrHead = ctx.Method = HttpMethod.Get || ctx.Method = HttpMethod.Head
+        let hasDate = lastModified <> HttpDate.Invalid
 
         let failed =
             if fields.IfMatch >= 0 then
-                not (listMatches (ctx.HeaderValueBytes fields.IfMatch) etag true)
-            elif fields.IfUnmodifiedSince >= 0 then
+                let strongTag = if weak then ReadOnlySpan<byte>.Empty else etag
+                not (listMatches (ctx.HeaderValueBytes fields.IfMatch) strongTag true)
+            elif fields.IfUnmodifiedSince >= 0 && hasDate then
                 let date = HttpDate.parse (ctx.HeaderValueBytes fields.IfUnmodifiedSince)
                 date <> HttpDate.Invalid && lastModified > date
             else
@@ -107,11 +114,15 @@ module internal Preconditions =
                 if getOrHead then Precondition.NotModified else Precondition.Failed
             else
                 Precondition.Proceed
-        elif fields.IfModifiedSince >= 0 && getOrHead then
+        elif fields.IfModifiedSince >= 0 && getOrHead && hasDate then
             let date = HttpDate.parse (ctx.HeaderValueBytes fields.IfModifiedSince)
             if date <> HttpDate.Invalid && lastModified <= date then Precondition.NotModified else Precondition.Proceed
         else
             Precondition.Proceed
+
+    /// `decide` for a static file: a strong entity tag and a modification date, always.
+    let evaluate (ctx: HttpContext) (fields: FileRequestFields) (etag: ReadOnlySpan<byte>) (lastModified: int64) =
+        decide ctx fields etag false lastModified
 
     /// Whether a Range applies under If-Range (RFC 9110 §13.1.5): without one, yes; with an
     /// entity tag, when it is this strong one; with a date, when it is exactly Last-Modified.
