@@ -4,6 +4,8 @@
 module Fortunes.App
 
 open System
+open System.Globalization
+open System.Numerics
 open Npgsql
 open Swoop
 open Swoop.Web
@@ -11,14 +13,17 @@ open Swoop.ViewEngine
 
 type Message = { Message: string }
 
-/// The `queries` parameter as TechEmpower asks: a number clamped to 1..500; missing, empty
-/// or not a number counts as 1.
+/// The `queries` parameter as TechEmpower asks: an integer clamped to 1..500 (however large
+/// or small); missing, empty or not an integer counts as 1.
 let queryCount (value: string option) =
     match value with
     | Some text ->
-        match Int32.TryParse text with
+        match Int32.TryParse(text, NumberStyles.Integer, CultureInfo.InvariantCulture) with
         | true, n -> Math.Clamp(n, 1, 500)
-        | _ -> 1
+        | _ ->
+            match BigInteger.TryParse(text, NumberStyles.Integer, CultureInfo.InvariantCulture) with
+            | true, n -> if n.Sign > 0 then 500 else 1
+            | _ -> 1
     | None -> 1
 
 let private count (ctx: HttpContext) = queryCount (ctx.TryGetQueryStringValue "queries")
