@@ -1,7 +1,7 @@
 /// The database side: TechEmpower's `world` and `fortune` tables through one NpgsqlDataSource
-/// (its pool, multiplexing and auto-prepare set by the connection string). Every call is
-/// asynchronous and takes the request's cancellation token: a handler runs on one of Swoop's
-/// event loops, which must never wait for the database.
+/// (its pool and auto-prepare set by the connection string). Every call is asynchronous and
+/// takes the request's cancellation token: a handler runs on one of Swoop's event loops, which
+/// must never wait for the database.
 module Fortunes.Db
 
 open System
@@ -56,55 +56,86 @@ let private reading (reader: NpgsqlDataReader) (read: NpgsqlDataReader -> Task<'
             return Unchecked.defaultof<'T>
     }
 
+/// Runs `work` so that `cancel` stops it: `stop` (the command's Cancel) is called on the
+/// thread pool when the token fires, and a failure after that is the cancellation. (Cancel on
+/// a command of the data source itself, `db.CreateCommand`, did not stop the query in
+/// tests/Swoop.Fortunes.Tests: the commands here run on a connection opened from the pool.)
+/// Npgsql's own handling of a token sends PostgreSQL's cancel request and waits for its answer
+/// on the thread where the token is seen; with Swoop's inline socket completions that can be
+/// the .NET socket engine's thread, which then waits for an event only it can deliver, and
+/// every socket of the process stops (seen: `bench/db/run --only db,queries20` served nothing
+/// after wrk's warm-up closed its connections). So the token never goes to Npgsql itself.
+let private cancellable (cancel: CancellationToken) (stop: unit -> unit) (work: unit -> Task<'T>) : Task<'T> =
+    task {
+        cancel.ThrowIfCancellationRequested()
+
+        use _ =
+            cancel.Register(fun () ->
+                ThreadPool.UnsafeQueueUserWorkItem((fun _ -> try stop () with _ -> ()), null) |> ignore)
+
+        try
+            return! work ()
+        with e when cancel.IsCancellationRequested ->
+            return raise (OperationCanceledException("the request was aborted: its query was cancelled", e, cancel))
+    }
+
 let private worldOf (reader: NpgsqlDataReader) =
     { Id = reader.GetInt32 0; RandomNumber = reader.GetInt32 1 }
 
 /// One random row of `world`.
 let world (db: NpgsqlDataSource) (cancel: CancellationToken) : Task<World> =
     task {
-        use command = db.CreateCommand selectWorld
+        use! connection = db.OpenConnectionAsync cancel
+        use command = new NpgsqlCommand(selectWorld, connection)
         command.Parameters.Add(idParameter (randomId ())) |> ignore
-        let! reader = command.ExecuteReaderAsync cancel
 
         return!
-            reading reader (fun reader ->
+            cancellable cancel command.Cancel (fun () ->
                 task {
-                    let! _ = reader.ReadAsync cancel
-                    return worldOf reader
+                    let! reader = command.ExecuteReaderAsync(CancellationToken.None)
+
+                    return!
+                        reading reader (fun reader ->
+                            task {
+                                let! _ = reader.ReadAsync()
+                                return worldOf reader
+                            })
                 })
     }
 
 /// The rows of these ids, each its own SELECT, all sent in one round trip (an NpgsqlBatch).
 let private worldsOf (batch: NpgsqlBatch) (ids: int[]) (cancel: CancellationToken) : Task<World[]> =
-    task {
-        for id in ids do
-            let command = NpgsqlBatchCommand selectWorld
-            command.Parameters.Add(idParameter id) |> ignore
-            batch.BatchCommands.Add command
+    for id in ids do
+        let command = NpgsqlBatchCommand selectWorld
+        command.Parameters.Add(idParameter id) |> ignore
+        batch.BatchCommands.Add command
 
-        let! reader = batch.ExecuteReaderAsync cancel
+    cancellable cancel batch.Cancel (fun () ->
+        task {
+            let! reader = batch.ExecuteReaderAsync(CancellationToken.None)
 
-        return!
-            reading reader (fun reader ->
-                task {
-                    let rows = Array.zeroCreate ids.Length
+            return!
+                reading reader (fun reader ->
+                    task {
+                        let rows = Array.zeroCreate ids.Length
 
-                    for i in 0 .. ids.Length - 1 do
-                        if i > 0 then
-                            let! _ = reader.NextResultAsync cancel
-                            ()
+                        for i in 0 .. ids.Length - 1 do
+                            if i > 0 then
+                                let! _ = reader.NextResultAsync()
+                                ()
 
-                        let! _ = reader.ReadAsync cancel
-                        rows[i] <- worldOf reader
+                            let! _ = reader.ReadAsync()
+                            rows[i] <- worldOf reader
 
-                    return rows
-                })
-    }
+                        return rows
+                    })
+        })
 
 /// `count` random rows of `world` (ids may repeat), in one round trip.
 let worlds (db: NpgsqlDataSource) (count: int) (cancel: CancellationToken) : Task<World[]> =
     task {
-        use batch = db.CreateBatch()
+        use! connection = db.OpenConnectionAsync cancel
+        use batch = new NpgsqlBatch(connection)
         return! worldsOf batch (Array.init count (fun _ -> randomId ())) cancel
     }
 
@@ -130,7 +161,7 @@ let private newNumber (current: int) =
 let update (db: NpgsqlDataSource) (count: int) (cancel: CancellationToken) : Task<World[]> =
     task {
         use! connection = db.OpenConnectionAsync cancel
-        let! transaction = connection.BeginTransactionAsync cancel
+        let! transaction = connection.BeginTransactionAsync()
 
         let! outcome =
             task {
@@ -142,8 +173,8 @@ let update (db: NpgsqlDataSource) (count: int) (cancel: CancellationToken) : Tas
                     use command = new NpgsqlCommand(updateWorlds, connection, transaction)
                     command.Parameters.Add(NpgsqlParameter<int[]>(TypedValue = (changed |> Array.map _.Id), NpgsqlDbType = (NpgsqlDbType.Array ||| NpgsqlDbType.Integer))) |> ignore
                     command.Parameters.Add(NpgsqlParameter<int[]>(TypedValue = (changed |> Array.map _.RandomNumber), NpgsqlDbType = (NpgsqlDbType.Array ||| NpgsqlDbType.Integer))) |> ignore
-                    let! _ = command.ExecuteNonQueryAsync cancel
-                    do! transaction.CommitAsync cancel
+                    let! _ = cancellable cancel command.Cancel (fun () -> command.ExecuteNonQueryAsync())
+                    do! transaction.CommitAsync()
                     return Ok changed
                 with e ->
                     return Error e
@@ -162,23 +193,29 @@ let update (db: NpgsqlDataSource) (count: int) (cancel: CancellationToken) : Tas
 /// Every fortune, and the one TechEmpower adds at request time, sorted by message (ordinal).
 let fortunes (db: NpgsqlDataSource) (cancel: CancellationToken) : Task<Fortune list> =
     task {
-        use command = db.CreateCommand selectFortunes
-        let! reader = command.ExecuteReaderAsync cancel
+        use! connection = db.OpenConnectionAsync cancel
+        use command = new NpgsqlCommand(selectFortunes, connection)
 
         let! rows =
-            reading reader (fun reader ->
+            cancellable cancel command.Cancel (fun () ->
                 task {
-                    let rows = ResizeArray<Fortune>(16)
-                    rows.Add { Id = 0; Message = "Additional fortune added at request time." }
+                    let! reader = command.ExecuteReaderAsync(CancellationToken.None)
 
-                    let mutable more = true
+                    return!
+                        reading reader (fun reader ->
+                            task {
+                                let rows = ResizeArray<Fortune>(16)
+                                rows.Add { Id = 0; Message = "Additional fortune added at request time." }
 
-                    while more do
-                        let! read = reader.ReadAsync cancel
-                        more <- read
-                        if read then rows.Add { Id = reader.GetInt32 0; Message = reader.GetString 1 }
+                                let mutable more = true
 
-                    return rows
+                                while more do
+                                    let! read = reader.ReadAsync()
+                                    more <- read
+                                    if read then rows.Add { Id = reader.GetInt32 0; Message = reader.GetString 1 }
+
+                                return rows
+                            })
                 })
 
         rows.Sort(fun a b -> String.CompareOrdinal(a.Message, b.Message))
@@ -192,8 +229,9 @@ let ping (db: NpgsqlDataSource) (timeout: TimeSpan) (cancel: CancellationToken) 
         limit.CancelAfter timeout
 
         try
-            use command = db.CreateCommand "SELECT 1"
-            let! _ = command.ExecuteScalarAsync limit.Token
+            use! connection = db.OpenConnectionAsync limit.Token
+            use command = new NpgsqlCommand("SELECT 1", connection)
+            let! _ = cancellable limit.Token command.Cancel (fun () -> command.ExecuteScalarAsync())
             return true
         with _ ->
             return false
