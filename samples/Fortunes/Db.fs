@@ -56,41 +56,94 @@ let private reading (reader: NpgsqlDataReader) (read: NpgsqlDataReader -> Task<'
             return Unchecked.defaultof<'T>
     }
 
-/// Runs `work` so that `cancel` stops it: `stop` (the command's Cancel) is called on the
-/// thread pool when the token fires, and a failure after that is the cancellation. (Cancel on
-/// a command of the data source itself, `db.CreateCommand`, did not stop the query in
-/// tests/Swoop.Fortunes.Tests: the commands here run on a connection opened from the pool.)
-/// Npgsql's own handling of a token sends PostgreSQL's cancel request and waits for its answer
-/// on the thread where the token is seen; with Swoop's inline socket completions that can be
-/// the .NET socket engine's thread, which then waits for an event only it can deliver, and
-/// every socket of the process stops (seen: `bench/db/run --only db,queries20` served nothing
-/// after wrk's warm-up closed its connections). So the token never goes to Npgsql itself.
-let private cancellable (cancel: CancellationToken) (stop: unit -> unit) (work: unit -> Task<'T>) : Task<'T> =
+/// The app's two data sources: `Data` for the requests' queries, and `Cancels`, two
+/// connections at most, for cancelling a request's query (so that a cancellation never waits
+/// for a connection held by the queries it cancels).
+type Database =
+    { Data: NpgsqlDataSource
+      Cancels: NpgsqlDataSource }
+
+    static member Create(connectionString: string) =
+        let cancels = NpgsqlConnectionStringBuilder(connectionString, MaxPoolSize = 2, MaxAutoPrepare = 0)
+
+        { Data = NpgsqlDataSource.Create connectionString
+          Cancels = NpgsqlDataSource.Create cancels.ConnectionString }
+
+    interface IAsyncDisposable with
+        member this.DisposeAsync() =
+            ValueTask(
+                task {
+                    do! this.Data.DisposeAsync()
+                    do! this.Cancels.DisposeAsync()
+                }
+            )
+
+/// Runs `work` (commands on `connection`) so that `cancel` stops it, without handing the token
+/// to Npgsql. Npgsql answers a cancelled token (and `Cancel()`) by sending PostgreSQL a cancel
+/// request and waiting for the reply synchronously, sometimes later on the thread that reads
+/// the connection next; under Swoop's inline completions that is the .NET socket engine's
+/// thread, which then waits for an event only it can deliver, and every socket of the process
+/// stops (seen: `bench/db/run` served nothing after wrk closed its connections mid-request).
+/// Here the token starts, on the thread pool, an ordinary asynchronous query on another
+/// connection, `pg_cancel_backend` of this connection's server process; that query is awaited
+/// before the connection goes back to the pool (so it never reaches another request's query),
+/// and the failure it causes becomes an OperationCanceledException.
+let private cancellable (db: Database) (connection: NpgsqlConnection) (cancel: CancellationToken) (work: unit -> Task<'T>) : Task<'T> =
     task {
         cancel.ThrowIfCancellationRequested()
+        let pid = connection.ProcessID
+        let mutable cancelling: Task = null
 
-        use _ =
-            cancel.Register(fun () ->
-                ThreadPool.UnsafeQueueUserWorkItem((fun _ -> try stop () with _ -> ()), null) |> ignore)
+        let cancelQuery () =
+            task {
+                use! other = db.Cancels.OpenConnectionAsync()
+                use command = new NpgsqlCommand("SELECT pg_cancel_backend($1)", other)
+                command.Parameters.Add(idParameter pid) |> ignore
+                let! _ = command.ExecuteScalarAsync()
+                ()
+            }
 
-        try
-            return! work ()
-        with e when cancel.IsCancellationRequested ->
+        let registration = cancel.Register(fun () -> cancelling <- Task.Run<unit>(cancelQuery))
+
+        let! outcome =
+            task {
+                try
+                    let! value = work ()
+                    return Ok value
+                with e ->
+                    return Error e
+            }
+
+        // Waits for a callback still running, so `cancelling` is final after it.
+        registration.Dispose()
+
+        if not (isNull cancelling) then
+            try
+                do! cancelling
+            with _ ->
+                ()
+
+        match outcome with
+        | Ok value -> return value
+        | Error e when cancel.IsCancellationRequested ->
             return raise (OperationCanceledException("the request was aborted: its query was cancelled", e, cancel))
+        | Error e ->
+            ExceptionDispatchInfo.Throw e
+            return Unchecked.defaultof<'T>
     }
 
 let private worldOf (reader: NpgsqlDataReader) =
     { Id = reader.GetInt32 0; RandomNumber = reader.GetInt32 1 }
 
 /// One random row of `world`.
-let world (db: NpgsqlDataSource) (cancel: CancellationToken) : Task<World> =
+let world (db: Database) (cancel: CancellationToken) : Task<World> =
     task {
-        use! connection = db.OpenConnectionAsync cancel
+        use! connection = db.Data.OpenConnectionAsync cancel
         use command = new NpgsqlCommand(selectWorld, connection)
         command.Parameters.Add(idParameter (randomId ())) |> ignore
 
         return!
-            cancellable cancel command.Cancel (fun () ->
+            cancellable db connection cancel (fun () ->
                 task {
                     let! reader = command.ExecuteReaderAsync(CancellationToken.None)
 
@@ -104,13 +157,13 @@ let world (db: NpgsqlDataSource) (cancel: CancellationToken) : Task<World> =
     }
 
 /// The rows of these ids, each its own SELECT, all sent in one round trip (an NpgsqlBatch).
-let private worldsOf (batch: NpgsqlBatch) (ids: int[]) (cancel: CancellationToken) : Task<World[]> =
+let private worldsOf (db: Database) (batch: NpgsqlBatch) (ids: int[]) (cancel: CancellationToken) : Task<World[]> =
     for id in ids do
         let command = NpgsqlBatchCommand selectWorld
         command.Parameters.Add(idParameter id) |> ignore
         batch.BatchCommands.Add command
 
-    cancellable cancel batch.Cancel (fun () ->
+    cancellable db batch.Connection cancel (fun () ->
         task {
             let! reader = batch.ExecuteReaderAsync(CancellationToken.None)
 
@@ -132,11 +185,11 @@ let private worldsOf (batch: NpgsqlBatch) (ids: int[]) (cancel: CancellationToke
         })
 
 /// `count` random rows of `world` (ids may repeat), in one round trip.
-let worlds (db: NpgsqlDataSource) (count: int) (cancel: CancellationToken) : Task<World[]> =
+let worlds (db: Database) (count: int) (cancel: CancellationToken) : Task<World[]> =
     task {
-        use! connection = db.OpenConnectionAsync cancel
+        use! connection = db.Data.OpenConnectionAsync cancel
         use batch = new NpgsqlBatch(connection)
-        return! worldsOf batch (Array.init count (fun _ -> randomId ())) cancel
+        return! worldsOf db batch (Array.init count (fun _ -> randomId ())) cancel
     }
 
 /// `count` distinct random ids, sorted: concurrent updates then lock their rows in one order
@@ -158,9 +211,9 @@ let private newNumber (current: int) =
 
 /// `count` random rows read and given new random numbers, in one transaction: the reads in
 /// one round trip, then one UPDATE for them all. Returns the rows as they are now.
-let update (db: NpgsqlDataSource) (count: int) (cancel: CancellationToken) : Task<World[]> =
+let update (db: Database) (count: int) (cancel: CancellationToken) : Task<World[]> =
     task {
-        use! connection = db.OpenConnectionAsync cancel
+        use! connection = db.Data.OpenConnectionAsync cancel
         let! transaction = connection.BeginTransactionAsync()
 
         let! outcome =
@@ -168,12 +221,12 @@ let update (db: NpgsqlDataSource) (count: int) (cancel: CancellationToken) : Tas
                 try
                     use batch = connection.CreateBatch()
                     batch.Transaction <- transaction
-                    let! rows = worldsOf batch (distinctIds count) cancel
+                    let! rows = worldsOf db batch (distinctIds count) cancel
                     let changed = rows |> Array.map (fun row -> { row with RandomNumber = newNumber row.RandomNumber })
                     use command = new NpgsqlCommand(updateWorlds, connection, transaction)
                     command.Parameters.Add(NpgsqlParameter<int[]>(TypedValue = (changed |> Array.map _.Id), NpgsqlDbType = (NpgsqlDbType.Array ||| NpgsqlDbType.Integer))) |> ignore
                     command.Parameters.Add(NpgsqlParameter<int[]>(TypedValue = (changed |> Array.map _.RandomNumber), NpgsqlDbType = (NpgsqlDbType.Array ||| NpgsqlDbType.Integer))) |> ignore
-                    let! _ = cancellable cancel command.Cancel (fun () -> command.ExecuteNonQueryAsync())
+                    let! _ = cancellable db connection cancel (fun () -> command.ExecuteNonQueryAsync())
                     do! transaction.CommitAsync()
                     return Ok changed
                 with e ->
@@ -191,13 +244,13 @@ let update (db: NpgsqlDataSource) (count: int) (cancel: CancellationToken) : Tas
     }
 
 /// Every fortune, and the one TechEmpower adds at request time, sorted by message (ordinal).
-let fortunes (db: NpgsqlDataSource) (cancel: CancellationToken) : Task<Fortune list> =
+let fortunes (db: Database) (cancel: CancellationToken) : Task<Fortune list> =
     task {
-        use! connection = db.OpenConnectionAsync cancel
+        use! connection = db.Data.OpenConnectionAsync cancel
         use command = new NpgsqlCommand(selectFortunes, connection)
 
         let! rows =
-            cancellable cancel command.Cancel (fun () ->
+            cancellable db connection cancel (fun () ->
                 task {
                     let! reader = command.ExecuteReaderAsync(CancellationToken.None)
 
@@ -223,15 +276,15 @@ let fortunes (db: NpgsqlDataSource) (cancel: CancellationToken) : Task<Fortune l
     }
 
 /// Whether the database answers `SELECT 1` within `timeout` (a readiness check).
-let ping (db: NpgsqlDataSource) (timeout: TimeSpan) (cancel: CancellationToken) : Task<bool> =
+let ping (db: Database) (timeout: TimeSpan) (cancel: CancellationToken) : Task<bool> =
     task {
         use limit = CancellationTokenSource.CreateLinkedTokenSource cancel
         limit.CancelAfter timeout
 
         try
-            use! connection = db.OpenConnectionAsync limit.Token
+            use! connection = db.Data.OpenConnectionAsync limit.Token
             use command = new NpgsqlCommand("SELECT 1", connection)
-            let! _ = cancellable limit.Token command.Cancel (fun () -> command.ExecuteScalarAsync())
+            let! _ = cancellable db connection limit.Token (fun () -> command.ExecuteScalarAsync())
             return true
         with _ ->
             return false
