@@ -45,6 +45,37 @@ let ``a reset while the handler runs fires RequestAborted`` () =
     Assert.True(within 3000 fired.Task)
 
 [<Fact>]
+let ``a reset fires RequestAborted on a connection whose pooled context lent a token before`` () =
+    // Connections that asked for the token and closed after their answer leave their context,
+    // with its unfired token source, to the pool; the next connection's request asks for the
+    // token again and must still hear its client's reset (it was not heard: a database query
+    // behind the token ran on after the client left).
+    let fired = TaskCompletionSource<bool>()
+
+    let handler: RequestHandler =
+        fun ctx ->
+            if ctx.Path = "/ask" then
+                ctx.RequestAborted |> ignore
+                ctx.WriteString "asked"
+                ValueTask.CompletedTask
+            else
+                waiting fired ctx
+
+    use server = serve testOptions handler
+
+    for _ in 1..6 do
+        let answer, _ = exchange server (ascii "GET /ask HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n") 2000
+        Assert.EndsWith("asked", answer)
+
+    Thread.Sleep 200
+    let s = connect server
+    s.Send(ascii "GET /wait HTTP/1.1\r\nHost: a\r\n\r\n") |> ignore
+    Thread.Sleep 200
+    s.LingerState <- LingerOption(true, 0)
+    s.Dispose()
+    Assert.True(within 3000 fired.Task)
+
+[<Fact>]
 let ``a FIN while the handler runs, with nothing pipelined, fires RequestAborted`` () =
     let fired = TaskCompletionSource<bool>()
     use server = serve testOptions (waiting fired)

@@ -29,6 +29,8 @@ type HttpContext internal (exchange: Exchange, head: RequestHead, pool: BufferPo
     let mutable user: Security.Claims.ClaimsPrincipal = null
     // RequestAborted (see RequestAbort.fs).
     let abort = RequestAbort(exchange)
+    // Whether this request asked its socket to report the client's end (see RequestAborted).
+    let mutable peerWatched = false
     // Exempt from RequestTimeout (a long-lived stream).
     let mutable unbounded = false
     // The body's length when the response was completed (the protocol then takes the body).
@@ -198,9 +200,14 @@ type HttpContext internal (exchange: Exchange, head: RequestHead, pool: BufferPo
     member _.RemoteEndPoint = exchange.RemoteEndPoint
 
     member this.RequestAborted: CancellationToken =
-        // On Swoop's loops, the socket registers when the source is made, so that the client's
-        // end is heard of (also one signalled before this).
-        if abort.EnsureSource() then
+        abort.EnsureSource() |> ignore
+
+        // On Swoop's loops, the socket registers when a request first asks, so that the
+        // client's end is heard of (also one signalled before this). Once per request, not
+        // once per source: a pooled context keeps its unfired source for its next connection,
+        // whose socket may never have waited for bytes (registered) yet.
+        if not peerWatched then
+            peerWatched <- true
             let ended = exchange.WatchPeer()
             if ended <> 0 then this.PeerClosed((ended = 2))
 
@@ -435,6 +442,7 @@ type HttpContext internal (exchange: Exchange, head: RequestHead, pool: BufferPo
 
         // A source that fired (or will: an abort is queued) is not reused.
         abort.Reset exchange.RequestNumber
+        peerWatched <- false
         unbounded <- false
 
         if not (isNull items) && items.Count > 0 then

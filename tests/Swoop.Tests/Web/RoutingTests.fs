@@ -245,3 +245,31 @@ let ``routeRest hands over the rest of the path with %2F and %25 still escaped``
     Assert.Equal("rest=", (get server "/static").Body)
     Assert.Equal("other", (get server "/staticx").Body)
     Assert.Equal(404, (get server "/staticy").Status)
+
+/// A header for every answer (TechEmpower asks for `Server`): a handler before `choose`.
+let private withServerHeader =
+    setHttpHeader "Server" "Swoop"
+    >=> choose [
+        GET >=> route "/a" >=> text "a"
+        GET >=> routef "/b/%i" (fun (i: int) -> text (string i))
+    ]
+
+[<Fact>]
+let ``a header set before choose is on every routed answer, and the routes behind it are still data`` () =
+    use server = serveApp withServerHeader
+    Assert.Equal("Swoop", (get server "/a").Headers["server"])
+    let b = get server "/b/7"
+    Assert.Equal("7", b.Body)
+    Assert.Equal("Swoop", b.Headers["server"])
+    Assert.Equal<string list>([ "/a"; "/b/{p1:integer}" ], Web.routes withServerHeader |> List.map _.Template)
+    // Swoop's own 404 clears the response, the app's headers with it.
+    let missing = get server "/c"
+    Assert.Equal(404, missing.Status)
+    Assert.False(missing.Headers.ContainsKey "server")
+
+[<Fact>]
+let ``the choose behind a header handler is compiled into lookups: its route conflicts are found at start-up`` () =
+    // Only the route compiler checks conflicts; a choose tried in order would never see them.
+    let conflicting = setHttpHeader "Server" "Swoop" >=> choose [ GET >=> route "/a" >=> text "1"; GET >=> route "/a" >=> text "2" ]
+    let e = Assert.Throws<InvalidOperationException>(fun () -> Web.handler WebOptions.defaults conflicting |> ignore)
+    Assert.Contains("conflicting routes", e.Message)

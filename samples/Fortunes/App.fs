@@ -1,0 +1,79 @@
+/// The app: TechEmpower's six test types (plaintext, JSON, one query, multiple queries,
+/// fortunes, updates) and a readiness check, made from a data source (so that tests start it
+/// in-process against a database of their own).
+module Fortunes.App
+
+open System
+open System.Globalization
+open System.Numerics
+open Npgsql
+open Swoop
+open Swoop.Web
+open Swoop.ViewEngine
+
+type Message = { Message: string }
+
+/// The `queries` parameter as TechEmpower asks: an integer clamped to 1..500 (however large
+/// or small); missing, empty or not an integer counts as 1.
+let queryCount (value: string option) =
+    match value with
+    | Some text ->
+        match Int32.TryParse(text, NumberStyles.Integer, CultureInfo.InvariantCulture) with
+        | true, n -> Math.Clamp(n, 1, 500)
+        | _ ->
+            match BigInteger.TryParse(text, NumberStyles.Integer, CultureInfo.InvariantCulture) with
+            | true, n -> if n.Sign > 0 then 500 else 1
+            | _ -> 1
+    | None -> 1
+
+let private count (ctx: HttpContext) = queryCount (ctx.TryGetQueryStringValue "queries")
+
+/// The routes on a data source; every answer carries `Server: Swoop` (TechEmpower asks for a
+/// Server header; Swoop sends none of its own).
+let create (db: Db.Database) : HttpHandler =
+    let singleQuery: HttpHandler =
+        fun _ ctx ->
+            task {
+                let! row = Db.world db ctx.RequestAborted
+                writeJson ctx row
+                return true
+            }
+
+    let queries: HttpHandler =
+        fun _ ctx ->
+            task {
+                let! rows = Db.worlds db (count ctx) ctx.RequestAborted
+                writeJson ctx rows
+                return true
+            }
+
+    let updates: HttpHandler =
+        fun _ ctx ->
+            task {
+                let! rows = Db.update db (count ctx) ctx.RequestAborted
+                writeJson ctx rows
+                return true
+            }
+
+    let fortunes: HttpHandler =
+        fun _ ctx ->
+            task {
+                let! rows = Db.fortunes db ctx.RequestAborted
+                ctx.WriteHtmlTemplate(Views.fortunesPage, rows)
+                return true
+            }
+
+    let databaseAnswers (ctx: HttpContext) = Db.ping db (TimeSpan.FromSeconds 2.0) ctx.RequestAborted
+
+    setHttpHeader "Server" "Swoop"
+    >=> choose [
+        GET >=> route "/plaintext" >=> text "Hello, World!"
+        // TechEmpower: a new object for each request, serialized then.
+        GET >=> route "/json" >=> handleContext (fun ctx -> writeJson ctx { Message = "Hello, World!" }; handled)
+        GET >=> route "/db" >=> singleQuery
+        GET >=> route "/queries" >=> queries
+        GET >=> route "/fortunes" >=> fortunes
+        GET >=> route "/updates" >=> updates
+        GET >=> route "/healthz" >=> Health.live
+        GET >=> route "/readyz" >=> Health.readyWhen databaseAnswers
+    ]

@@ -1,0 +1,20 @@
+/// TechEmpower's test types on Swoop and PostgreSQL. The database is named by the setting
+/// `ConnectionStrings:Default` (appsettings.json, or the environment's
+/// `ConnectionStrings__Default`), as ASP.NET Core apps read it; `--print-config` hides it.
+module Fortunes.Program
+
+open Npgsql
+open Swoop
+open Swoop.Web
+open Swoop.Settings
+
+type ConnectionStrings = { Default: string }
+
+type Settings = { ConnectionStrings: ConnectionStrings }
+
+[<EntryPoint>]
+let main argv =
+    AppSettings.mainWith ServerOptions.defaults WebOptions.defaults argv (fun (settings: Settings) ->
+        // One data source for the process (and a small one for cancellations): its pool
+        // lives as long as the app.
+        App.create (Db.Database.Create settings.ConnectionStrings.Default))
