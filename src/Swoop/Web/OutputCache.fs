@@ -233,9 +233,11 @@ and [<Sealed>] internal OutputCacheGate(store: OutputCacheStore, policy: OutputC
             let eq = pair.IndexOf '='
             let pairName = if eq < 0 then pair else pair.Slice(0, eq)
 
+            // The name as the policy spells it, the value as sent.
             if pairName.Equals(name.AsSpan(), StringComparison.OrdinalIgnoreCase) then
                 b.Add '&'
-                b.Add pair
+                b.Add(name.AsSpan())
+                if eq >= 0 then b.Add(pair.Slice eq)
 
     /// Whether the request may be answered from the cache (or fill it) at all.
     member _.Applies(ctx: HttpContext) =

@@ -278,3 +278,8 @@ module RateLimitHandlers =
         // The limiter checks its own numbers: one made now reports them before the app starts.
         (Limiters.make policy false).Dispose()
         RateLimitNode(RateLimitGate policy).Handler
+
+    let internal partitionCount (handler: HttpHandler) =
+        match box handler with
+        | :? RateLimitNode as node when not (isNull (box node.Gate.Table)) -> node.Gate.Table.Count
+        | _ -> 0

@@ -106,3 +106,6 @@ module RateLimitHandlers =
     /// Raises ArgumentException for numbers the limiter refuses (permits below 1, a zero window).
     /// Example: `rateLimit (RateLimit.fixedWindow 100 (TimeSpan.FromSeconds 1.0) |> RateLimit.byClientAddress) >=> handler`.
     val rateLimit: policy: RateLimitPolicy -> HttpHandler
+
+    /// Partitions a `rateLimit` handler holds now (tests).
+    val internal partitionCount: handler: HttpHandler -> int
