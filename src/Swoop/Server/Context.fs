@@ -531,6 +531,16 @@ type HttpContext internal (exchange: Exchange, head: RequestHead, pool: BufferPo
     /// The response field of that name the handler set (not Content-Type or Content-Length), or null.
     member internal _.ResponseHeader(name: string) : string = response.Find name
 
+    /// The fields the handler set, in order (not Content-Type or Content-Length), and the
+    /// encoded lines set with RawHeaders (null: none): what the output cache keeps.
+    member internal _.ResponseFieldCount = response.FieldCount
+    member internal _.ResponseFieldName(index: int) = response.FieldName index
+    member internal _.ResponseFieldValue(index: int) = response.FieldValue index
+    member internal _.RawHeaderLines: byte[] = response.Raw
+
+    /// Whether a principal was set or read for this request (reading none makes none).
+    member internal _.HasUser = not (isNull user)
+
     /// Header lines encoded once ("Name: value\r\n" each, checked by whoever made them),
     /// sent after the others: a static file's prepared headers.
     member internal _.RawHeaders

@@ -256,6 +256,11 @@ type HttpContext =
     member internal ResponseLength: int64
     member internal ResponseHeader: name: string -> string
     member internal RawHeaders: byte[] with set
+    member internal ResponseFieldCount: int
+    member internal ResponseFieldName: index: int -> string
+    member internal ResponseFieldValue: index: int -> string
+    member internal RawHeaderLines: byte[]
+    member internal HasUser: bool
 
 /// Rewrites the body on its way out (compression): see Context.fs.
 and [<AbstractClass; AllowNullLiteral>] internal BodyEncoder =

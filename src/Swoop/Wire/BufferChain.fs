@@ -123,6 +123,23 @@ type internal BufferChain(pool: BufferPool) =
             let from = if first then consumed else 0
             target.Append(ReadOnlySpan<byte>(open'.Array, open'.Offset + from, used - from))
 
+    /// Copies every unsent byte into `destination` (at least Length long), leaving the chain as
+    /// it is (the output cache keeps a copy of a body it sends).
+    member _.CopyTo(destination: Span<byte>) =
+        let mutable p = 0
+        let mutable first = true
+
+        if not (isNull sealedSegments) then
+            for struct (s, n) in sealedSegments do
+                let from = if first then consumed else 0
+                ReadOnlySpan<byte>(s.Array, s.Offset + from, n - from).CopyTo(destination.Slice p)
+                p <- p + n - from
+                first <- false
+
+        if not open'.IsEmpty then
+            let from = if first then consumed else 0
+            ReadOnlySpan<byte>(open'.Array, open'.Offset + from, used - from).CopyTo(destination.Slice p)
+
     /// Hands every segment with content, in order, to `take` (which now owns it); empties the chain.
     member private _.Drain(take: Segment -> int -> unit) =
         if consumed > 0 then
