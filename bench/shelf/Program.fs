@@ -3,6 +3,7 @@
 open System
 open System.IO
 open Swoop.Web
+open Swoop.RateLimiting
 
 let root = Path.Combine(AppContext.BaseDirectory, "wwwroot")
 let page = File.ReadAllBytes(Path.Combine(root, "page.html"))

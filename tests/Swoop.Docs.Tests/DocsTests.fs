@@ -72,6 +72,8 @@ let private references () =
         "Swoop.Logging"
         "Swoop.ViewEngine"
         "Swoop.JwtBearer"
+        "Swoop.RateLimiting"
+        "System.Threading.RateLimiting"
         "Microsoft.IdentityModel.Tokens"
         "Microsoft.IdentityModel.JsonWebTokens"
         "Microsoft.IdentityModel.Abstractions"

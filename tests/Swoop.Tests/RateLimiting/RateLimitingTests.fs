@@ -11,6 +11,7 @@ open System.Threading.Tasks
 open Xunit
 open Swoop
 open Swoop.Web
+open Swoop.RateLimiting
 open Swoop.Testing
 
 let private minute = TimeSpan.FromMinutes 1.0

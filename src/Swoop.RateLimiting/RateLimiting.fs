@@ -1,6 +1,6 @@
 /// Rate limiting on System.Threading.RateLimiting: a policy as data, limiters made once per
 /// `rateLimit` handler, partitions in a bounded table swept by one timer.
-namespace Swoop.Web
+namespace Swoop.RateLimiting
 
 open System
 open System.Collections.Concurrent
@@ -8,6 +8,7 @@ open System.Threading
 open System.Threading.RateLimiting
 open System.Threading.Tasks
 open Swoop
+open Swoop.Web
 
 [<RequireQualifiedAccess; NoEquality; NoComparison>]
 type RateLimitAlgorithm =

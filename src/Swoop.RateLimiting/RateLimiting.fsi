@@ -1,7 +1,8 @@
-namespace Swoop.Web
+namespace Swoop.RateLimiting
 
 open System
 open Swoop
+open Swoop.Web
 
 /// The algorithm of a rate limit and its numbers (System.Threading.RateLimiting's limiters).
 [<RequireQualifiedAccess; NoEquality; NoComparison>]
