@@ -30,7 +30,7 @@ let private count (ctx: HttpContext) = queryCount (ctx.TryGetQueryStringValue "q
 
 /// The routes on a data source; every answer carries `Server: Swoop` (TechEmpower asks for a
 /// Server header; Swoop sends none of its own).
-let create (db: Db.Database) : HttpHandler =
+let create (db: NpgsqlDataSource) : HttpHandler =
     let singleQuery: HttpHandler =
         fun _ ctx ->
             task {

@@ -15,6 +15,5 @@ type Settings = { ConnectionStrings: ConnectionStrings }
 [<EntryPoint>]
 let main argv =
     AppSettings.mainWith ServerOptions.defaults WebOptions.defaults argv (fun (settings: Settings) ->
-        // One data source for the process (and a small one for cancellations): its pool
-        // lives as long as the app.
-        App.create (Db.Database.Create settings.ConnectionStrings.Default))
+        // One data source for the process: its pool lives as long as the app.
+        App.create (NpgsqlDataSource.Create settings.ConnectionStrings.Default))

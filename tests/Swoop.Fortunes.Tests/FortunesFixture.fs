@@ -13,14 +13,14 @@ open Xunit
 open Fortunes.Tests.Postgres
 
 /// Npgsql's settings for throughput, as TechEmpower's ASP.NET Core entries use them (and the
-/// sample's README recommends): multiplexing over a few connections, auto-prepared statements.
+/// sample's README recommends): a pool of 18, auto-prepared statements.
 module Settings =
     let performance =
         "SSL Mode=Disable;Maximum Pool Size=18;Enlist=false;Max Auto Prepare=4"
 
 /// A samples/Fortunes server on `connectionString`.
 type FortunesServer(connectionString: string) =
-    let db = global.Fortunes.Db.Database.Create connectionString
+    let db = NpgsqlDataSource.Create connectionString
 
     let server =
         Server.start { ServerOptions.defaults with Port = 0 } (Web.handler WebOptions.defaults (global.Fortunes.App.create db))
@@ -36,7 +36,7 @@ type FortunesServer(connectionString: string) =
                 task {
                     client.Dispose()
                     do! server.StopAsync().WaitAsync(TimeSpan.FromSeconds 15.0)
-                    do! (db :> IAsyncDisposable).DisposeAsync()
+                    do! db.DisposeAsync()
                 }
             )
 

@@ -312,15 +312,27 @@ module Server =
         // The runtime reads this once, at the process's first socket operation; a value the
         // user set in the environment wins over the option.
         let inlineVariable = "DOTNET_SYSTEM_NET_SOCKETS_INLINE_COMPLETIONS"
+        let userSet = not (String.IsNullOrEmpty(Environment.GetEnvironmentVariable inlineVariable))
+        let endpoints = if listen then ServerOptions.endpoints options |> Array.ofList else [||]
+
+        // Connections the runtime's sockets carry (a Unix socket's or systemd's listeners, no
+        // deferred accepts, --runtime-sockets, no libc or epoll) run their handlers inline only
+        // with the runtime's inline completions, which are the whole process's: every library's
+        // sockets then complete on the runtime's one engine thread, and a library that waits
+        // there synchronously stops them all (Npgsql's cancel request did: docs/guide.md,
+        // "Using a database"). On Swoop's own event loops nothing needs them: left off.
+        let runtimeCarried =
+            options.RuntimeSockets || not (Direct.available && Epoll.available ()) || not options.DeferAccept
+            || endpoints |> Array.exists (function Endpoint.Unix _ | Endpoint.Systemd _ -> true | _ -> false)
 
         // (Not for an in-memory server: it uses no socket, and must not change the process's
         // sockets, a test's HttpClient among them.)
-        if listen && options.InlineCompletions && String.IsNullOrEmpty(Environment.GetEnvironmentVariable inlineVariable) then
+        if listen && options.InlineCompletions && not userSet && runtimeCarried then
             Environment.SetEnvironmentVariable(inlineVariable, "1")
 
-        let inline' = Environment.GetEnvironmentVariable inlineVariable = "1"
-
-        let endpoints = if listen then ServerOptions.endpoints options |> Array.ofList else [||]
+        let inline' =
+            if listen && not userSet && not runtimeCarried then options.InlineCompletions
+            else Environment.GetEnvironmentVariable inlineVariable = "1"
 
         let log = ServerLog.Create(options.LogSink, options.LogLevel, options.LogQueueSize)
 
