@@ -6,38 +6,16 @@ namespace Swoop.Web
 open System
 open System.IO
 open System.IO.Compression
-open System.Threading
 open System.Threading.Tasks
 open Swoop
 
-/// The body as sent, for the decompressor to read (asynchronously only).
-type internal UndecodedBody(ctx: HttpContext) =
-    inherit Stream()
-    override _.CanRead = true
-    override _.CanSeek = false
-    override _.CanWrite = false
-    override _.Length = raise (NotSupportedException())
-
-    override _.Position
-        with get () = raise (NotSupportedException())
-        and set (_: int64) = raise (NotSupportedException())
-
-    override _.Flush() = ()
-    override _.Read(_: byte[], _: int, _: int) : int = invalidOp "request bodies are read asynchronously"
-    override _.Seek(_: int64, _: SeekOrigin) : int64 = raise (NotSupportedException())
-    override _.SetLength(_: int64) = raise (NotSupportedException())
-    override _.Write(_: byte[], _: int, _: int) = raise (NotSupportedException())
-    override _.ReadAsync(destination: Memory<byte>, _: CancellationToken) = ctx.ReadUndecodedAsync destination
-
-    override this.ReadAsync(buffer: byte[], offset: int, count: int, cancel: CancellationToken) =
-        this.ReadAsync(Memory(buffer, offset, count), cancel).AsTask()
-
-/// One request's decoder: `coding` names the decompressor; `limit` bounds what it yields.
+/// One request's decoder: `coding` names the decompressor; MaxRequestBodySize bounds what it yields.
 [<Sealed>]
 type internal RequestBodyDecoding(ctx: HttpContext, coding: string) =
     inherit BodyDecoder()
 
-    let source = new UndecodedBody(ctx)
+    // The body as sent, for the decompressor to read (asynchronously only).
+    let source = new RequestBodyStream((fun m -> ctx.ReadUndecodedAsync m), (fun () -> false))
 
     let decompressor: Stream =
         match coding with
