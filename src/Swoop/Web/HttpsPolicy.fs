@@ -1,7 +1,6 @@
 namespace Swoop.Web
 
 open System
-open System.Collections.Generic
 open Swoop
 
 type HstsOptions =
@@ -26,19 +25,28 @@ module HttpsRedirectOptions =
 
 [<RequireQualifiedAccess>]
 module HttpsPolicy =
-    /// The host a Host value names, in lower case, without its port ("[::1]:8080" -> "[::1]").
-    let private hostName (value: string) =
-        let value = value.Trim()
+    /// The host a Host value names, without its port ("[::1]:8080" -> "[::1]"): a slice of the
+    /// value, so that checking a request's host allocates nothing.
+    let private hostName (value: string) : ReadOnlySpan<char> =
+        let value = value.AsSpan().Trim()
 
-        let name =
-            if value.StartsWith '[' then
-                let close = value.IndexOf ']'
-                if close > 0 then value.Substring(0, close + 1) else value
-            else
-                let colon = value.LastIndexOf ':'
-                if colon >= 0 then value.Substring(0, colon) else value
+        if value.Length > 0 && value[0] = '[' then
+            let close = value.IndexOf ']'
+            if close > 0 then value.Slice(0, close + 1) else value
+        else
+            let colon = value.LastIndexOf ':'
+            if colon >= 0 then value.Slice(0, colon) else value
 
-        name.ToLowerInvariant()
+    /// Whether `name` is one of `names` (compared without case).
+    let private isOneOf (names: string[]) (name: ReadOnlySpan<char>) =
+        let mutable found = false
+        let mutable i = 0
+
+        while not found && i < names.Length do
+            found <- name.Equals(names[i].AsSpan(), StringComparison.OrdinalIgnoreCase)
+            i <- i + 1
+
+        found
 
     let private isHttps (ctx: HttpContext) = String.Equals(ctx.Scheme, "https", StringComparison.Ordinal)
 
@@ -55,13 +63,13 @@ module HttpsPolicy =
             + (if options.IncludeSubDomains then "; includeSubDomains" else "")
             + (if options.Preload then "; preload" else "")
 
-        let excluded = HashSet<string>(options.ExcludedHosts |> List.map hostName, StringComparer.Ordinal)
+        let excluded = options.ExcludedHosts |> List.map (fun h -> (hostName h).ToString()) |> Array.ofList
 
         let add: HttpHandler =
             fun next ctx ->
                 if isHttps ctx then
                     match ctx.Header "host" with
-                    | ValueSome host when excluded.Contains(hostName host) -> ()
+                    | ValueSome host when isOneOf excluded (hostName host) -> ()
                     | _ -> ctx.SetHeader("Strict-Transport-Security", value)
 
                 next ctx
@@ -87,7 +95,7 @@ module HttpsPolicy =
                     | ValueSome host when host.Trim() <> "" ->
                         let target = if ctx.Target.StartsWith '/' then ctx.Target else ctx.RawPath + (if ctx.QueryString = "" then "" else "?" + ctx.QueryString)
                         ctx.StatusCode <- options.StatusCode
-                        ctx.SetHeader("Location", "https://" + hostName host + port + target)
+                        ctx.SetHeader("Location", "https://" + (hostName host).ToString().ToLowerInvariant() + port + target)
                         earlyReturn ctx
                     | _ -> noHost earlyReturn ctx
 
@@ -100,15 +108,22 @@ module HttpsPolicy =
         if hosts |> List.contains "*" then
             handler
         else
-            let names = hosts |> List.map (fun h -> h.Trim().ToLowerInvariant())
-            let exact = HashSet<string>(names |> List.filter (fun h -> not (h.StartsWith "*.")), StringComparer.Ordinal)
+            let names = hosts |> List.map (fun h -> h.Trim())
+            let exact = names |> List.filter (fun h -> not (h.StartsWith "*.")) |> Array.ofList
             // "*.example.com" kept as ".example.com": a suffix after at least one label.
             let suffixes = names |> List.filter (fun h -> h.StartsWith "*.") |> List.map (fun h -> h.Substring 1) |> Array.ofList
             let refused = problem 400 "the Host header names a host this server does not serve"
 
             let allowed (host: string) =
                 let name = hostName host
-                exact.Contains name || suffixes |> Array.exists (fun s -> name.Length > s.Length && name.EndsWith(s, StringComparison.Ordinal))
+                let mutable ok = isOneOf exact name
+                let mutable i = 0
+
+                while not ok && i < suffixes.Length do
+                    ok <- name.Length > suffixes[i].Length && name.EndsWith(suffixes[i].AsSpan(), StringComparison.OrdinalIgnoreCase)
+                    i <- i + 1
+
+                ok
 
             let filter: HttpHandler =
                 fun next ctx ->
