@@ -5,9 +5,14 @@
 /// and one reference comparison. A name built at run time (`_data key`) is found by comparing
 /// its characters. Every array is padded with 16 bytes after its markup, so the sink may copy
 /// any piece of it as one 16-byte vector.
+///
+/// Two tables: one by the name's characters (every name lands there once), and in front of it
+/// one by the string's address, so that a literal (allocated where the GC never moves it) is
+/// found with a shift and one comparison. A name that moved is simply looked up again.
 namespace Swoop.ViewEngine
 
 open System
+open System.Runtime.CompilerServices
 open System.Text
 
 /// `<name></name>`: `<name` is bytes[0 .. Length], `<name>` one more, `</name>` starts at CloseAt.
@@ -56,12 +61,19 @@ type internal AttributeBytes(name: string) =
     /// Bytes of ` name`.
     member _.FlagLength = n + 1
 
-/// The tables: 256 slots each, two probes. A slot is replaced whole (entries never change), so
+/// The tables by characters: 256 slots each, two probes. A slot is replaced whole (entries never change), so
 /// threads may read and fill them at once without locks; at worst a name is encoded twice.
 [<AbstractClass; Sealed>]
 type internal HtmlNames private () =
     static let tags: TagBytes[] = Array.zeroCreate 256
     static let attributes: AttributeBytes[] = Array.zeroCreate 256
+    static let tagsByAddress: TagBytes[] = Array.zeroCreate 256
+    static let attributesByAddress: AttributeBytes[] = Array.zeroCreate 256
+
+    /// A slot from the string's address (objects are 8-byte aligned).
+    static let addressSlot (name: string) =
+        let mutable reference = name
+        int (Unsafe.As<string, unativeint> &reference >>> 3) &&& 255
 
     /// A slot from the length and three characters of the name (first, middle, last).
     static let slot (name: string) =
@@ -81,6 +93,29 @@ type internal HtmlNames private () =
 
     /// The bytes of element `name` (null is written as Giraffe writes it: nothing).
     static member Tag(name: string) : TagBytes =
+        let i = addressSlot name
+        let known = tagsByAddress[i]
+
+        if not (isNull known) && Object.ReferenceEquals(known.Name, name) then
+            known
+        else
+            let found = HtmlNames.TagByName name
+            if not (isNull name) then tagsByAddress[i] <- found
+            found
+
+    /// The bytes of attribute `name`.
+    static member Attribute(name: string) : AttributeBytes =
+        let i = addressSlot name
+        let known = attributesByAddress[i]
+
+        if not (isNull known) && Object.ReferenceEquals(known.Name, name) then
+            known
+        else
+            let found = HtmlNames.AttributeByName name
+            if not (isNull name) then attributesByAddress[i] <- found
+            found
+
+    static member private TagByName(name: string) : TagBytes =
         let name = if isNull name then "" else name
         let i = slot name
         let first = tags[i]
@@ -97,8 +132,7 @@ type internal HtmlNames private () =
                 tags[if isNull first then i else i ^^^ 1] <- made
                 made
 
-    /// The bytes of attribute `name`.
-    static member Attribute(name: string) : AttributeBytes =
+    static member private AttributeByName(name: string) : AttributeBytes =
         let name = if isNull name then "" else name
         let i = slot name
         let first = attributes[i]

@@ -112,6 +112,7 @@ type internal HtmlSink() =
                 pos <- pos + n
                 rest <- rest.Slice n
 
+    [<MethodImpl(MethodImplOptions.AggressiveInlining)>]
     member this.WriteByte(b: byte) =
         if pending <> '\000' then this.Settle()
         this.Ensure 1
@@ -156,6 +157,7 @@ type internal HtmlSink() =
 
     /// Bytes[offset .. offset + length) of a name's markup (HtmlNames: arrays padded with 16
     /// bytes past any piece), copied as one 16-byte vector when the piece and the room allow.
+    [<MethodImpl(MethodImplOptions.AggressiveInlining)>]
     member this.WriteMarkup(bytes: byte[], offset: int, length: int) =
         if pending <> '\000' then this.Settle()
 
