@@ -154,6 +154,10 @@ def _app_page(body):
     return body.startswith(b"<!DOCTYPE html>") and body.count(b"<tr>") == APP_PRODUCTS + 1
 
 
+def _app_view(body):
+    return body.startswith(b"<!DOCTYPE html>") and body.count(b"<tr>") == 100 + 1
+
+
 def _app_products(body):
     items = json.loads(body)
     return len(items) == APP_PRODUCTS and set(items[0]) == {"id", "sku", "name", "category", "price", "stock"}
@@ -166,6 +170,7 @@ def _app_stylesheet(body):
 
 EXPECTED_APP = {
     "page": ("/catalog", (), 200, "text/html", None, _app_page),
+    "view": ("/catalog/view", (), 200, "text/html", None, _app_view),
     "asset": ("/static/site.css", (), 200, "text/css", None, _app_stylesheet),
     "json": ("/api/products", (), 200, "application/json", None, _app_products),
     "json-gzip": ("/api/products", ("Accept-Encoding: gzip",), 200, "application/json", "gzip", _app_products),

@@ -38,7 +38,7 @@ ROUTING_SUBJECTS = ("swoop-api", "swoop-api-aot", "swoop-api-threadpool", "minim
 # repetition; the names of its endpoint checks (probe.EXPECTED_APP) in the bodies table.
 APP_SWOOP = "swoop-app"
 APP_PEERS = ("giraffe-app", "suave-app")
-APP_BODIES = (("page", "page"), ("asset", "stylesheet"), ("json", "JSON"), ("json-gzip", "gzipped JSON"))
+APP_BODIES = (("page", "page"), ("view", "page of 100 (htmlView)"), ("asset", "stylesheet"), ("json", "JSON"), ("json-gzip", "gzipped JSON"))
 
 
 def baseline(res, sc):
@@ -230,7 +230,9 @@ def app_section(res, subjects, scenarios):
              "What a small site answers, on Swoop and on the F# peers that can express it, keep-alive at 32 "
              "connections: `app-page-c32` a catalogue page of 40 products rendered per request from an in-memory "
              "list with the same Giraffe.ViewEngine view on every subject (layout: head, nav, the list as a table, "
-             "footer); `app-asset-c32` a 3.4 KiB stylesheet served as a static file; `app-json-gzip-c32` the same "
+             "footer; Swoop answers it from a Template prepared at start-up); `app-view-c32` the same view with 100 "
+             "products, its tree built and rendered per request on every subject (Swoop's and Giraffe's `htmlView`); "
+             "`app-asset-c32` a 3.4 KiB stylesheet served as a static file; `app-json-gzip-c32` the same "
              "40 products serialised to JSON and gzipped per request (the request sends `Accept-Encoding: gzip`). "
              "Median req/s (min–max over repetitions), p99 in ms, server CPU ms per 1000 requests, bytes allocated "
              "per request, and bytes per response as wrk counted them (head and body). ‡ = load-generator-bound "
@@ -620,7 +622,8 @@ def startup_section(res, subjects):
 
 def allocation_section(res, subjects, scenarios):
     keys = [s for s in ("plaintext-c32", "plaintext-c256", "pipeline16-c256", "json-c256", "close-c256",
-                        "route-static-c256", "route-param-c256", "app-page-c32", "app-asset-c32", "app-json-gzip-c32")
+                        "route-static-c256", "route-param-c256", "app-page-c32", "app-view-c32", "app-asset-c32",
+                        "app-json-gzip-c32")
             if s in scenarios]
     rows = []
     for s in subjects:

@@ -134,6 +134,10 @@ APP = "app tier (a page from data, an asset, compressed JSON)"
 # The app tier's three requests (bench/subjects/app): the catalogue page rendered per request,
 # its stylesheet, and the catalogue as JSON compressed per request.
 APP_PAGE = "/catalog"
+# The same page with 100 products, the view built per request and rendered by each subject's
+# node renderer (Swoop's htmlView, Giraffe's htmlView, Suave's RenderView.AsBytes): a view moved
+# from Giraffe as it is written, not rewritten as a Template.
+APP_VIEW = "/catalog/view"
 APP_ASSET = "/static/site.css"
 APP_JSON = "/api/products"
 LIVE = "live: Server-Sent Events and WebSockets"
@@ -190,6 +194,8 @@ ALL = [
     # The app tier (subjects of the app tier only): what a small site answers, keep-alive.
     Scenario("app-page-c32", APP, "GET an HTML page of 40 products rendered per request, keep-alive, 32 connections",
              "wrk", APP_PAGE, 32, tier="app"),
+    Scenario("app-view-c32", APP, "GET an HTML page of 100 products, its Giraffe.ViewEngine tree built and rendered "
+             "per request on every subject, keep-alive, 32 connections", "wrk", APP_VIEW, 32, tier="app"),
     Scenario("app-asset-c32", APP, "GET a 3.4 KiB stylesheet (static file), keep-alive, 32 connections",
              "wrk", APP_ASSET, 32, tier="app"),
     Scenario("app-json-gzip-c32", APP, "GET 4 KiB of JSON serialised and gzipped per request, keep-alive, 32 connections",

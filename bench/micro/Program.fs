@@ -1,6 +1,7 @@
 /// Runs the micro-benchmarks in process (no generated projects, so it fits the
 /// suite's time budget) and exports JSON that bench/lib/micro.py reads.
 /// usage: Swoop.Benchmarks [--quick] [--artifacts DIR] [--filter PATTERN] [--views]
+///        Swoop.Benchmarks --views-interleaved [ROUNDS]   (Views/Interleaved.fs; no BenchmarkDotNet)
 module Swoop.Benchmarks.Program
 
 open System
@@ -17,6 +18,11 @@ open BenchmarkDotNet.Toolchains.InProcess.Emit
 
 [<EntryPoint>]
 let main argv =
+  match Array.tryFindIndex ((=) "--views-interleaved") argv with
+  | Some i ->
+    Interleaved.run (if i + 1 < argv.Length then int argv[i + 1] else 15)
+    0
+  | None ->
     // See bench/README.md: on one core, tier 1 would arrive in the middle of the measurements.
     if Environment.ProcessorCount = 1 && Environment.GetEnvironmentVariable "DOTNET_TC_DelaySingleProcMultiplier" <> "1" then
         eprintfn "warning: one processor and DOTNET_TC_DelaySingleProcMultiplier is not 1: tiered compilation waits 10x longer, so JIT-compiled code may be measured at tier 0 (see bench/README.md)"

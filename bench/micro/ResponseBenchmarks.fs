@@ -32,10 +32,10 @@ type ResponseBenchmarks() =
         // In the transport's input, as the connection receives it (the context reads the
         // request line from there).
         head.Reset()
-        transport.EnsureInput()
-        Buffer.BlockCopy(Inputs.shortGet, 0, transport.InputArray, transport.InputOffset, Inputs.shortGet.Length)
-        transport.InEnd <- Inputs.shortGet.Length
-        match Parser.parse transport.Request Parser.defaultLimits head with
+        transport.Input.Ensure()
+        Buffer.BlockCopy(Inputs.shortGet, 0, transport.Input.Array, transport.Input.Offset, Inputs.shortGet.Length)
+        transport.Input.End <- Inputs.shortGet.Length
+        match Parser.parse transport.Input.Request Parser.defaultLimits head with
         | Parser.ParseResult.Done -> ()
         | other -> failwithf "setup parse: %A" other
         writer <- new Utf8JsonWriter(context.BodyWriter)

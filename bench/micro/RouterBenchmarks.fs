@@ -91,17 +91,17 @@ let contextFor (request: string) =
     let pool = BufferPool(SlabPool(4096, 4), SlabPool(65536, 2))
     let transport = Transport(pool)
     let bytes = Encoding.ASCII.GetBytes request
-    transport.EnsureInput()
-    bytes.CopyTo(Span<byte>(transport.InputArray, transport.InputOffset, bytes.Length))
-    transport.InEnd <- bytes.Length
+    transport.Input.Ensure()
+    bytes.CopyTo(Span<byte>(transport.Input.Array, transport.Input.Offset, bytes.Length))
+    transport.Input.End <- bytes.Length
     let head = RequestHead(Parser.defaultLimits.MaxHeaderCount)
     head.Reset()
 
-    match Parser.parse transport.Request Parser.defaultLimits head with
+    match Parser.parse transport.Input.Request Parser.defaultLimits head with
     | Parser.ParseResult.Done -> ()
     | other -> failwithf "set-up parse of %s: %A" request other
 
-    transport.InPos <- head.HeadLength
+    transport.Input.Pos <- head.HeadLength
     let ctx = HttpContext(Http1Exchange(transport, head, 30_000L), head, pool, 1L <<< 20)
     ctx.Begin()
     ctx

@@ -22,6 +22,7 @@ type ViewBenchmarks() =
 
     let written () = buffer.WrittenCount
     let catalogTree = Catalog.page Catalog.products
+    let catalog100Tree = Catalog.page Catalog.products100
 
     [<GlobalSetup>]
     member _.Setup() =
@@ -37,6 +38,8 @@ type ViewBenchmarks() =
         check "catalog baseline" catalog (fun () -> BaselineHtmlWriter.document buffer (Catalog.page Catalog.products))
         check "catalog nodes" catalog (fun () -> HtmlWriter.document buffer (Catalog.page Catalog.products))
         check "catalog template" catalog (fun () -> Template.writeTo buffer CatalogTemplate.page Catalog.products)
+        let catalog100 = RenderView.AsBytes.htmlDocument (Catalog.page Catalog.products100)
+        check "catalog100 nodes" catalog100 (fun () -> HtmlWriter.document buffer (Catalog.page Catalog.products100))
         let table = RenderView.AsBytes.htmlDocument (TablePage.page TablePage.orders)
         check "table baseline" table (fun () -> BaselineHtmlWriter.document buffer (TablePage.page TablePage.orders))
         check "table nodes" table (fun () -> HtmlWriter.document buffer (TablePage.page TablePage.orders))
@@ -82,6 +85,31 @@ type ViewBenchmarks() =
     member _.CatalogSwoopTemplate() =
         buffer.ResetWrittenCount()
         Template.writeTo buffer CatalogTemplate.page Catalog.products
+        written ()
+
+    /// The page of issue 43 (item 9): the catalogue with 100 products as a view moved from
+    /// Giraffe writes it, the tree built per page; then its tree alone, and the two renderers
+    /// on a tree built once.
+    [<Benchmark>]
+    member _.Catalog100Giraffe() =
+        (RenderView.AsBytes.htmlDocument (Catalog.page Catalog.products100)).Length
+
+    [<Benchmark>]
+    member _.Catalog100SwoopNodes() =
+        buffer.ResetWrittenCount()
+        HtmlWriter.document buffer (Catalog.page Catalog.products100)
+        written ()
+
+    [<Benchmark>]
+    member _.Catalog100TreeOnly() = Catalog.page Catalog.products100
+
+    [<Benchmark>]
+    member _.Catalog100GiraffeTreeBuilt() = (RenderView.AsBytes.htmlDocument catalog100Tree).Length
+
+    [<Benchmark>]
+    member _.Catalog100SwoopNodesTreeBuilt() =
+        buffer.ResetWrittenCount()
+        HtmlWriter.document buffer catalog100Tree
         written ()
 
     [<Benchmark>]

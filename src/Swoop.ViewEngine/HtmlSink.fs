@@ -2,6 +2,10 @@
 /// bytes copied, text transcoded, values HTML-encoded on the way in. The sink holds the array
 /// behind the writer's current memory and advances the writer only when that memory is full
 /// or the page ends, so a piece of a few bytes costs a copy, not a GetSpan/Advance pair.
+///
+/// Giraffe encodes its page to UTF-8 whole, so a surrogate pair split between two pieces of
+/// text is one character there: a piece that ends with a high surrogate leaves it pending,
+/// and the next piece joins it with its first character, or writes U+FFFD before itself.
 namespace Swoop.ViewEngine
 
 open System
@@ -10,6 +14,7 @@ open System.Buffers.Text
 open System.Globalization
 open System.Runtime.CompilerServices
 open System.Runtime.InteropServices
+open System.Runtime.Intrinsics
 open System.Text
 open System.Text.Unicode
 
@@ -45,6 +50,8 @@ type internal HtmlSink() =
     /// The writer's memory is not an array: the sink writes into `scratch` and copies.
     let mutable copying = false
     let mutable scratch: byte[] = null
+    /// A high surrogate that ended the last piece of text ('\000': none).
+    let mutable pending = '\000'
 
     member private _.Commit() =
         let n = pos - start
@@ -83,8 +90,15 @@ type internal HtmlSink() =
     member inline private this.Ensure(size: int) =
         if limit - pos < size then this.Refill size
 
+    /// The pending high surrogate, alone: U+FFFD, as Encoding.UTF8 writes it.
+    member private this.Settle() =
+        pending <- '\000'
+        this.WriteBytes(ReadOnlySpan<byte>(replacement))
+
     /// Pre-encoded bytes, across segments when they do not fit.
     member this.WriteBytes(bytes: ReadOnlySpan<byte>) =
+        if pending <> '\000' then this.Settle()
+
         if bytes.Length <= limit - pos then
             bytes.CopyTo(Span<byte>(buffer, pos, bytes.Length))
             pos <- pos + bytes.Length
@@ -98,31 +112,105 @@ type internal HtmlSink() =
                 pos <- pos + n
                 rest <- rest.Slice n
 
+    [<MethodImpl(MethodImplOptions.AggressiveInlining)>]
     member this.WriteByte(b: byte) =
+        if pending <> '\000' then this.Settle()
         this.Ensure 1
         buffer[pos] <- b
         pos <- pos + 1
 
     /// Text as it is (already encoded, or markup), as UTF-8; a lone surrogate becomes U+FFFD,
     /// as Encoding.UTF8 makes it.
+    /// A high surrogate at the end is left pending (see above).
     member this.WriteChars(chars: ReadOnlySpan<char>) =
         let mutable rest = chars
+
+        if pending <> '\000' && rest.Length > 0 then
+            if Char.IsLowSurrogate rest[0] then
+                this.Ensure 4
+                let rune = Rune(pending, rest[0])
+                pending <- '\000'
+                pos <- pos + rune.EncodeToUtf8(Span<byte>(buffer, pos, 4))
+                rest <- rest.Slice 1
+            else
+                this.Settle()
 
         while rest.Length > 0 do
             // Most text is ASCII: room for it as it is, or for the worst case of what is left.
             this.Ensure(min (rest.Length * 3) 4096 |> max 4)
             let mutable read = 0
             let mutable written = 0
-            Utf8.FromUtf16(rest, Span<byte>(buffer, pos, limit - pos), &read, &written, true, true) |> ignore
+
+            let status =
+                Utf8.FromUtf16(rest, Span<byte>(buffer, pos, limit - pos), &read, &written, true, false)
+
             pos <- pos + written
             rest <- rest.Slice read
+
+            if status = OperationStatus.NeedMoreData then
+                // Only a high surrogate at the very end is left unread.
+                pending <- rest[0]
+                rest <- ReadOnlySpan<char>.Empty
             // Fewer than four bytes free and the next character needs more: a new segment.
-            if rest.Length > 0 && written = 0 then this.Refill 4
+            elif rest.Length > 0 && written = 0 then
+                this.Refill 4
+
+    /// Bytes[offset .. offset + length) of a name's markup (HtmlNames: arrays padded with 16
+    /// bytes past any piece), copied as one 16-byte vector when the piece and the room allow.
+    [<MethodImpl(MethodImplOptions.AggressiveInlining)>]
+    member this.WriteMarkup(bytes: byte[], offset: int, length: int) =
+        if pending <> '\000' then this.Settle()
+
+        if length <= 16 && limit - pos >= 16 then
+            let v = Vector128.LoadUnsafe(&MemoryMarshal.GetArrayDataReference bytes, unativeint offset)
+            v.StoreUnsafe(&MemoryMarshal.GetArrayDataReference buffer, unativeint pos)
+            pos <- pos + length
+        else
+            this.WriteBytes(ReadOnlySpan<byte>(bytes, offset, length))
+
+    /// Text of a tree as it is (Giraffe's nodes hold encoded text), as UTF-8: ASCII narrowed
+    /// eight characters a step, the rest (and any text longer than 32) transcoded by Utf8.
+    member this.WriteNodeText(text: string) =
+        if not (isNull text) then
+            let n = text.Length
+
+            if pending = '\000' && n <= 32 && limit - pos >= n then
+                let src = &Unsafe.As<char, uint16>(&MemoryMarshal.GetReference(text.AsSpan()))
+                let dst = &MemoryMarshal.GetArrayDataReference buffer
+                let mask = Vector128.Create 0xFF80us
+                let mutable i = 0
+                let mutable ascii = true
+
+                while ascii && i + 8 <= n do
+                    let v = Vector128.LoadUnsafe(&src, unativeint i)
+
+                    if Vector128.EqualsAll(v &&& mask, Vector128<uint16>.Zero) then
+                        let narrow = Vector128.Narrow(v, v)
+                        Unsafe.WriteUnaligned(&Unsafe.Add(&dst, pos + i), narrow.AsUInt64().ToScalar())
+                        i <- i + 8
+                    else
+                        ascii <- false
+
+                while ascii && i < n do
+                    let c = Unsafe.Add(&src, i)
+
+                    if c < 0x80us then
+                        Unsafe.Add(&dst, pos + i) <- byte c
+                        i <- i + 1
+                    else
+                        ascii <- false
+
+                pos <- pos + i
+                if i < n then this.WriteChars(text.AsSpan i)
+            else
+                this.WriteChars(text.AsSpan())
 
     /// Text as it is, as UTF-8: ASCII narrowed (a short name a character at a time, longer
     /// text vectorized), the rest transcoded.
     member this.WriteText(text: string) =
-        if not (isNull text) then
+        if pending <> '\000' then
+            if not (isNull text) then this.WriteChars(text.AsSpan())
+        elif not (isNull text) then
             let n = text.Length
 
             if n <= 16 && limit - pos >= n then
@@ -168,6 +256,7 @@ type internal HtmlSink() =
     /// A value HTML-encoded as Giraffe.ViewEngine's `encodedText` and `attr` encode it
     /// (WebUtility.HtmlEncode), then as UTF-8; no string is made.
     member this.WriteEncoded(text: ReadOnlySpan<char>) =
+        if pending <> '\000' && text.Length > 0 then this.Settle()
         let mutable rest = text
 
         while rest.Length > 0 do
@@ -201,6 +290,7 @@ type internal HtmlSink() =
     /// A number (or any IUtf8SpanFormattable) formatted with the invariant culture straight
     /// into the buffer; HTML-encoded as well should its format have produced markup characters.
     member this.WriteFormatted<'T when 'T :> IUtf8SpanFormattable>(value: 'T, format: string) =
+        if pending <> '\000' then this.Settle()
         let mutable size = 32
         let mutable written = -1
 
@@ -239,6 +329,7 @@ type internal HtmlSink() =
     /// Writes into `writer` from its next GetMemory on.
     member _.Attach(writer: IBufferWriter<byte>) =
         target <- writer
+        pending <- '\000'
         buffer <- Array.Empty<byte>()
         start <- 0
         pos <- 0
@@ -247,6 +338,7 @@ type internal HtmlSink() =
     /// Advances the writer past what was written and lets go of its memory, so that whoever
     /// holds the writer may read or reset it; the next piece asks the writer for memory again.
     member this.Detach() =
+        if pending <> '\000' then this.Settle()
         this.Commit()
         buffer <- Array.Empty<byte>()
         start <- 0
@@ -255,12 +347,14 @@ type internal HtmlSink() =
 
     /// Advances the writer past what was written, and gives the sink back to the thread.
     member this.Close() =
+        if pending <> '\000' then this.Settle()
         this.Commit()
         this.Release()
 
     /// Gives the sink back without advancing the writer past the last piece (after a failure).
     member this.Release() =
         target <- null
+        pending <- '\000'
         memory <- Memory<byte>.Empty
         buffer <- Array.Empty<byte>()
         start <- 0

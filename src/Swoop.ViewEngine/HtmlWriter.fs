@@ -1,13 +1,10 @@
 /// Walks a Giraffe.ViewEngine tree built per request (htmlView, or a template's `Node` hole)
-/// into the response buffer. The bytes are Giraffe's own rendering (RenderView.AsString), so
-/// a view moved from Giraffe answers the same page. Text in a node is already encoded (`str`,
-/// `attr` and the `_x` helpers encode when the node is made; `rawText` is markup).
-///
-/// The walk appends to a per-thread StringBuilder and hands it to the sink as UTF-8 every
-/// 8,192 characters, so the builder stays small (never grown with the page, never let go)
-/// and no string is made for the page. (A tree is a thousand or more small pieces: appending
-/// chars is cheaper per piece than a UTF-8 write each, measured at a third less CPU for the
-/// catalogue page in bench/micro, and encoding runs of mostly ASCII is vectorized.)
+/// into the response buffer as UTF-8. The bytes are Giraffe's own rendering
+/// (RenderView.AsBytes), so a view moved from Giraffe answers the same page. Text in a node is
+/// already encoded (`str`, `attr` and the `_x` helpers encode when the node is made; `rawText`
+/// is markup), so the walk copies: a name's markup from HtmlNames (`<td`, `</td>`, ` class="`,
+/// encoded once per name), text narrowed to ASCII a vector at a time (transcoded when it is
+/// not ASCII). Nothing is allocated per node and no string or builder holds the page.
 module internal Swoop.ViewEngine.HtmlWriter
 
 open System
@@ -15,85 +12,53 @@ open System.Buffers
 open System.Text
 open Giraffe.ViewEngine
 
-/// Characters the builder may hold before they go to the sink.
-[<Literal>]
-let private FlushAt = 8192
-
-/// One builder per thread, reused page after page: rendering never awaits, so it is never
-/// shared. One grown past MaxKept by a single huge text is let go rather than kept.
-type private Builders =
-    [<ThreadStatic; DefaultValue>]
-    static val mutable private cached: StringBuilder
-
-    static member MaxKept = 64 * 1024
-
-    static member Take() =
-        let b = Builders.cached
-
-        if isNull b then
-            StringBuilder(2 * FlushAt)
-        else
-            Builders.cached <- null
-            b
-
-    static member Give(b: StringBuilder) =
-        if b.Capacity <= Builders.MaxKept then
-            b.Clear() |> ignore
-            Builders.cached <- b
-
-let private flush (sb: StringBuilder) (sink: HtmlSink) =
-    for chunk in sb.GetChunks() do
-        sink.WriteChars chunk.Span
-
-    sb.Clear() |> ignore
-
-let private appendAttributes (sb: StringBuilder) (attributes: XmlAttribute[]) =
+let private writeAttributes (sink: HtmlSink) (attributes: XmlAttribute[]) =
     for attribute in attributes do
         match attribute with
         | KeyValue(name, value) ->
-            sb.Append(' ').Append(name).Append("=\"") |> ignore
-            if not (isNull value) then sb.Append value |> ignore
-            sb.Append '"' |> ignore
-        | Boolean name -> sb.Append(' ').Append(name) |> ignore
+            let names = HtmlNames.Attribute name
+            sink.WriteMarkup(names.Bytes, 0, names.KeyLength)
+            sink.WriteNodeText value
+            sink.WriteByte(byte '"')
+        | Boolean name ->
+            let names = HtmlNames.Attribute name
+            sink.WriteMarkup(names.Bytes, 0, names.FlagLength)
 
-let rec private appendNode (sb: StringBuilder) (sink: HtmlSink) (isHtml: bool) (node: XmlNode) =
+/// ` />`, padded as HtmlNames pads (WriteMarkup may read 16 bytes).
+let private xmlVoidEnd = Array.append " />"B (Array.zeroCreate 16)
+
+/// `<tag attributes` then `>` (or, for an XML void element, ` />`).
+let inline private writeStart (sink: HtmlSink) (names: TagBytes) (attributes: XmlAttribute[]) (xmlVoid: bool) =
+    if attributes.Length = 0 && not xmlVoid then
+        sink.WriteMarkup(names.Bytes, 0, names.OpenLength + 1)
+    else
+        sink.WriteMarkup(names.Bytes, 0, names.OpenLength)
+        writeAttributes sink attributes
+
+        if xmlVoid then
+            sink.WriteMarkup(xmlVoidEnd, 0, 3)
+        else
+            sink.WriteByte(byte '>')
+
+let rec private writeTree (sink: HtmlSink) (isHtml: bool) (node: XmlNode) =
     match node with
-    | Text text -> sb.Append text |> ignore
-    | VoidElement(tag, attributes) ->
-        sb.Append('<').Append(tag) |> ignore
-        appendAttributes sb attributes
-        sb.Append(if isHtml then ">" else " />") |> ignore
+    | Text text -> sink.WriteNodeText text
     | ParentNode((tag, attributes), children) ->
-        sb.Append('<').Append(tag) |> ignore
-        appendAttributes sb attributes
-        sb.Append '>' |> ignore
+        let names = HtmlNames.Tag tag
+        writeStart sink names attributes false
 
         for child in children do
-            appendNode sb sink isHtml child
-            if sb.Length >= FlushAt then flush sb sink
+            writeTree sink isHtml child
 
-        sb.Append("</").Append(tag).Append('>') |> ignore
+        sink.WriteMarkup(names.Bytes, names.CloseAt, names.CloseLength)
+    | VoidElement(tag, attributes) -> writeStart sink (HtmlNames.Tag tag) attributes (not isHtml)
 
 /// Writes nodes into the sink (HTML: void elements as `<br>`; XML: as `<br />`).
 let writeNodes (sink: HtmlSink) (isHtml: bool) (nodes: XmlNode list) =
-    let sb = Builders.Take()
+    for node in nodes do
+        writeTree sink isHtml node
 
-    try
-        for node in nodes do
-            appendNode sb sink isHtml node
-
-        flush sb sink
-    finally
-        Builders.Give sb
-
-let writeNode (sink: HtmlSink) (isHtml: bool) (node: XmlNode) =
-    let sb = Builders.Take()
-
-    try
-        appendNode sb sink isHtml node
-        flush sb sink
-    finally
-        Builders.Give sb
+let writeNode (sink: HtmlSink) (isHtml: bool) (node: XmlNode) = writeTree sink isHtml node
 
 /// ` name="value"` or ` name` straight into the sink (a template's `Attributes` hole).
 let writeAttribute (sink: HtmlSink) (attribute: XmlAttribute) =

@@ -22,16 +22,23 @@ let private adjectives = [| "Small"; "Sturdy"; "Folding"; "Classic"; "Compact"; 
 
 let private nouns = [| "hammer"; "trowel"; "kettle"; "atlas"; "kite"; "lantern"; "ladder"; "teapot"; "puzzle"; "rake" |]
 
-/// The catalogue: 40 products, made once at start-up (ASCII text, so that every JSON
-/// serialiser writes the same bytes whatever its escaping rules).
-let products: Product list =
-    [ for i in 1..40 ->
+/// The first `count` products of the catalogue (ASCII text, so that every JSON serialiser
+/// writes the same bytes whatever its escaping rules).
+let productsOf (count: int) : Product list =
+    [ for i in 1..count ->
           { Id = i
             Sku = "SKU-" + (1000 + i * 37).ToString(CultureInfo.InvariantCulture)
             Name = adjectives[i % adjectives.Length] + " " + nouns[i % nouns.Length] + " model " + string (i % 7 + 1)
             Category = categories[i % categories.Length]
             Price = decimal (100 + i * 137 % 5000) / 100m
             Stock = i * 7 % 23 } ]
+
+/// The catalogue: 40 products, made once at start-up.
+let products = productsOf 40
+
+/// A longer catalogue of 100 products (`/catalog/view`: the page built per request with
+/// `htmlView`, as a view moved from Giraffe is written).
+let products100 = productsOf 100
 
 let private navigation =
     [ "/", "Home"; "/catalog", "Catalogue"; "/catalog?sort=price", "By price"; "/cart", "Cart"; "/about", "About" ]

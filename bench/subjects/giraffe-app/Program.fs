@@ -2,7 +2,7 @@
 /// production: WebApplication with its content root beside the executable, logging providers
 /// cleared, no Server header; response compression first (brotli and gzip at the fastest
 /// level, as the ASP.NET Core docs suggest), then UseStaticFiles for /static (wwwroot), then
-/// Giraffe (the page with `htmlView` per request, the products with `json` per request through
+/// Giraffe (the page with `htmlView` per request, /catalog/view the same with 100 products, the products with `json` per request through
 /// Giraffe's default serializer). Also the basic endpoints the runner checks, and /debug/gc.
 module GiraffeApp.Program
 
@@ -33,6 +33,7 @@ let debugGc: HttpHandler =
 let webApp: HttpHandler =
     choose [
         GET >=> route "/catalog" >=> warbler (fun _ -> htmlView (Catalog.page Catalog.products))
+        GET >=> route "/catalog/view" >=> warbler (fun _ -> htmlView (Catalog.page Catalog.products100))
         GET >=> route "/api/products" >=> warbler (fun _ -> json Catalog.products)
         GET >=> route "/plaintext" >=> text "Hello, World!"
         GET >=> route "/json" >=> json {| message = "Hello, World!" |}

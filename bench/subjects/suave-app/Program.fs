@@ -34,6 +34,8 @@ let app =
     choose [
         GET >=> path "/catalog" >=> setMimeType "text/html; charset=utf-8"
         >=> warbler (fun _ -> ok (RenderView.AsBytes.htmlDocument (Catalog.page Catalog.products)))
+        GET >=> path "/catalog/view" >=> setMimeType "text/html; charset=utf-8"
+        >=> warbler (fun _ -> ok (RenderView.AsBytes.htmlDocument (Catalog.page Catalog.products100)))
         GET >=> path "/api/products" >=> jsonType
         >=> warbler (fun _ -> ok (JsonSerializer.SerializeToUtf8Bytes(Catalog.products, jsonOptions)))
         GET >=> pathScan "/static/%s" (Files.browseFile webRoot)

@@ -2,7 +2,8 @@
 /// wrapped in `Compression.compress` with its defaults (gzip or brotli at the fastest level,
 /// 1 KiB minimum), the page prepared at start-up (CatalogTemplate.page, the same view and
 /// bytes as Catalog.page) and written per request with `htmlTemplate`, the products serialised
-/// per request with `json`, and `Files.serve` with its defaults for /static (the folder copied
+/// per request with `json` (and /catalog/view: 100 products, the view built per request and
+/// answered with `htmlView`, as a page moved from Giraffe is), and `Files.serve` with its defaults for /static (the folder copied
 /// beside the executable). Also the basic endpoints the runner checks, /debug/gc, and the body
 /// group's routes (Bodies.fs).
 module SwoopApp.Program
@@ -34,6 +35,9 @@ let app =
         Compression.compress CompressionOptions.defaults (
             choose [
                 GET >=> route "/catalog" >=> htmlTemplate CatalogTemplate.page Catalog.products
+                // The same page of 100 products as a view moved from Giraffe is written: the tree
+                // built per request and rendered by htmlView (giraffe-app answers it likewise).
+                GET >=> route "/catalog/view" >=> warbler (fun _ -> htmlView (Catalog.page Catalog.products100))
                 GET >=> route "/api/products" >=> warbler (fun _ -> json Catalog.products)
                 GET >=> route "/plaintext" >=> setContentType "text/plain" >=> setBodyFromString "Hello, World!"
                 GET >=> route "/json" >=> json {| message = "Hello, World!" |}
