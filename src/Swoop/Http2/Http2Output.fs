@@ -208,6 +208,13 @@ type internal Http2Output(transport: Transport, pool: BufferPool) =
                 if not (Http2Output.ConnectionSpecific name) then
                     p <- this.Field(name, head.FieldValue i, p)
 
+            let fixedFields = transport.FixedFields
+
+            if not (isNull fixedFields) then
+                for i in 0 .. fixedFields.Count - 1 do
+                    if head.FieldCount = 0 || isNull (head.Find(fixedFields.Name i)) then
+                        p <- this.Field(fixedFields.Name i, fixedFields.Value i, p)
+
             if not (isNull head.Raw) then
                 // "Name: value\r\n" lines, prepared once (a static file's).
                 let raw = head.Raw

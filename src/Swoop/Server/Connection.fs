@@ -13,7 +13,7 @@ open System.Threading.Tasks
 [<Sealed; AllowNullLiteral>]
 type internal Connection(settings: ConnectionSettings, onClosed: Connection -> unit, onParked: Connection -> unit, lot: IParkingLot) =
 
-    let transport = Transport(settings.Pool, SendTimeoutMs = settings.BodyMs)
+    let transport = Transport(settings.Pool, SendTimeoutMs = settings.BodyMs, FixedFields = settings.FixedFields)
     // Who may write on it, and who answers the current request (see WriteRights).
     let rights = transport.Rights
     let head = RequestHead(settings.Limits.MaxHeaderCount)
@@ -605,7 +605,7 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                                 if tryState ConnectionState.Processing ConnectionState.ReadingHead
                                    || Volatile.Read(&transport.State) = ConnectionState.Processing then
                                     Metrics.badRequest head.ErrorStatus
-                                    transport.Append(ReadOnlySpan<byte>(Response.errorAnswer head.ErrorStatus))
+                                    transport.Append(ReadOnlySpan<byte>(Response.errorAnswer head.ErrorStatus transport.Rights.FixedLines))
 
                                     if settings.Log.IsEnabled LogLevel.Debug then
                                         settings.Log.BadRequest(string transport.Descriptor.RemoteEndPoint, head.ErrorStatus, Response.reasonPhrase head.ErrorStatus)

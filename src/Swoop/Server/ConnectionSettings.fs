@@ -37,6 +37,8 @@ type internal ConnectionSettings
     /// Serving or draining (see Lifetime).
     member val Lifetime = Lifetime()
     member val TrustedProxies: Forwarded.TrustedProxies = null with get, set
+    /// The fields every response carries (ServerOptions.ResponseHeaders; null: none).
+    member val FixedFields: FixedFields = null with get, set
     member val AllowSynchronousIO = false with get, set
     /// HTTP/2: h2c by prior knowledge on plain endpoints (ALPN decides over TLS).
     member val Http2 = true with get, set

@@ -156,6 +156,32 @@ let all: Setting list =
                   Ok { o with TrustedProxies = o.TrustedProxies @ added }
               with :? ArgumentException as e ->
                   Error(e.Message.Split(" (Parameter")[0]) }
+      { Name = "ResponseHeader"
+        Value = "NAME: VALUE"
+        Help = "A header field every response carries, the server's own answers included (e.g. \"Server: Swoop\"); repeat for several (environment: one per line). A handler's field of the same name replaces it."
+        Kestrel = "Server: Kestrel (AddServerHeader)"
+        Show = fun o -> String.Join("; ", o.ResponseHeaders |> List.map (fun (n, v) -> n + ": " + v))
+        Set =
+          fun v o ->
+              let parse (line: string) =
+                  let colon = line.IndexOf ':'
+
+                  if colon <= 0 then
+                      Error("\"" + line + "\" is not NAME: VALUE")
+                  else
+                      let name, value = line.Substring(0, colon).Trim(), line.Substring(colon + 1).Trim()
+                      FixedFields.Check(name, value) |> Result.map (fun () -> name, value)
+
+              let lines = v.Split('\n', StringSplitOptions.RemoveEmptyEntries ||| StringSplitOptions.TrimEntries) |> List.ofArray
+
+              if lines.IsEmpty then
+                  Error "the header is empty"
+              else
+                  let parsed = lines |> List.map parse
+
+                  match parsed |> List.tryPick (function Error e -> Some e | Ok _ -> None) with
+                  | Some e -> Error e
+                  | None -> Ok { o with ResponseHeaders = o.ResponseHeaders @ (parsed |> List.choose (function Ok f -> Some f | Error _ -> None)) } }
       { Name = "ForwardedHeader"
         Value = "HEADER"
         Help = "The header the trusted proxies write: x-forwarded-for (with X-Forwarded-Proto) or forwarded (RFC 7239); the other is ignored."
@@ -269,6 +295,7 @@ let lists =
     dict
         [ "Listen", (fun (o: ServerOptions) -> { o with Listen = [] })
           "TrustedProxies", (fun (o: ServerOptions) -> { o with TrustedProxies = [] })
+          "ResponseHeader", (fun (o: ServerOptions) -> { o with ResponseHeaders = [] })
           "TlsCert", (fun (o: ServerOptions) -> { o with TlsCert = [] })
           "TlsKey", (fun (o: ServerOptions) -> { o with TlsKey = [] }) ]
 let isSwitch (s: Setting) = s.Value = ""

@@ -142,14 +142,16 @@ let checkTrailer (name: string) (value: string) =
         if String.Equals(name, forbidden, StringComparison.OrdinalIgnoreCase) then
             invalidArg "name" (forbidden + " cannot be a trailer field (RFC 9110 6.5.1): send it in the header instead")
 
-/// A whole error answer that closes the connection: the status, the Date, and the reason
-/// phrase as a text/plain body.
-let errorAnswer (status: int) =
+/// A whole error answer that closes the connection: the status, the Date, the server's fixed
+/// fields (`fixedLines`, "Name: value\r\n" each; null: none) and the reason phrase as a
+/// text/plain body.
+let errorAnswer (status: int) (fixedLines: byte[]) =
     let reason = reasonPhrase status
 
     Array.concat
         [ statusLine status
           Heartbeat.DateHeader
+          (if isNull fixedLines then Array.Empty<byte>() else fixedLines)
           Encoding.ASCII.GetBytes(
               "Content-Type: text/plain\r\nContent-Length: " + string reason.Length + "\r\nConnection: close\r\n\r\n" + reason
           ) ]

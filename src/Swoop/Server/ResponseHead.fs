@@ -92,6 +92,16 @@ type internal ResponseHead() =
 
         found
 
+    /// Writes the server's fixed fields the handler did not set itself.
+    member this.PutFixed(fixedFields: FixedFields, span: Span<byte>, pos: int) =
+        let mutable p = pos
+
+        for i in 0 .. fixedFields.Count - 1 do
+            if count = 0 || isNull (this.Find(fixedFields.Name i)) then
+                p <- Response.put (fixedFields.Line i) span p
+
+        p
+
     /// Writes the head into the output; `length`: >= 0 Content-Length, -1 none, -2 chunked.
     member this.Write(transport: Transport, length: int64, keepAlive: bool, version: HttpVersion) =
         let statusLine = Response.statusLine this.Status
@@ -106,6 +116,11 @@ type internal ResponseHead() =
 
         if not (isNull this.Raw) then
             size <- size + this.Raw.Length
+
+        let fixedFields = transport.FixedFields
+
+        if not (isNull fixedFields) then
+            size <- size + fixedFields.Lines.Length
 
         let span = transport.OutputSpan size
         let mutable p = Response.put statusLine span 0
@@ -131,6 +146,9 @@ type internal ResponseHead() =
         for i in 0 .. count - 1 do
             p <- Response.putHeader names[i] values[i] span p
 
+        if not (isNull fixedFields) then
+            p <- this.PutFixed(fixedFields, span, p)
+
         if not (isNull this.Raw) then
             p <- Response.put this.Raw span p
 
@@ -146,6 +164,11 @@ type internal ResponseHead() =
         for i in 0 .. count - 1 do
             size <- size + Response.headerSize names[i] values[i]
 
+        let fixedFields = transport.FixedFields
+
+        if not (isNull fixedFields) then
+            size <- size + fixedFields.Lines.Length
+
         // Upgrade and Connection are the switch's own: a handler's copy is not written twice.
         let own (name: string) =
             String.Equals(name, "Upgrade", StringComparison.OrdinalIgnoreCase)
@@ -159,6 +182,9 @@ type internal ResponseHead() =
 
         for i in 0 .. count - 1 do
             if not (own names[i]) then p <- Response.putHeader names[i] values[i] span p
+
+        if not (isNull fixedFields) then
+            p <- this.PutFixed(fixedFields, span, p)
 
         p <- Response.put Response.crlf span p
         transport.Advance p

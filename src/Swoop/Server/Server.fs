@@ -406,6 +406,9 @@ module Server =
         settings.DataRateGraceMs <- int64 options.DataRateGracePeriod.TotalMilliseconds
         settings.RequestTimeoutMs <- int64 options.RequestTimeout.TotalMilliseconds
         settings.TrustedProxies <- ServerOptions.trustedProxies options
+
+        if not options.ResponseHeaders.IsEmpty then
+            settings.FixedFields <- FixedFields(options.ResponseHeaders)
         settings.Log <- log
         settings.AccessLogFormat <- options.AccessLog
         settings.AccessLogOn <- options.AccessLog <> AccessLogFormat.Off

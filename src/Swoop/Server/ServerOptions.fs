@@ -121,7 +121,8 @@ type ServerOptions =
       Http2: Http2Mode
       RuntimeSockets: bool
       UnixSocketMode: int
-      UnixSocketOwner: string }
+      UnixSocketOwner: string
+      ResponseHeaders: (string * string) list }
 
 [<RequireQualifiedAccess>]
 module ServerOptions =
@@ -163,7 +164,8 @@ module ServerOptions =
           Http2 = Http2Mode.On
           RuntimeSockets = false
           UnixSocketMode = 0
-          UnixSocketOwner = "" }
+          UnixSocketOwner = ""
+          ResponseHeaders = [] }
 
     let maxDuration = TimeSpan.FromMilliseconds(float Int32.MaxValue)
 
@@ -274,7 +276,13 @@ module ServerOptions =
                       trustedProxies o |> ignore
                       None
                   with :? ArgumentException as e ->
-                      Some("TrustedProxies", "has " + e.Message.Split(" (Parameter")[0]) ]
+                      Some("TrustedProxies", "has " + e.Message.Split(" (Parameter")[0])
+              fun () ->
+                  o.ResponseHeaders
+                  |> List.tryPick (fun (name, value) ->
+                      match FixedFields.Check(name, value) with
+                      | Ok() -> None
+                      | Error e -> Some("ResponseHeaders", "has \"" + string name + "\": " + e)) ]
 
         checks |> List.tryPick (fun f -> f ())
 

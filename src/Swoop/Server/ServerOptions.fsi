@@ -188,7 +188,13 @@ type ServerOptions =
         /// Who owns the Unix sockets Swoop creates: "USER", "USER:GROUP" or ":GROUP" (names or
         /// numbers), e.g. ":www-data" for nginx's workers. "" (default): the process's user.
         UnixSocketOwner: string
-    }
+        /// Header fields every response carries, the server's own answers (400, 404, 408,
+        /// 413, 503...) included: a `Server` field (Swoop sends none of its own), a security
+        /// header. Encoded once at start-up; a handler's field of the same name replaces one.
+        /// Fields the server writes itself (Date, Content-Length, Content-Type, Connection,
+        /// Transfer-Encoding) are refused. Example: `[ "Server", "Swoop" ]`; on the command
+        /// line `--response-header "Server: Swoop"`. Empty (default): none.
+        ResponseHeaders: (string * string) list }
 
 [<RequireQualifiedAccess>]
 module ServerOptions =

@@ -46,6 +46,7 @@ type internal Transport(pool: BufferPool) =
     let output = BufferChain(pool)
     // Who may write (see WriteRights): one per transport, renewed with each socket.
     let rights = WriteRights()
+    let mutable fixedFields: FixedFields = null
     let mutable flushedBefore = false
     let mutable noDelay = false
     // The async paths' state, in fields: a mutable local that lives across an await in a task
@@ -263,6 +264,14 @@ type internal Transport(pool: BufferPool) =
 
     /// Who may write (see WriteRights): every send here is made by the holder of its flight.
     member _.Rights = rights
+
+    /// The server's fixed fields (see FixedFields; null: none), for every response head and
+    /// the server's own answers.
+    member _.FixedFields
+        with get () = fixedFields
+        and set (value: FixedFields) =
+            fixedFields <- value
+            rights.FixedLines <- if isNull value then null else value.Lines
 
     /// Takes the right to send for an upgraded connection's write to the socket `expected`
     /// names (its response is the handler's already); raises if that socket is gone or a

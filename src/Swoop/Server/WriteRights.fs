@@ -51,6 +51,9 @@ type internal WriteRights() =
     // The transport, which sends the server's last answer (see Renew).
     let mutable lastAnswer: ILastAnswer = null
 
+    /// The server's fixed fields for its own answers (see FixedFields; null: none).
+    member val FixedLines: byte[] = null with get, set
+
     /// A new socket: nobody sends, no last answer given; `sender` sends the server's last
     /// answer on it.
     member _.Renew(sender: ILastAnswer) =
@@ -233,7 +236,7 @@ type internal WriteRights() =
             if Volatile.Read(&final) = 0 then
                 serverDone <- TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously)
                 serverStatus <- status
-                Volatile.Write(&serverAnswer, Response.errorAnswer status)
+                Volatile.Write(&serverAnswer, Response.errorAnswer status r.FixedLines)
                 Interlocked.Exchange(&final, 1) |> ignore)
 
         r.RunServerAnswer()
