@@ -41,13 +41,13 @@ type internal GrpcCall(ctx: HttpContext, methodPath: string, options: GrpcOption
     let mutable sink: MessageSink = null
 
     static let internalError (message: string) = RpcException(Status(StatusCode.Internal, message))
+    static let yes = Task.FromResult true
+    static let no = Task.FromResult false
 
     /// Reads until `count` bytes are buffered; false when the body ended first.
     member private this.FillAsync(count: int) : Task<bool> =
-        if stop - start >= count then
-            Task.FromResult true
-        elif bodyEnded then
-            Task.FromResult false
+        if stop - start >= count then yes
+        elif bodyEnded then no
         else
             // Room for `count` from `start`: move what is left to the front, or grow.
             if input.Array.Length - start < count then
@@ -125,7 +125,7 @@ type internal GrpcCall(ctx: HttpContext, methodPath: string, options: GrpcOption
 
         if stop - start >= whole then
             this.TakeMessage(flag, int length)
-            Task.FromResult true
+            yes
         else
             task {
                 let! complete = this.FillAsync whole

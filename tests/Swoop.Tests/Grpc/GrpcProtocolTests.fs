@@ -156,3 +156,12 @@ let ``gRPC over HTTP/1.1 is refused with its own status`` () =
     use response = client.SendAsync request |> within 10000
     Assert.Equal(426, int response.StatusCode)
     Assert.Equal("13", String.Join(",", response.Headers.GetValues "grpc-status"))
+
+[<Fact>]
+let ``a response past MaxSendMessageSize fails the call with RESOURCE_EXHAUSTED`` () =
+    let small, _ = start { GrpcOptions.defaults with MaxSendMessageSize = 1000 }
+    use _ = small
+    let asked size = [ "x-response-size", string size ]
+    let request = frame false (zeros 3 |> Google.Protobuf.MessageExtensions.ToByteArray)
+    Assert.Equal("0", (rawCall small ("/" + Service + "/UnaryCall") (asked 900) request).Status)
+    Assert.Equal("8", (rawCall small ("/" + Service + "/UnaryCall") (asked 5000) request).Status)
