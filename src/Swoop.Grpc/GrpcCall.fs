@@ -8,6 +8,7 @@ open System.Buffers.Binary
 open System.Collections.Generic
 open System.Threading
 open System.Threading.Tasks
+open System.Text
 open Grpc.Core
 open Swoop
 
@@ -220,27 +221,31 @@ type internal GrpcCall(ctx: HttpContext, methodPath: string, options: GrpcOption
 
     /// Before the handler: the deadline, the encodings, the response's head.
     member this.Start() =
-        match ctx.Header "grpc-timeout" with
-        | ValueSome value ->
-            match Wire.parseTimeout value with
-            | ValueSome span ->
-                let now = DateTime.UtcNow
-                deadline <- if span >= DateTime.MaxValue - now then DateTime.MaxValue else now + span
-                timer <- CancellationTokenSource.CreateLinkedTokenSource ctx.RequestAborted
-                // CancelAfter takes up to about 49 days; a longer deadline never fires.
-                if span.TotalMilliseconds < 4.0e9 then timer.CancelAfter span
-            | ValueNone -> ()
+        // One pass over the request's fields; a string only for the protocol's own that came.
+        let mutable timeout: string = null
+
+        for i in 0 .. ctx.HeaderCount - 1 do
+            let name = ctx.HeaderNameBytes i
+
+            if name.Length > 5 && Ascii.EqualsIgnoreCase(name.Slice(0, 5), "grpc-"B) then
+                let rest = name.Slice 5
+
+                if Ascii.EqualsIgnoreCase(rest, "timeout"B) then
+                    timeout <- ctx.HeaderValue i
+                elif Ascii.EqualsIgnoreCase(rest, "encoding"B) then
+                    if not (Ascii.EqualsIgnoreCase(ctx.HeaderValueBytes i, "identity"B)) then
+                        requestEncoding <- ctx.HeaderValue(i).ToLowerInvariant()
+                elif Ascii.EqualsIgnoreCase(rest, "accept-encoding"B) then
+                    clientAcceptsGzip <- Wire.listNames (ctx.HeaderValue i) "gzip"
+
+        match Wire.parseTimeout timeout with
+        | ValueSome span ->
+            let now = DateTime.UtcNow
+            deadline <- if span >= DateTime.MaxValue - now then DateTime.MaxValue else now + span
+            timer <- CancellationTokenSource.CreateLinkedTokenSource ctx.RequestAborted
+            // CancelAfter takes up to about 49 days; a longer deadline never fires.
+            if span.TotalMilliseconds < 4.0e9 then timer.CancelAfter span
         | ValueNone -> ()
-
-        match ctx.Header "grpc-encoding" with
-        | ValueSome value when not (String.Equals(value, "identity", StringComparison.OrdinalIgnoreCase)) ->
-            requestEncoding <- value.ToLowerInvariant()
-        | _ -> ()
-
-        clientAcceptsGzip <-
-            match ctx.Header "grpc-accept-encoding" with
-            | ValueSome value -> Wire.listNames value "gzip"
-            | ValueNone -> false
 
         ctx.MaxRequestBodySize <- Int64.MaxValue
         ctx.ContentType <- "application/grpc"
