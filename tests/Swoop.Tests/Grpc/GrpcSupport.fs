@@ -160,6 +160,48 @@ let start (options: GrpcOptions) =
 
 let address (server: RunningServer) = "http://127.0.0.1:" + string server.Port
 
+/// A test class's server and Grpc.Net.Client channel: made before its first test, stopped and
+/// closed after its last (nothing of them is left running beside the other tests).
+type GrpcFixture(options: GrpcOptions, tls: bool) =
+    let seen = Observed()
+    let app = choose [ Grpc.servicesWith options (methods seen); route "/hello" >=> Swoop.Web.Writers.text "plain HTTP still works" ]
+
+    let server =
+        if tls then
+            let cert = Swoop.Tests.TlsTests.makeCertificate false [ "localhost" ] (DateTimeOffset.UtcNow.AddDays -1.0) 30.0
+            serve (Swoop.Tests.TlsTests.httpsOptions [ cert ]) (Web.handler WebOptions.defaults app)
+        else
+            serve testOptions (Web.handler WebOptions.defaults app)
+
+    let channel =
+        if tls then
+            let handler = new SocketsHttpHandler()
+            handler.SslOptions.RemoteCertificateValidationCallback <- fun _ _ _ _ -> true
+            let port = Uri(List.head server.Urls).Port
+            GrpcChannel.ForAddress("https://127.0.0.1:" + string port, GrpcChannelOptions(HttpHandler = handler, DisposeHttpClient = true))
+        else
+            GrpcChannel.ForAddress(address server)
+
+    let invoker = channel.CreateCallInvoker()
+
+    member _.Server = server
+    member _.Seen = seen
+    member _.Invoker = invoker
+
+    interface IDisposable with
+        member _.Dispose() =
+            channel.Dispose()
+            (server :> IDisposable).Dispose()
+
+type InteropFixture() =
+    inherit GrpcFixture(GrpcOptions.defaults, false)
+
+type ProtocolFixture() =
+    inherit GrpcFixture({ GrpcOptions.defaults with MaxReceiveMessageSize = 1024 * 1024 }, false)
+
+type TlsFixture() =
+    inherit GrpcFixture(GrpcOptions.defaults, true)
+
 /// A marshaller of the client's own (not the server's), for Google.Protobuf types.
 let marshaller<'T when 'T :> IMessage<'T> and 'T: (new: unit -> 'T)> =
     let parser = MessageParser<'T>(fun () -> new 'T())
