@@ -169,3 +169,31 @@ type GrpcProtocolTests(fixture: ProtocolFixture) =
         let request = frame false (zeros 3 |> Google.Protobuf.MessageExtensions.ToByteArray)
         Assert.Equal("0", (rawCall small ("/" + Service + "/UnaryCall") (asked 900) request).Status)
         Assert.Equal("8", (rawCall small ("/" + Service + "/UnaryCall") (asked 5000) request).Status)
+
+    [<Fact>]
+    member _.``application/grpc+proto is gRPC; gRPC-Web and other types go on to the app`` () =
+        use client = h2 ()
+
+        let post (contentType: string) =
+            use request =
+                new HttpRequestMessage(
+                    System.Net.Http.HttpMethod.Post,
+                    address server + "/test.Echo/Shout",
+                    Version = Net.HttpVersion.Version20,
+                    VersionPolicy = HttpVersionPolicy.RequestVersionExact
+                )
+
+            request.Content <- new ByteArrayContent(frame false (Encoding.UTF8.GetBytes "hi"))
+            request.Content.Headers.TryAddWithoutValidation("content-type", contentType) |> ignore
+            use response = client.SendAsync request |> within 10000
+            let body = response.Content.ReadAsByteArrayAsync() |> within 10000
+            int response.StatusCode, body, String.Join(",", response.TrailingHeaders |> Seq.collect (fun h -> h.Value))
+
+        let status, body, trailers = post "application/grpc+proto"
+        Assert.Equal(200, status)
+        Assert.Equal<byte[]>(frame false (Encoding.UTF8.GetBytes "HI"), body)
+        Assert.Equal("0", trailers)
+
+        for other in [ "application/grpc-web"; "application/grpc-web-text"; "application/json" ] do
+            let status, _, _ = post other
+            Assert.Equal(404, status)
