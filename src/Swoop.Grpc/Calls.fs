@@ -1,0 +1,130 @@
+/// The four call shapes, each a runner made once per method at start-up, and the dispatch of
+/// one request to its runner: the call's start, its handler, and the status that ends it.
+namespace Swoop.Grpc
+
+open System
+open System.Collections.Generic
+open System.Threading.Tasks
+open Grpc.Core
+open Swoop
+
+/// How one method's calls run (its shape, its marshallers, its handler).
+[<AbstractClass; AllowNullLiteral>]
+type internal CallRunner() =
+    abstract Run: call: GrpcCall -> Task
+
+module internal Runners =
+    let noMessage () =
+        RpcException(Status(StatusCode.Internal, "The handler returned no message (null)."))
+
+    /// Writes a unary answer unless the handler set a status other than OK.
+    let answer (call: GrpcCall) (response: 'Resp) (marshaller: Marshaller<'Resp>) =
+        if call.Status.StatusCode = StatusCode.OK then
+            if isNull (box response) then raise (noMessage ())
+            call.WriteMessage(response, marshaller, call.WriteOptions)
+
+[<Sealed>]
+type internal UnaryRunner<'Req, 'Resp>(requests: Marshaller<'Req>, responses: Marshaller<'Resp>, handler: 'Req -> ServerCallContext -> Task<'Resp>) =
+    inherit CallRunner()
+
+    override _.Run(call) =
+        task {
+            let! request = call.ReadSingleAsync requests
+            let! response = handler request call
+            Runners.answer call response responses
+        }
+
+[<Sealed>]
+type internal ServerStreamingRunner<'Req, 'Resp>
+    (requests: Marshaller<'Req>, responses: Marshaller<'Resp>, handler: 'Req -> IServerStreamWriter<'Resp> -> ServerCallContext -> Task) =
+    inherit CallRunner()
+
+    override _.Run(call) =
+        task {
+            let! request = call.ReadSingleAsync requests
+            do! handler request (ResponseStream(call, responses)) call
+        }
+
+[<Sealed>]
+type internal ClientStreamingRunner<'Req, 'Resp>
+    (requests: Marshaller<'Req>, responses: Marshaller<'Resp>, handler: RequestStream<'Req> -> ServerCallContext -> Task<'Resp>) =
+    inherit CallRunner()
+
+    override _.Run(call) =
+        task {
+            let! response = handler (RequestStream(call, requests)) call
+            Runners.answer call response responses
+        }
+
+[<Sealed>]
+type internal DuplexRunner<'Req, 'Resp>
+    (requests: Marshaller<'Req>, responses: Marshaller<'Resp>, handler: RequestStream<'Req> -> IServerStreamWriter<'Resp> -> ServerCallContext -> Task) =
+    inherit CallRunner()
+
+    override _.Run(call) =
+        task { do! handler (RequestStream(call, requests)) (ResponseStream(call, responses)) call }
+
+module internal Dispatch =
+    let private cachedTrue = Task.FromResult true
+
+    /// An answer with no message: the status in the only HEADERS, which ends the stream.
+    let trailersOnly (ctx: HttpContext) (httpStatus: int) (code: StatusCode) (message: string) =
+        ctx.StatusCode <- httpStatus
+        ctx.ContentType <- "application/grpc"
+        ctx.SetHeader("grpc-status", Wire.codeText code)
+        ctx.SetHeader("grpc-message", Wire.percentEncode message)
+        cachedTrue
+
+    /// Runs one call of `runner` on `ctx`.
+    let run (runner: CallRunner) (path: string) (options: GrpcOptions) (ctx: HttpContext) : Task<bool> =
+        task {
+            let call = GrpcCall(ctx, path, options)
+
+            try
+                call.Start()
+
+                let! final =
+                    task {
+                        try
+                            if call.Expired then
+                                return Status(StatusCode.DeadlineExceeded, "Deadline Exceeded")
+                            else
+                                do! runner.Run call
+                                return call.StatusAfterHandler
+                        with error ->
+                            return call.StatusOf error
+                    }
+
+                call.Finish final
+            finally
+                call.Release()
+
+            return true
+        }
+
+    /// The service part of "/pkg.Service/Method" ("" when the path has no such shape).
+    let serviceOf (path: string) =
+        let slash = if path.Length > 1 then path.IndexOf('/', 1) else -1
+        if slash > 1 then path.Substring(1, slash - 1) else ""
+
+    /// A gRPC request: checked for HTTP/2 and POST, then its method found or UNIMPLEMENTED.
+    let serve (table: Dictionary<string, struct (CallRunner * string)>) (services: HashSet<string>) (options: GrpcOptions) (ctx: HttpContext) =
+        if ctx.Version <> HttpVersion.Http20 then
+            trailersOnly ctx 426 StatusCode.Internal ("gRPC needs HTTP/2; this request came over " + ctx.Protocol + ".")
+        elif ctx.Method <> HttpMethod.Post then
+            ctx.SetHeader("Allow", "POST")
+            trailersOnly ctx 405 StatusCode.Internal "gRPC calls are POST requests."
+        else
+            let path = ctx.Path
+            let mutable found = Unchecked.defaultof<struct (CallRunner * string)>
+
+            if table.TryGetValue(path, &found) then
+                let struct (runner, name) = found
+                run runner name options ctx
+            else
+                let service = serviceOf path
+
+                if services.Contains service then
+                    trailersOnly ctx 200 StatusCode.Unimplemented ("Unknown method '" + path.Substring(service.Length + 2) + "' of service '" + service + "'.")
+                else
+                    trailersOnly ctx 200 StatusCode.Unimplemented ("Unknown service '" + service + "'.")

@@ -1,0 +1,399 @@
+/// One gRPC call on one HTTP/2 stream: the ServerCallContext a handler is given, the request
+/// messages read from the body, the response messages written into it, and the status that
+/// ends it (in trailers, or in the only HEADERS when nothing else was sent).
+namespace Swoop.Grpc
+
+open System
+open System.Buffers.Binary
+open System.Collections.Generic
+open System.Threading
+open System.Threading.Tasks
+open System.Text
+open Grpc.Core
+open Swoop
+
+[<Sealed; AllowNullLiteral>]
+type internal GrpcCall(ctx: HttpContext, methodPath: string, options: GrpcOptions) =
+    inherit ServerCallContext()
+
+    let mutable requestHeaders: Metadata = null
+    let mutable responseTrailers: Metadata = null
+    let mutable status = Status.DefaultSuccess
+    let mutable writeOptions: WriteOptions = null
+    let mutable userState: Dictionary<obj, obj> = null
+    let mutable deadline = DateTime.MaxValue
+    // Made only for a call with a deadline: linked to RequestAborted, cancelled at the deadline.
+    let mutable timer: CancellationTokenSource = null
+    // The request's grpc-encoding: null for identity.
+    let mutable requestEncoding: string = null
+    let mutable clientAcceptsGzip = false
+    let mutable responseGzip = false
+    let mutable wroteMessage = false
+    let mutable writing = false
+    let mutable finished = false
+
+    // ---- request body: bytes read and not yet taken, buffer[start..stop) ----
+    let input = Gzip.PooledBuffer()
+    let mutable start = 0
+    let mutable stop = 0
+    let mutable bodyEnded = false
+    let mutable inflated: Gzip.PooledBuffer = null
+    let source = MessageSource()
+    let mutable sink: MessageSink = null
+
+    static let internalError (message: string) = RpcException(Status(StatusCode.Internal, message))
+    static let yes = Task.FromResult true
+    static let no = Task.FromResult false
+
+    /// Reads until `count` bytes are buffered; false when the body ended first.
+    member private this.FillAsync(count: int) : Task<bool> =
+        if stop - start >= count then yes
+        elif bodyEnded then no
+        else
+            // Room for `count` from `start`: move what is left to the front, or grow.
+            if input.Array.Length - start < count then
+                let kept = stop - start
+                if start > 0 then Buffer.BlockCopy(input.Array, start, input.Array, 0, kept)
+
+                if count > input.Array.Length then
+                    // Reads of 16 KiB at least; a large message's room doubles, up to the limit.
+                    let room = min (max 16384L (int64 count * 2L)) (int64 options.MaxReceiveMessageSize + int64 Wire.PrefixLength)
+                    input.Grow(int (min (int64 Array.MaxLength) (max (int64 count) room)), kept)
+
+                stop <- kept
+                start <- 0
+
+            this.ReadMoreAsync count
+
+    member private this.ReadMoreAsync(count: int) : Task<bool> =
+        task {
+            let mutable go = true
+
+            while go && stop - start < count do
+                let! n = ctx.ReadAsync(input.Array.AsMemory(stop))
+
+                if n = 0 then
+                    bodyEnded <- true
+                    go <- false
+                else
+                    stop <- stop + n
+
+            return stop - start >= count
+        }
+
+    /// Raised by reads and writes once the deadline passed.
+    member private this.ThrowIfDeadline() =
+        if not (isNull timer) && timer.IsCancellationRequested then
+            raise (OperationCanceledException(timer.Token))
+
+    /// The next request message into `source`; false at the end of the body. Raises
+    /// RpcException for a malformed prefix (INTERNAL), a message announced or inflated past
+    /// the receive limit (RESOURCE_EXHAUSTED), an encoding the server lacks (UNIMPLEMENTED).
+    member this.NextMessageAsync() : Task<bool> =
+        this.ThrowIfDeadline()
+
+        if stop - start >= Wire.PrefixLength then
+            this.ReadMessageAsync()
+        else
+            task {
+                let! whole = this.FillAsync Wire.PrefixLength
+
+                if whole then
+                    return! this.ReadMessageAsync()
+                elif stop > start then
+                    return raise (internalError "Incomplete message: the request ended inside a message's prefix.")
+                else
+                    return false
+            }
+
+    member private this.ReadMessageAsync() : Task<bool> =
+        let flag = input.Array[start]
+        let length = BinaryPrimitives.ReadUInt32BigEndian(ReadOnlySpan(input.Array, start + 1, 4))
+
+        if flag > 1uy then
+            raise (internalError "Malformed message: its compressed flag is neither 0 nor 1.")
+
+        if length > uint32 options.MaxReceiveMessageSize then
+            raise (RpcException(Status(StatusCode.ResourceExhausted, "Received message exceeds the maximum configured message size.")))
+
+        if flag = 1uy then
+            if isNull requestEncoding then
+                raise (internalError "A compressed message arrived without a grpc-encoding.")
+            elif requestEncoding <> "gzip" then
+                raise (RpcException(Status(StatusCode.Unimplemented, "Unsupported grpc-encoding value '" + requestEncoding + "'. Supported encodings: identity, gzip")))
+
+        let whole = Wire.PrefixLength + int length
+
+        if stop - start >= whole then
+            this.TakeMessage(flag, int length)
+            yes
+        else
+            task {
+                let! complete = this.FillAsync whole
+                if not complete then raise (internalError "Incomplete message: the request ended inside a message.")
+                this.TakeMessage(flag, int length)
+                return true
+            }
+
+    member private _.TakeMessage(flag: byte, length: int) =
+        let at = start + Wire.PrefixLength
+        start <- at + length
+
+        if flag = 1uy then
+            if isNull inflated then inflated <- Gzip.PooledBuffer()
+            let n = Gzip.inflate input.Array at length options.MaxReceiveMessageSize inflated
+            source.Set(inflated.Array, 0, n)
+        else
+            source.Set(input.Array, at, length)
+
+    /// The message in `source`, through the marshaller.
+    member _.Deserialize(marshaller: Marshaller<'T>) : 'T =
+        let message =
+            try
+                marshaller.ContextualDeserializer.Invoke source
+            with e ->
+                raise (RpcException(Status(StatusCode.Internal, "Failed to deserialize the request message.", e)))
+
+        message
+
+    /// A unary or server-streaming call's one request message (INTERNAL if none or more).
+    member this.ReadSingleAsync(marshaller: Marshaller<'T>) : Task<'T> =
+        task {
+            let! some = this.NextMessageAsync()
+            if not some then raise (internalError "The request has no message.")
+            let message = this.Deserialize marshaller
+            let! more = this.FillAsync 1
+            if more then raise (internalError "The request has more than one message.")
+            return message
+        }
+
+    // ---- response ----
+
+    member private _.Sink =
+        if isNull sink then sink <- MessageSink(ctx.BodyWriter, options.MaxSendMessageSize)
+        sink
+
+    /// Whether the client is cut off from more messages now (the call over, or its deadline).
+    member private this.CheckWritable() =
+        if finished then invalidOp "the call is over: no message can be written after its handler ended"
+        this.ThrowIfDeadline()
+
+    /// Writes one message into the response body (sent at the next flush, or at the end).
+    member this.WriteMessage(message: 'T, marshaller: Marshaller<'T>, options: WriteOptions) =
+        this.CheckWritable()
+
+        if isNull (box message) then invalidOp "a response message cannot be null"
+
+        let noCompress = not (isNull options) && options.Flags.HasFlag WriteFlags.NoCompress
+        let sink = this.Sink
+        sink.Begin(responseGzip && not noCompress)
+        marshaller.ContextualSerializer.Invoke(message, sink)
+        sink.End()
+        wroteMessage <- true
+
+    /// A streamed message: written, then flushed unless its options say BufferHint; the task
+    /// completes when the stream took it (a slow reader holds the writer back here).
+    member this.WriteAsync(message: 'T, marshaller: Marshaller<'T>, writerOptions: WriteOptions) : Task =
+        if writing then invalidOp "Can't write the message because the previous write is in progress."
+        let options = if isNull writerOptions then writeOptions else writerOptions
+        this.WriteMessage(message, marshaller, options)
+
+        if not (isNull options) && options.Flags.HasFlag WriteFlags.BufferHint then
+            Task.CompletedTask
+        else
+            let flush = ctx.FlushAsync()
+
+            if flush.IsCompletedSuccessfully then
+                Task.CompletedTask
+            else
+                writing <- true
+                this.AwaitFlushAsync flush
+
+    member private _.AwaitFlushAsync(flush: ValueTask) : Task =
+        task {
+            try
+                do! flush
+            finally
+                writing <- false
+        }
+
+    // ---- the call's life ----
+
+    /// Before the handler: the deadline, the encodings, the response's head.
+    member this.Start() =
+        // One pass over the request's fields; a string only for the protocol's own that came.
+        let mutable timeout: string = null
+
+        for i in 0 .. ctx.HeaderCount - 1 do
+            let name = ctx.HeaderNameBytes i
+
+            if name.Length > 5 && Ascii.EqualsIgnoreCase(name.Slice(0, 5), "grpc-"B) then
+                let rest = name.Slice 5
+
+                if Ascii.EqualsIgnoreCase(rest, "timeout"B) then
+                    timeout <- ctx.HeaderValue i
+                elif Ascii.EqualsIgnoreCase(rest, "encoding"B) then
+                    if not (Ascii.EqualsIgnoreCase(ctx.HeaderValueBytes i, "identity"B)) then
+                        requestEncoding <- ctx.HeaderValue(i).ToLowerInvariant()
+                elif Ascii.EqualsIgnoreCase(rest, "accept-encoding"B) then
+                    clientAcceptsGzip <- Wire.listNames (ctx.HeaderValue i) "gzip"
+
+        match Wire.parseTimeout timeout with
+        | ValueSome span ->
+            let now = DateTime.UtcNow
+            deadline <- if span >= DateTime.MaxValue - now then DateTime.MaxValue else now + span
+            timer <- CancellationTokenSource.CreateLinkedTokenSource ctx.RequestAborted
+            // CancelAfter takes up to about 49 days; a longer deadline never fires.
+            if span.TotalMilliseconds < 4.0e9 then timer.CancelAfter span
+        | ValueNone -> ()
+
+        ctx.MaxRequestBodySize <- Int64.MaxValue
+        ctx.ContentType <- "application/grpc"
+        ctx.SetHeader("grpc-accept-encoding", Wire.AcceptedEncodings)
+
+        if clientAcceptsGzip && String.Equals(options.ResponseCompression, "gzip", StringComparison.OrdinalIgnoreCase) then
+            responseGzip <- true
+            ctx.SetHeader("grpc-encoding", "gzip")
+
+    /// The deadline passed before the call could end.
+    member _.DeadlineExceeded =
+        not (isNull timer) && timer.IsCancellationRequested
+        && (not ctx.RequestAborted.IsCancellationRequested || DateTime.UtcNow >= deadline)
+
+    /// The status a handler's failure ends the call with.
+    member this.StatusOf(error: exn) : Status =
+        if this.DeadlineExceeded then
+            Status(StatusCode.DeadlineExceeded, "Deadline Exceeded")
+        else
+            match error with
+            | :? RpcException as e ->
+                if e.Trailers.Count > 0 then
+                    let trailers = this.ResponseTrailers
+                    for entry in e.Trailers do trailers.Add entry
+
+                e.Status
+            | _ when ClientDisconnectedException.IsIn error || (error :? OperationCanceledException && ctx.RequestAborted.IsCancellationRequested) ->
+                Status(StatusCode.Cancelled, "The call was cancelled by the client.")
+            | :? BadRequestException as e -> Status(StatusCode.Internal, "The request body failed: " + e.Message)
+            | _ ->
+                let log = ctx.Log
+
+                if not (isNull log) && log.IsEnabled LogLevel.Error then
+                    log.HandlerFailed(ctx.MethodName, ctx.Path, error)
+
+                if options.EnableDetailedErrors then
+                    Status(StatusCode.Unknown, "Exception was thrown by handler. " + error.GetType().Name + ": " + error.Message, error)
+                else
+                    Status(StatusCode.Unknown, "Exception was thrown by handler.")
+
+    /// The status the handler left (ServerCallContext.Status), or DEADLINE_EXCEEDED.
+    member this.StatusAfterHandler =
+        if this.DeadlineExceeded then Status(StatusCode.DeadlineExceeded, "Deadline Exceeded") else status
+
+    /// Ends the call with `final`: in trailers after what was sent, or as the only HEADERS
+    /// (trailers-only) when nothing was.
+    member _.Finish(final: Status) =
+        finished <- true
+
+        let put (name: string, value: string) =
+            if wroteMessage || ctx.HasStarted then
+                if ctx.SupportsTrailers then ctx.AppendTrailer(name, value)
+            else
+                ctx.AddHeader(name, value)
+
+        try
+            put ("grpc-status", Wire.codeText final.StatusCode)
+            if not (String.IsNullOrEmpty final.Detail) then put ("grpc-message", Wire.percentEncode final.Detail)
+
+            if not (isNull responseTrailers) then
+                for entry in responseTrailers do
+                    if not (Wire.isReserved entry.Key) then
+                        put (entry.Key, if entry.IsBinary then Wire.encodeBinary entry.ValueBytes else entry.Value)
+        with
+        | :? InvalidOperationException
+        | :? ArgumentException -> ()
+
+    /// Returns the buffers and the deadline's timer.
+    member _.Release() =
+        input.Release()
+        if not (isNull inflated) then inflated.Release()
+        if not (isNull sink) then sink.Release()
+        if not (isNull timer) then timer.Dispose()
+
+    /// The deadline has already passed when the call begins.
+    member _.Expired = deadline <> DateTime.MaxValue && DateTime.UtcNow >= deadline
+
+    member _.HttpContext = ctx
+
+    // ---- ServerCallContext ----
+
+    override _.MethodCore = methodPath
+
+    override _.HostCore =
+        match ctx.Header "host" with
+        | ValueSome host -> host
+        | ValueNone -> ""
+
+    override _.PeerCore = Wire.peerName ctx.RemoteEndPoint
+    override _.DeadlineCore = deadline
+
+    override _.RequestHeadersCore =
+        if isNull requestHeaders then
+            let headers = Metadata()
+
+            for i in 0 .. ctx.HeaderCount - 1 do
+                let name = ctx.HeaderName(i).ToLowerInvariant()
+
+                if not (Wire.isProtocolHeader name) && Wire.isMetadataKey name then
+                    if name.EndsWith "-bin" then
+                        match Wire.decodeBinary (ctx.HeaderValue i) with
+                        | ValueSome bytes -> headers.Add(name, bytes)
+                        | ValueNone -> ()
+                    else
+                        headers.Add(name, ctx.HeaderValue i)
+
+            requestHeaders <- headers
+
+        requestHeaders
+
+    override _.CancellationTokenCore = if isNull timer then ctx.RequestAborted else timer.Token
+
+    override _.ResponseTrailersCore =
+        if isNull responseTrailers then responseTrailers <- Metadata()
+        responseTrailers
+
+    override _.StatusCore
+        with get () = status
+        and set (value: Status) = status <- value
+
+    override _.WriteOptionsCore
+        with get () = writeOptions
+        and set (value: WriteOptions) = writeOptions <- value
+
+    override _.AuthContextCore = AuthContext(null, Dictionary<string, List<AuthProperty>>())
+
+    override _.CreatePropagationTokenCore(_options: ContextPropagationOptions) : ContextPropagationToken =
+        raise (NotSupportedException "Context propagation is not supported: pass ServerCallContext.CancellationToken and Deadline to the client call yourself.")
+
+    override _.UserStateCore =
+        if isNull userState then userState <- Dictionary<obj, obj>()
+        userState :> IDictionary<obj, obj>
+
+    override _.WriteResponseHeadersAsyncCore(headers: Metadata) : Task =
+        if ctx.HasStarted || wroteMessage then
+            invalidOp "Response headers can only be sent once per call."
+
+        if not (isNull headers) then
+            for entry in headers do
+                if entry.Key = "grpc-internal-encoding-request" then
+                    // A call's own choice of response encoding (Grpc.AspNetCore's convention).
+                    if String.Equals(entry.Value, "gzip", StringComparison.OrdinalIgnoreCase) && clientAcceptsGzip then
+                        responseGzip <- true
+                        ctx.SetHeader("grpc-encoding", "gzip")
+                    elif String.Equals(entry.Value, "identity", StringComparison.OrdinalIgnoreCase) then
+                        responseGzip <- false
+                        ctx.SetHeader("grpc-encoding", "identity")
+                elif not (Wire.isReserved entry.Key) then
+                    ctx.AddHeader(entry.Key, if entry.IsBinary then Wire.encodeBinary entry.ValueBytes else entry.Value)
+
+        ctx.FlushAsync().AsTask()
