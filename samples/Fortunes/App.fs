@@ -28,13 +28,14 @@ let queryCount (value: string option) =
 
 let private count (ctx: HttpContext) = queryCount (ctx.TryGetQueryStringValue "queries")
 
-/// The routes on a data source; every answer carries `Server: Swoop` (TechEmpower asks for a
-/// Server header; Swoop sends none of its own).
-let create (db: NpgsqlDataSource) : HttpHandler =
+/// The routes on the app's data sources (reads multiplexed, the transaction and the readiness
+/// ping on the other: see Db.Sources); every answer carries `Server: Swoop` (TechEmpower asks
+/// for a Server header; Swoop sends none of its own).
+let create (db: Db.Sources) : HttpHandler =
     let singleQuery: HttpHandler =
         fun _ ctx ->
             task {
-                let! row = Db.world db ctx.RequestAborted
+                let! row = Db.world db.Reads ctx.RequestAborted
                 writeJson ctx row
                 return true
             }
@@ -42,7 +43,7 @@ let create (db: NpgsqlDataSource) : HttpHandler =
     let queries: HttpHandler =
         fun _ ctx ->
             task {
-                let! rows = Db.worlds db (count ctx) ctx.RequestAborted
+                let! rows = Db.worlds db.Reads (count ctx) ctx.RequestAborted
                 writeJson ctx rows
                 return true
             }
@@ -50,7 +51,7 @@ let create (db: NpgsqlDataSource) : HttpHandler =
     let updates: HttpHandler =
         fun _ ctx ->
             task {
-                let! rows = Db.update db (count ctx) ctx.RequestAborted
+                let! rows = Db.update db.Writes (count ctx) ctx.RequestAborted
                 writeJson ctx rows
                 return true
             }
@@ -58,12 +59,12 @@ let create (db: NpgsqlDataSource) : HttpHandler =
     let fortunes: HttpHandler =
         fun _ ctx ->
             task {
-                let! rows = Db.fortunes db ctx.RequestAborted
+                let! rows = Db.fortunes db.Reads ctx.RequestAborted
                 ctx.WriteHtmlTemplate(Views.fortunesPage, rows)
                 return true
             }
 
-    let databaseAnswers (ctx: HttpContext) = Db.ping db (TimeSpan.FromSeconds 2.0) ctx.RequestAborted
+    let databaseAnswers (ctx: HttpContext) = Db.ping db.Writes (TimeSpan.FromSeconds 2.0) ctx.RequestAborted
 
     setHttpHeader "Server" "Swoop"
     >=> choose [

@@ -198,3 +198,32 @@ let ping (db: NpgsqlDataSource) (timeout: TimeSpan) (cancel: CancellationToken) 
         with _ ->
             return false
     }
+
+/// The app's two data sources on one connection string, kept for the process's life.
+/// `Reads` multiplexes (Npgsql 10): the short statements of many requests share a few
+/// connections and leave in one write, so PostgreSQL wakes once for several of them (on the
+/// benchmark's machine it spent a fifth of the CPU per single-row query: docs/guide.md,
+/// "Using a database"). `Writes` does not: a transaction holds its connection, and a command on
+/// it can be cancelled, which Npgsql cannot do on a shared connection. Whatever the connection
+/// string says, each keeps its own mode.
+type Sources =
+    { Reads: NpgsqlDataSource
+      Writes: NpgsqlDataSource }
+
+    interface IAsyncDisposable with
+        member this.DisposeAsync() =
+            ValueTask(
+                task {
+                    do! this.Reads.DisposeAsync()
+                    do! this.Writes.DisposeAsync()
+                }
+            )
+
+/// Both data sources on `connectionString`.
+let sources (connectionString: string) : Sources =
+    let build (multiplexing: bool) =
+        let builder = NpgsqlDataSourceBuilder connectionString
+        builder.ConnectionStringBuilder.Multiplexing <- multiplexing
+        builder.Build()
+
+    { Reads = build true; Writes = build false }

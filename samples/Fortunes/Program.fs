@@ -3,7 +3,6 @@
 /// `ConnectionStrings__Default`), as ASP.NET Core apps read it; `--print-config` hides it.
 module Fortunes.Program
 
-open Npgsql
 open Swoop
 open Swoop.Web
 open Swoop.Settings
@@ -15,5 +14,5 @@ type Settings = { ConnectionStrings: ConnectionStrings }
 [<EntryPoint>]
 let main argv =
     AppSettings.mainWith ServerOptions.defaults WebOptions.defaults argv (fun (settings: Settings) ->
-        // One data source for the process: its pool lives as long as the app.
-        App.create (NpgsqlDataSource.Create settings.ConnectionStrings.Default))
+        // The data sources live as long as the app, and so do their pools.
+        App.create (Db.sources settings.ConnectionStrings.Default))

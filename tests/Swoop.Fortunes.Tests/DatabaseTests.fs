@@ -103,7 +103,8 @@ type DatabaseTests(fixture: FortunesFixture) =
     [<DbFact>]
     member _.``a client that leaves cancels its query in PostgreSQL (RequestAborted reaches Npgsql)``() =
         task {
-            // A lock no SELECT gets past: the app's query for /db waits in PostgreSQL.
+            // A lock no SELECT gets past: the app's query for /updates (on the data source that
+            // does not multiplex, where Npgsql can cancel a command) waits in PostgreSQL.
             use! locker = fixture.OpenAsync()
             use! transaction = locker.BeginTransactionAsync()
             use lock = new NpgsqlCommand("LOCK TABLE world IN ACCESS EXCLUSIVE MODE", locker, transaction)
@@ -112,7 +113,7 @@ type DatabaseTests(fixture: FortunesFixture) =
 
             let client = new TcpClient()
             do! client.ConnectAsync("127.0.0.1", fixture.Port)
-            do! client.GetStream().WriteAsync(Encoding.ASCII.GetBytes "GET /db HTTP/1.1\r\nHost: test\r\n\r\n")
+            do! client.GetStream().WriteAsync(Encoding.ASCII.GetBytes "GET /updates?queries=1 HTTP/1.1\r\nHost: test\r\n\r\n")
 
             let! waiting = eventually 10.0 (fun () -> task { let! n = waitingOnLock watcher in return n = 1 })
             Assert.True(waiting, "the app's query never waited on the lock")

@@ -20,7 +20,7 @@ module Settings =
 
 /// A samples/Fortunes server on `connectionString`.
 type FortunesServer(connectionString: string) =
-    let db = NpgsqlDataSource.Create connectionString
+    let db = global.Fortunes.Db.sources connectionString
 
     let server =
         Server.start { ServerOptions.defaults with Port = 0 } (Web.handler WebOptions.defaults (global.Fortunes.App.create db))
@@ -36,7 +36,7 @@ type FortunesServer(connectionString: string) =
                 task {
                     client.Dispose()
                     do! server.StopAsync().WaitAsync(TimeSpan.FromSeconds 15.0)
-                    do! db.DisposeAsync()
+                    do! (db :> IAsyncDisposable).DisposeAsync()
                 }
             )
 
