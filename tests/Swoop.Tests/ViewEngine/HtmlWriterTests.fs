@@ -10,33 +10,7 @@ open FsCheck.FSharp
 open Giraffe.ViewEngine
 open Xunit
 open Swoop.ViewEngine
-
-/// Memory that is not an array (MemoryMarshal.TryGetArray fails), so the sink copies.
-type private Unpinnable(length: int) =
-    inherit MemoryManager<byte>()
-    let array = Array.zeroCreate<byte> length
-    override _.GetSpan() = Span<byte>(array)
-    override _.Pin(_) = raise (NotSupportedException())
-    override _.Unpin() = ()
-    override _.Dispose(_) = ()
-
-/// Gives `size` bytes at a time (or the hint, if larger) and keeps what was advanced.
-type private Segments(size: int, asArray: bool) =
-    let written = ResizeArray<byte>()
-    let mutable current = Memory<byte>.Empty
-    member _.Bytes = written.ToArray()
-
-    interface IBufferWriter<byte> with
-        member _.GetMemory(hint) =
-            let n = max hint size
-            current <- if asArray then Memory<byte>(Array.zeroCreate n) else (new Unpinnable(n)).Memory
-            current
-
-        member this.GetSpan(hint) = (this :> IBufferWriter<byte>).GetMemory(hint).Span
-
-        member _.Advance(count) =
-            written.AddRange(current.Span.Slice(0, count).ToArray())
-            current <- current.Slice count
+open Swoop.Tests.ViewEngine.SegmentedWriter
 
 /// Writers of every shape: one large array, small segments (a piece often crosses an end),
 /// memory that is not an array.
@@ -45,7 +19,7 @@ let private writers () : (string * (unit -> IBufferWriter<byte> * (unit -> byte[
       for size in [ 1; 17; 300; 4096 ] do
           for asArray in [ true; false ] ->
               sprintf "segments of %d%s" size (if asArray then "" else ", not an array"),
-              fun () -> let w = Segments(size, asArray) in w :> IBufferWriter<byte>, (fun () -> w.Bytes) ]
+              fun () -> let w = SmallSegments(size, asArray) in w :> IBufferWriter<byte>, (fun () -> w.Bytes) ]
 
 /// Characters that matter to the writer: ASCII, markup, Latin-1, the euro sign, a surrogate
 /// pair, lone surrogates of both kinds, and runs long enough for the vector paths.
