@@ -6,6 +6,7 @@ module Fortunes.App
 open System
 open System.Globalization
 open System.Numerics
+open System.Threading.Tasks
 open Npgsql
 open Swoop
 open Swoop.Web
@@ -32,29 +33,18 @@ let private count (ctx: HttpContext) = queryCount (ctx.TryGetQueryStringValue "q
 /// ping on the other: see Db.Sources); every answer carries `Server: Swoop` (TechEmpower asks
 /// for a Server header; Swoop sends none of its own).
 let create (db: Db.Sources) : HttpHandler =
-    let singleQuery: HttpHandler =
+    // Runs the request's query, then answers its result as JSON.
+    let jsonFrom (query: HttpContext -> Task<'T>) : HttpHandler =
         fun _ ctx ->
             task {
-                let! row = Db.world db.Reads ctx.RequestAborted
-                writeJson ctx row
+                let! result = query ctx
+                writeJson ctx result
                 return true
             }
 
-    let queries: HttpHandler =
-        fun _ ctx ->
-            task {
-                let! rows = Db.worlds db.Reads (count ctx) ctx.RequestAborted
-                writeJson ctx rows
-                return true
-            }
-
-    let updates: HttpHandler =
-        fun _ ctx ->
-            task {
-                let! rows = Db.update db.Writes (count ctx) ctx.RequestAborted
-                writeJson ctx rows
-                return true
-            }
+    let singleQuery = jsonFrom (fun ctx -> Db.world db.Reads ctx.RequestAborted)
+    let queries = jsonFrom (fun ctx -> Db.worlds db.Reads (count ctx) ctx.RequestAborted)
+    let updates = jsonFrom (fun ctx -> Db.update db.Writes (count ctx) ctx.RequestAborted)
 
     let fortunes: HttpHandler =
         fun _ ctx ->
