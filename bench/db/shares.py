@@ -9,8 +9,8 @@ import re
 import sys
 
 # The framework a subject brings, for the one-line summary.
-FRAMEWORK = {"Swoop", "Fortunes", "FSharp.Core", "MinimalDb", "GiraffeDb", "Giraffe"}
-FRAMEWORK_PREFIXES = ("Microsoft.AspNetCore",)
+FRAMEWORK = {"Fortunes", "FSharp.Core", "MinimalDb", "GiraffeDb", "Dapper"}
+FRAMEWORK_PREFIXES = ("Swoop", "Giraffe", "Microsoft.AspNetCore", "Microsoft.Extensions")
 
 shares = collections.Counter()
 for line in sys.stdin:
