@@ -62,15 +62,18 @@ def summary(rows):
         for peer in subjects:
             if peer == "swoop":
                 continue
+            if not paired(rows, test, "swoop", peer, "rps"):
+                continue
             cells = []
             for key in ("rps", "server_us", "postgres_us", "p99_ms"):
-                values = paired(rows, test, "swoop", peer, key)
-                if not values:
-                    break
-                m, lo, hi = spread(values)
-                cells.append(f"{m:.2f}x ({lo:.2f}-{hi:.2f})")
-            if len(cells) == 4:
-                ratios.append(f"| {test} | {peer} | " + " | ".join(cells) + " |")
+                # PostgreSQL's CPU is 0 on plaintext and json: no ratio there.
+                values = paired(rows, test, "swoop", peer, key) if key != "postgres_us" or test not in ("plaintext", "json") else []
+                if values:
+                    m, lo, hi = spread(values)
+                    cells.append(f"{m:.2f}x ({lo:.2f}-{hi:.2f})")
+                else:
+                    cells.append("-")
+            ratios.append(f"| {test} | {peer} | " + " | ".join(cells) + " |")
     return lines, ratios
 
 
@@ -92,7 +95,8 @@ def main():
             f.write(f"`{meta['command']}` at commit `{meta['commit']}`, {meta['started']} to {meta['ended']} (UTC).\n\n")
             f.write(f"Machine: {meta['machine']}. Server on core 0; PostgreSQL and wrk (`-t1 -c{meta['connections']}`, "
                     f"{meta['duration']} s a test after a warm-up) on core 1; load average before the run "
-                    f"{meta['load_before']}, after {meta['load_after']}.\n\n")
+                    f"{meta['load_before']}, after {meta['load_after']}; idle cores poll: {meta['idle_polling']}; "
+                    f"the run's niceness {meta['nice']}.\n\n")
             f.write("Subjects and their Npgsql options:\n\n")
             for name, options in meta["subjects"].items():
                 f.write(f"- {name}: `{options}`\n")
