@@ -97,6 +97,11 @@ def main():
                     f"{meta['duration']} s a test after a warm-up) on core 1; load average before the run "
                     f"{meta['load_before']}, after {meta['load_after']}; idle cores poll: {meta['idle_polling']}; "
                     f"the run's niceness {meta['nice']}.\n\n")
+            if float(meta["load_before"].split()[0]) > 1.5:
+                f.write("The machine was shared with other work (the load averages above). The run had the CPU "
+                        "first (its niceness, in its own autogroup), but the caches, the memory and the kernel's "
+                        "network work were shared: read the ratios, taken repetition by repetition, before the "
+                        "absolute rates.\n\n")
             f.write("Subjects and their Npgsql options:\n\n")
             for name, options in meta["subjects"].items():
                 f.write(f"- {name}: `{options}`\n")
