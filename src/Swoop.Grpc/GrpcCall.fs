@@ -164,6 +164,10 @@ type internal GrpcCall(ctx: HttpContext, methodPath: string, options: GrpcOption
             let message = this.Deserialize marshaller
             let! more = this.FillAsync 1
             if more then raise (internalError "The request has more than one message.")
+            // Nothing more will be read: a server stream's idle call holds no input buffer.
+            input.Release()
+            start <- 0
+            stop <- 0
             return message
         }
 
