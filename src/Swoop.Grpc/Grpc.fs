@@ -166,8 +166,19 @@ module Grpc =
 
             serviceNames.Add m.ServiceName |> ignore
 
-        fun (_: HttpFunc) (ctx: HttpContext) ->
-            if Wire.isGrpcRequest ctx then Dispatch.serve table serviceNames options ctx else skipPipeline
+        let serve: HttpHandler =
+            fun (_: HttpFunc) (ctx: HttpContext) ->
+                if Wire.isGrpcRequest ctx then Dispatch.serve table serviceNames options ctx else skipPipeline
+
+        let shape (t: MethodType) =
+            match t with
+            | MethodType.Unary -> "gRPC unary"
+            | MethodType.ServerStreaming -> "gRPC server streaming"
+            | MethodType.ClientStreaming -> "gRPC client streaming"
+            | _ -> "gRPC bidirectional streaming"
+
+        // Listed by --routes as the toolkit's routes are (the router still sees one opaque handler).
+        ListedNode(serve, [ for m in methods -> struct ("POST", m.FullName, shape m.Type) ]).Handler
 
     let services (methods: GrpcMethod list) = servicesWith GrpcOptions.defaults methods
 

@@ -131,6 +131,7 @@ module Grpc =
     /// request (`content-type: application/grpc...`) is answered, UNIMPLEMENTED when no
     /// method matches its path, so one `Grpc.services` serves every gRPC service of an app;
     /// any other request is skipped, for the rest of the app (`choose [ Grpc.services ...; ... ]`).
+    /// `--routes` (Web.formatRoutes) lists each method: `POST  /pkg.Service/Method  gRPC unary`.
     /// Raises ArgumentException for two methods of the same name.
     val services: methods: GrpcMethod list -> HttpHandler
 

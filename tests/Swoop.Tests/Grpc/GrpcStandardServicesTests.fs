@@ -100,3 +100,18 @@ type GrpcStandardServicesTests(fixture: StandardServicesFixture) =
         Assert.True(call.ResponseStream.MoveNext CancellationToken.None |> within 10000)
         Assert.Equal(int StatusCode.NotFound, call.ResponseStream.Current.ErrorResponse.ErrorCode)
         call.RequestStream.CompleteAsync() |> wait
+
+    [<Fact>]
+    member _.``--routes lists each gRPC method after the app's routes, with its shape`` () =
+        let app =
+            choose [ route "/hello" >=> Swoop.Web.Writers.text "hi"
+                     Grpc.services (Grpc.health (HealthServiceImpl()) @ methods (Observed())) ]
+
+        let lines = (Web.formatRoutes app).Split('\n') |> Array.map (fun l -> String.Join(" ", l.Split(' ', StringSplitOptions.RemoveEmptyEntries)))
+        Assert.Equal("* /hello", lines[0])
+        Assert.Contains("POST /grpc.health.v1.Health/Check gRPC unary", lines)
+        Assert.Contains("POST /grpc.health.v1.Health/Watch gRPC server streaming", lines)
+        Assert.Contains("POST /grpc.testing.TestService/StreamingInputCall gRPC client streaming", lines)
+        Assert.Contains("POST /grpc.testing.TestService/FullDuplexCall gRPC bidirectional streaming", lines)
+        // Routes as data still: the gRPC methods are not in OpenAPI's list of routes.
+        Assert.Equal(1, (Web.routes app).Length)
