@@ -31,7 +31,7 @@ open Microsoft.Extensions.DependencyInjection
 open Microsoft.Extensions.Logging
 
 module GrpcSupport =
-    let [<Literal>] Service = "grpc.testing.TestService"
+    open Swoop.Tests.Grpc.InteropMethods
 
     let zeros (n: int) = BytesValue(Value = ByteString.CopyFrom(Array.zeroCreate<byte> n))
 
@@ -64,26 +64,6 @@ module GrpcSupport =
     let throwMethod = Method<string, string>(MethodType.Unary, "test.Echo", "Throw", stringMarshaller, stringMarshaller)
     let statusMethod = Method<string, string>(MethodType.Unary, "test.Echo", "Status", stringMarshaller, stringMarshaller)
 
-    let marshaller<'T when 'T :> IMessage<'T> and 'T: (new: unit -> 'T)> =
-        let parser = MessageParser<'T>(fun () -> new 'T())
-        Marshallers.Create((fun (m: 'T) -> m.ToByteArray()), (fun (b: byte[]) -> parser.ParseFrom b))
-
-    let methodOf<'Req, 'Resp when 'Req :> IMessage<'Req> and 'Req: (new: unit -> 'Req) and 'Resp :> IMessage<'Resp> and 'Resp: (new: unit -> 'Resp)>
-        (methodType: MethodType)
-        (service: string)
-        (name: string)
-        =
-        Method<'Req, 'Resp>(methodType, service, name, marshaller<'Req>, marshaller<'Resp>)
-
-    let emptyCall = methodOf<Empty, Empty> MethodType.Unary Service "EmptyCall"
-    let unaryCall = methodOf<BytesValue, BytesValue> MethodType.Unary Service "UnaryCall"
-    let streamingOutputCall = methodOf<StringValue, BytesValue> MethodType.ServerStreaming Service "StreamingOutputCall"
-    let flood = methodOf<Int32Value, BytesValue> MethodType.ServerStreaming Service "Flood"
-    let streamingInputCall = methodOf<BytesValue, Int64Value> MethodType.ClientStreaming Service "StreamingInputCall"
-    let fullDuplexCall = methodOf<Int32Value, BytesValue> MethodType.DuplexStreaming Service "FullDuplexCall"
-    let sleep = methodOf<Empty, Empty> MethodType.Unary Service "Sleep"
-    let unimplementedCall = methodOf<Empty, Empty> MethodType.Unary Service "UnimplementedCall"
-    let unimplementedService = methodOf<Empty, Empty> MethodType.Unary "grpc.testing.UnimplementedService" "UnimplementedCall"
 
     let private metadataOf (entries: Metadata.Entry list) =
         let m = Metadata()

@@ -11,6 +11,7 @@ open Google.Protobuf.WellKnownTypes
 open Grpc.Core
 open Xunit
 open Swoop.Tests.Support
+open Swoop.Tests.Grpc.InteropMethods
 open Swoop.Tests.Grpc.GrpcSupport
 
 type GrpcCancellationTests(fixture: CancellationFixture) =

@@ -12,6 +12,7 @@ open Grpc.Net.Client
 open Xunit
 open Swoop.Grpc
 open Swoop.Tests.Support
+open Swoop.Tests.Grpc.InteropMethods
 open Swoop.Tests.Grpc.GrpcSupport
 
 type GrpcInteropTests(fixture: InteropFixture) =

@@ -14,6 +14,7 @@ open Xunit
 open Swoop.Web
 open Swoop.Grpc
 open Swoop.Tests.Support
+open Swoop.Tests.Grpc.InteropMethods
 open Swoop.Tests.Grpc.GrpcSupport
 
 type Serving = HealthCheckResponse.Types.ServingStatus

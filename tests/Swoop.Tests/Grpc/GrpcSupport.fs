@@ -18,8 +18,8 @@ open Swoop
 open Swoop.Web
 open Swoop.Grpc
 open Swoop.Tests.Support
+open Swoop.Tests.Grpc.InteropMethods
 
-let [<Literal>] Service = "grpc.testing.TestService"
 
 let zeros (n: int) = BytesValue(Value = ByteString.CopyFrom(Array.zeroCreate<byte> n))
 
@@ -235,28 +235,7 @@ type ProtocolFixture() =
 type TlsFixture() =
     inherit GrpcFixture(GrpcOptions.defaults, true)
 
-/// A marshaller of the client's own (not the server's), for Google.Protobuf types.
-let marshaller<'T when 'T :> IMessage<'T> and 'T: (new: unit -> 'T)> =
-    let parser = MessageParser<'T>(fun () -> new 'T())
-    Marshallers.Create((fun (m: 'T) -> m.ToByteArray()), (fun (b: byte[]) -> parser.ParseFrom b))
-
-let methodOf<'Req, 'Resp when 'Req :> IMessage<'Req> and 'Req: (new: unit -> 'Req) and 'Resp :> IMessage<'Resp> and 'Resp: (new: unit -> 'Resp)>
-    (methodType: MethodType)
-    (service: string)
-    (name: string)
-    =
-    Method<'Req, 'Resp>(methodType, service, name, marshaller<'Req>, marshaller<'Resp>)
-
-let emptyCall = methodOf<Empty, Empty> MethodType.Unary Service "EmptyCall"
-let unaryCall = methodOf<BytesValue, BytesValue> MethodType.Unary Service "UnaryCall"
-let streamingOutputCall = methodOf<StringValue, BytesValue> MethodType.ServerStreaming Service "StreamingOutputCall"
-let flood = methodOf<Int32Value, BytesValue> MethodType.ServerStreaming Service "Flood"
-let streamingInputCall = methodOf<BytesValue, Int64Value> MethodType.ClientStreaming Service "StreamingInputCall"
-let fullDuplexCall = methodOf<Int32Value, BytesValue> MethodType.DuplexStreaming Service "FullDuplexCall"
-let sleep = methodOf<Empty, Empty> MethodType.Unary Service "Sleep"
 let hold = methodOf<Int32Value, Empty> MethodType.DuplexStreaming Service "Hold"
-let unimplementedCall = methodOf<Empty, Empty> MethodType.Unary Service "UnimplementedCall"
-let unimplementedService = methodOf<Empty, Empty> MethodType.Unary "grpc.testing.UnimplementedService" "UnimplementedCall"
 
 /// Waits for a task; the RpcException it failed with, or null.
 let failure (t: Task) : RpcException =
