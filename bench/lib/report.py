@@ -771,12 +771,29 @@ def _load_scenarios(res):
     return [sc for sc, info in res["scenarios"].items() if info["tool"] not in live.TOOLS]
 
 
+def database_section():
+    """The newest `bench/db/run --save` run (bench/results/db-*/report.md), as its own section:
+    it is a separate command with its own PostgreSQL cluster, not part of this run."""
+    runs = sorted(d for d in os.listdir(RESULTS) if d.startswith("db-") and
+                  os.path.exists(os.path.join(RESULTS, d, "report.md")))
+    if not runs:
+        return ""
+    with open(os.path.join(RESULTS, runs[-1], "report.md")) as f:
+        body = f.read().split("\n", 1)[1].strip()
+    body = body.replace("\n## ", "\n### ")
+    return ("## With a database\n\n"
+            f"TechEmpower's test types on PostgreSQL: Swoop's `samples/Fortunes` beside its peers, measured by "
+            f"`bench/db/run` on the same machine but not in the run above (database run: {runs[-1]}, "
+            f"`bench/results/{runs[-1]}/`). Where each server's CPU goes, and what limits each test, is in "
+            "docs/guide.md (\"Using a database\").\n\n" + body)
+
+
 def build(res, chart_rel, made):
     subjects = list(res["subjects"].keys())
     scenarios = _load_scenarios(res)
     parts = [header(res), glance(res, subjects, scenarios), report_behind.section(res, subjects, scenarios),
              routing_section(res, subjects, scenarios),
-             app_section(res, subjects, scenarios), report_bodies.section(res, subjects, scenarios),
+             app_section(res, subjects, scenarios), database_section(), report_bodies.section(res, subjects, scenarios),
              report_live.section(res, subjects, list(res["scenarios"].keys())),
              charts_section(made, chart_rel),
              machine_section(res), subjects_section(res, subjects), method_section(res),

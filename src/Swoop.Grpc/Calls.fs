@@ -12,6 +12,9 @@ open Swoop
 [<AbstractClass; AllowNullLiteral>]
 type internal CallRunner() =
     abstract Run: call: GrpcCall -> Task
+    /// Its requests or responses are a stream (the call may last and pause).
+    abstract Streaming: bool
+    default _.Streaming = true
 
 module internal Runners =
     let noMessage () =
@@ -26,6 +29,8 @@ module internal Runners =
 [<Sealed>]
 type internal UnaryRunner<'Req, 'Resp>(requests: Marshaller<'Req>, responses: Marshaller<'Resp>, handler: 'Req -> ServerCallContext -> Task<'Resp>) =
     inherit CallRunner()
+
+    override _.Streaming = false
 
     override _.Run(call) =
         task {
@@ -81,7 +86,7 @@ module internal Dispatch =
             let call = GrpcCall(ctx, path, options)
 
             try
-                call.Start()
+                call.Start runner.Streaming
 
                 let! final =
                     task {

@@ -139,6 +139,20 @@ module Grpc =
         bind collector
         collector.Methods
 
+    let health (health: Grpc.HealthCheck.HealthServiceImpl) : GrpcMethod list =
+        bindService (fun binder -> Grpc.Health.V1.Health.BindService(binder, health))
+
+    let reflection (services: Google.Protobuf.Reflection.ServiceDescriptor list) : GrpcMethod list =
+        let described =
+            [ yield! services
+              Grpc.Reflection.V1Alpha.ServerReflection.Descriptor
+              Grpc.Reflection.V1.ServerReflection.Descriptor ]
+            |> List.distinctBy (fun d -> d.FullName)
+
+        bindService (fun binder ->
+            Grpc.Reflection.V1Alpha.ServerReflection.BindService(binder, Grpc.Reflection.ReflectionServiceImpl(described))
+            Grpc.Reflection.V1.ServerReflection.BindService(binder, Grpc.Reflection.ReflectionV1ServiceImpl(described)))
+
     let servicesWith (options: GrpcOptions) (methods: GrpcMethod list) : HttpHandler =
         if options.MaxReceiveMessageSize <= 0 then
             invalidArg "options" "MaxReceiveMessageSize must be above 0"
@@ -152,8 +166,19 @@ module Grpc =
 
             serviceNames.Add m.ServiceName |> ignore
 
-        fun (_: HttpFunc) (ctx: HttpContext) ->
-            if Wire.isGrpcRequest ctx then Dispatch.serve table serviceNames options ctx else skipPipeline
+        let serve: HttpHandler =
+            fun (_: HttpFunc) (ctx: HttpContext) ->
+                if Wire.isGrpcRequest ctx then Dispatch.serve table serviceNames options ctx else skipPipeline
+
+        let shape (t: MethodType) =
+            match t with
+            | MethodType.Unary -> "gRPC unary"
+            | MethodType.ServerStreaming -> "gRPC server streaming"
+            | MethodType.ClientStreaming -> "gRPC client streaming"
+            | _ -> "gRPC bidirectional streaming"
+
+        // Listed by --routes as the toolkit's routes are (the router still sees one opaque handler).
+        ListedNode(serve, [ for m in methods -> struct ("POST", m.FullName, shape m.Type) ]).Handler
 
     let services (methods: GrpcMethod list) = servicesWith GrpcOptions.defaults methods
 

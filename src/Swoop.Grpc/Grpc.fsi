@@ -111,10 +111,27 @@ module Grpc =
     /// Example: `Grpc.bindService (fun binder -> Greeter.BindService(binder, GreeterService()))`.
     val bindService: bind: (ServiceBinderBase -> unit) -> GrpcMethod list
 
+    /// The standard health service, grpc.health.v1.Health: `Check` answers the status
+    /// `health` holds for a service (NOT_FOUND for one it does not know), `Watch` streams it
+    /// and each change. "" names the server as a whole. Grpc.HealthCheck's implementation,
+    /// bound as generated code is.
+    /// Example: `let health = HealthServiceImpl()` then
+    /// `health.SetStatus("greet.Greeter", HealthCheckResponse.Types.ServingStatus.Serving)` and
+    /// `Grpc.services (Grpc.health health @ greeterMethods)`.
+    val health: health: Grpc.HealthCheck.HealthServiceImpl -> GrpcMethod list
+
+    /// Server reflection (grpc.reflection.v1alpha.ServerReflection and
+    /// grpc.reflection.v1.ServerReflection), so that grpcurl-style tools list the `services`
+    /// and describe their methods and messages (the .proto files they come from, and those
+    /// files' imports). Reflection lists itself too. Grpc.Reflection's implementation.
+    /// Example: `Grpc.reflection [ Greeter.Descriptor; Health.Descriptor ]`.
+    val reflection: services: Google.Protobuf.Reflection.ServiceDescriptor list -> GrpcMethod list
+
     /// The handler serving these methods (the route table is built here, once): a gRPC
     /// request (`content-type: application/grpc...`) is answered, UNIMPLEMENTED when no
     /// method matches its path, so one `Grpc.services` serves every gRPC service of an app;
     /// any other request is skipped, for the rest of the app (`choose [ Grpc.services ...; ... ]`).
+    /// `--routes` (Web.formatRoutes) lists each method: `POST  /pkg.Service/Method  gRPC unary`.
     /// Raises ArgumentException for two methods of the same name.
     val services: methods: GrpcMethod list -> HttpHandler
 

@@ -45,8 +45,13 @@ type internal GrpcCall(ctx: HttpContext, methodPath: string, options: GrpcOption
     static let yes = Task.FromResult true
     static let no = Task.FromResult false
 
+    /// What ends a read waiting for the next bytes: the deadline's token (linked to
+    /// RequestAborted), none without a deadline (a reset or the request's abort end a waiting
+    /// read anyway).
+    member _.ReadToken = if isNull timer then CancellationToken.None else timer.Token
+
     /// Reads until `count` bytes are buffered; false when the body ended first.
-    member private this.FillAsync(count: int) : Task<bool> =
+    member private this.FillAsync(count: int, token: CancellationToken) : Task<bool> =
         if stop - start >= count then yes
         elif bodyEnded then no
         else
@@ -63,14 +68,14 @@ type internal GrpcCall(ctx: HttpContext, methodPath: string, options: GrpcOption
                 stop <- kept
                 start <- 0
 
-            this.ReadMoreAsync count
+            this.ReadMoreAsync(count, token)
 
-    member private this.ReadMoreAsync(count: int) : Task<bool> =
+    member private this.ReadMoreAsync(count: int, token: CancellationToken) : Task<bool> =
         task {
             let mutable go = true
 
             while go && stop - start < count do
-                let! n = ctx.ReadAsync(input.Array.AsMemory(stop))
+                let! n = ctx.ReadAsync(input.Array.AsMemory(stop), token)
 
                 if n = 0 then
                     bodyEnded <- true
@@ -88,25 +93,26 @@ type internal GrpcCall(ctx: HttpContext, methodPath: string, options: GrpcOption
 
     /// The next request message into `source`; false at the end of the body. Raises
     /// RpcException for a malformed prefix (INTERNAL), a message announced or inflated past
-    /// the receive limit (RESOURCE_EXHAUSTED), an encoding the server lacks (UNIMPLEMENTED).
-    member this.NextMessageAsync() : Task<bool> =
+    /// the receive limit (RESOURCE_EXHAUSTED), an encoding the server lacks (UNIMPLEMENTED);
+    /// OperationCanceledException when `token` fires while it waits for bytes.
+    member this.NextMessageAsync(token: CancellationToken) : Task<bool> =
         this.ThrowIfDeadline()
 
         if stop - start >= Wire.PrefixLength then
-            this.ReadMessageAsync()
+            this.ReadMessageAsync token
         else
             task {
-                let! whole = this.FillAsync Wire.PrefixLength
+                let! whole = this.FillAsync(Wire.PrefixLength, token)
 
                 if whole then
-                    return! this.ReadMessageAsync()
+                    return! this.ReadMessageAsync token
                 elif stop > start then
                     return raise (internalError "Incomplete message: the request ended inside a message's prefix.")
                 else
                     return false
             }
 
-    member private this.ReadMessageAsync() : Task<bool> =
+    member private this.ReadMessageAsync(token: CancellationToken) : Task<bool> =
         let flag = input.Array[start]
         let length = BinaryPrimitives.ReadUInt32BigEndian(ReadOnlySpan(input.Array, start + 1, 4))
 
@@ -129,7 +135,7 @@ type internal GrpcCall(ctx: HttpContext, methodPath: string, options: GrpcOption
             yes
         else
             task {
-                let! complete = this.FillAsync whole
+                let! complete = this.FillAsync(whole, token)
                 if not complete then raise (internalError "Incomplete message: the request ended inside a message.")
                 this.TakeMessage(flag, int length)
                 return true
@@ -159,11 +165,16 @@ type internal GrpcCall(ctx: HttpContext, methodPath: string, options: GrpcOption
     /// A unary or server-streaming call's one request message (INTERNAL if none or more).
     member this.ReadSingleAsync(marshaller: Marshaller<'T>) : Task<'T> =
         task {
-            let! some = this.NextMessageAsync()
+            let token = this.ReadToken
+            let! some = this.NextMessageAsync token
             if not some then raise (internalError "The request has no message.")
             let message = this.Deserialize marshaller
-            let! more = this.FillAsync 1
+            let! more = this.FillAsync(1, token)
             if more then raise (internalError "The request has more than one message.")
+            // Nothing more will be read: a server stream's idle call holds no input buffer.
+            input.Release()
+            start <- 0
+            stop <- 0
             return message
         }
 
@@ -219,8 +230,14 @@ type internal GrpcCall(ctx: HttpContext, methodPath: string, options: GrpcOption
 
     // ---- the call's life ----
 
-    /// Before the handler: the deadline, the encodings, the response's head.
-    member this.Start() =
+    /// Before the handler: the deadline, the encodings, the response's head. A streaming call
+    /// (`streaming`) is exempt from the minimum request body data rate (its messages may
+    /// pause for as long as the call lasts) and from RequestTimeout (its deadline bounds it).
+    member this.Start(streaming: bool) =
+        if streaming then
+            ctx.Exchange.ExemptFromBodyRate()
+            ctx.MakeUnbounded()
+
         // One pass over the request's fields; a string only for the protocol's own that came.
         let mutable timeout: string = null
 

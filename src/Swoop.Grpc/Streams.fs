@@ -11,6 +11,23 @@ open Grpc.Core
 [<Sealed>]
 type internal RequestStream<'T>(call: GrpcCall, marshaller: Marshaller<'T>) =
     let mutable current = Unchecked.defaultof<'T>
+    // The token GetAsyncEnumerator was given (WithCancellation), for MoveNextAsync.
+    let mutable enumeratorToken = CancellationToken.None
+
+    /// A read ends when the call's deadline passes or `token` fires (a linked source only when
+    /// both can: a caller's token on a call with a deadline).
+    member private _.ReadAsync(token: CancellationToken) : Task<bool> =
+        let own = call.ReadToken
+
+        if not token.CanBeCanceled || token = own then
+            call.NextMessageAsync own
+        elif not own.CanBeCanceled then
+            call.NextMessageAsync token
+        else
+            task {
+                use linked = CancellationTokenSource.CreateLinkedTokenSource(own, token)
+                return! call.NextMessageAsync linked.Token
+            }
 
     member private _.AfterReadAsync(read: Task<bool>) : Task<bool> =
         task {
@@ -22,7 +39,7 @@ type internal RequestStream<'T>(call: GrpcCall, marshaller: Marshaller<'T>) =
     /// The next message into Current; false at the end of the request.
     member this.NextAsync(cancellationToken: CancellationToken) : Task<bool> =
         cancellationToken.ThrowIfCancellationRequested()
-        let read = call.NextMessageAsync()
+        let read = this.ReadAsync cancellationToken
 
         if read.IsCompletedSuccessfully then
             if read.Result then current <- call.Deserialize marshaller
@@ -38,12 +55,13 @@ type internal RequestStream<'T>(call: GrpcCall, marshaller: Marshaller<'T>) =
 
     interface IAsyncEnumerator<'T> with
         member _.Current = current
-        member this.MoveNextAsync() = ValueTask<bool>(this.NextAsync CancellationToken.None)
+        member this.MoveNextAsync() = ValueTask<bool>(this.NextAsync enumeratorToken)
         member _.DisposeAsync() = ValueTask.CompletedTask
 
     interface IAsyncEnumerable<'T> with
         member this.GetAsyncEnumerator(cancellationToken) =
             cancellationToken.ThrowIfCancellationRequested()
+            enumeratorToken <- cancellationToken
             this :> IAsyncEnumerator<'T>
 
 [<Sealed>]

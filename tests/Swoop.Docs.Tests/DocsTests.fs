@@ -76,6 +76,8 @@ let private references () =
         "System.Threading.RateLimiting"
         "Swoop.Grpc"
         "Grpc.Core.Api"
+        "Grpc.HealthCheck"
+        "Grpc.Reflection"
         "Google.Protobuf"
         "Microsoft.IdentityModel.Tokens"
         "Microsoft.IdentityModel.JsonWebTokens"

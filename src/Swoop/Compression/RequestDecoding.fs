@@ -15,7 +15,7 @@ type internal RequestBodyDecoding(ctx: HttpContext, coding: string) =
     inherit BodyDecoder()
 
     // The body as sent, for the decompressor to read (asynchronously only).
-    let source = new RequestBodyStream((fun m -> ctx.ReadUndecodedAsync m), (fun () -> false))
+    let source = new RequestBodyStream((fun m _ -> ctx.ReadUndecodedAsync m), (fun () -> false))
 
     let decompressor: Stream =
         match coding with

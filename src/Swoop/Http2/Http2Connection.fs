@@ -61,6 +61,11 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
     let floods = FloodGuard(output)
     // The streams' handlers, and the stream objects they run on.
     let runs = StreamRuns(this, transport, settings, output)
+    // Streams whose request has a body, opened by HEADERS in the input being handled: their
+    // handlers start once the rest of that input is handled (see StartOpened), so that a body
+    // that came with its HEADERS (a gRPC call, a small POST) is there for the first read, which
+    // then completes at once on the read loop, and the answer joins the loop's batched send.
+    let opened = List<Http2Stream>()
     let countControl () = floods.Control()
     let countReset () = floods.Reset()
 
@@ -195,6 +200,7 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
                                 inFrame <- false
                                 transport.Input.Pos <- transport.Input.Pos + header.Length
 
+                    if go then c.StartOpened()
                     output.EndBatch()
 
                     if closing then
@@ -224,12 +230,24 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
                 c.EndAll()
         }
 
+    /// Starts the handlers of the streams opened with a body to come (in order), now that the
+    /// input they came in is handled. A stream reset meanwhile is served as one reset while
+    /// its handler ran: the handler sees RequestAborted, and the stream is recycled after it.
+    member private _.StartOpened() =
+        if opened.Count > 0 then
+            for i in 0 .. opened.Count - 1 do
+                runs.Serve(opened[i], 0)
+
+            opened.Clear()
+
     /// Reads until `count` unread octets are in the input (go false: the client left).
     member private c.Need(count: int) : ValueTask =
         if transport.Input.End - transport.Input.Pos >= count then
             ValueTask.CompletedTask
         else
-            // Everything received is handled: its answers go in one send before the wait.
+            // Everything received is handled: the handlers it opened start, and its answers
+            // go in one send before the wait.
+            c.StartOpened()
             output.EndBatch()
             ValueTask(c.ReceiveAsync count)
 
@@ -522,7 +540,7 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
                     if result = HpackResult.HeaderListTooLarge || s.Check = HeadCheck.TooMany then
                         runs.Serve(s, 431)
                     elif not (runs.Defer s) then
-                        runs.Serve(s, 0)
+                        if endStream then runs.Serve(s, 0) else opened.Add s
         | _ -> ()
 
     override c.Forget(id: int) =

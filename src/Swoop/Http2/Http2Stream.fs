@@ -54,6 +54,9 @@ type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: Bu
     let mutable maxBodySize = 0L
     let mutable slowBody = false
     let mutable continueSent = false
+    // Reads raise (the request was aborted with its socket: RequestTimeout).
+    let mutable readsAborted = false
+    let mutable rateExempt = false
 
     // ---- response ----
     // Made when the response has body bytes to send.
@@ -266,6 +269,8 @@ type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: Bu
         this.SendWaitMs <- 0L
         slowBody <- false
         continueSent <- false
+        readsAborted <- false
+        rateExempt <- false
         Volatile.Write(&this.Life, 0)
         finishing <- Task.CompletedTask
         trailers <- null
@@ -388,18 +393,29 @@ type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: Bu
     override _.IsTls = owner.IsTls
     override _.Protocol = "HTTP/2"
 
-    override this.ReadAsync(destination: Memory<byte>) : ValueTask<int> =
+    override this.ReadAsync(destination: Memory<byte>) : ValueTask<int> = this.Read(destination, CancellationToken.None)
+
+    override this.ReadCancellableAsync(destination: Memory<byte>, cancellationToken: CancellationToken) : ValueTask<int> =
+        cancellationToken.ThrowIfCancellationRequested()
+        this.Read(destination, cancellationToken)
+
+    /// A read: what was received, or a wait for DATA that `cancellationToken` (if it can be
+    /// cancelled: only then is it registered, and only while the read waits) may end.
+    member private this.Read(destination: Memory<byte>, cancellationToken: CancellationToken) : ValueTask<int> =
         if head.ContentLength > maxBodySize then
             raise (BadRequestException(413, "the request body is larger than the server accepts (" + string maxBodySize + " bytes)"))
 
         let mutable n = 0
-        let mutable wait: Task<bool> = null
+        let mutable waiter: TaskCompletionSource<bool> = null
         let mutable kick = false
         Monitor.Enter output.Gate
 
         try
             if reset then
                 raise (ClientDisconnectedException("the client reset the stream", null))
+
+            if readsAborted then
+                raise (OperationCanceledException "the request was aborted: RequestTimeout, or its connection's end")
 
             if slowBody then
                 raise (BadRequestException(408, "the request body came slower than the minimum data rate (MinRequestBodyDataRate)"))
@@ -423,24 +439,70 @@ type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: Bu
                     output.Informational(this.Id, 100)
                     kick <- true
 
-                readWaiter <- TaskCompletionSource<bool>(TaskCreationOptions.RunContinuationsAsynchronously)
-                wait <- readWaiter.Task
+                waiter <- TaskCompletionSource<bool>(TaskCreationOptions.RunContinuationsAsynchronously)
+                readWaiter <- waiter
         finally
             Monitor.Exit output.Gate
 
         if kick then output.Kick()
 
-        if isNull wait then
+        if isNull waiter then
             if n > 0 then owner.Consumed(this.Id, n)
             ValueTask<int> n
+        elif cancellationToken.CanBeCanceled then
+            // Fires at once if the token already has: the wait then ends cancelled.
+            let w = waiter
+            let registration = cancellationToken.UnsafeRegister((fun _ -> this.CancelRead(w, cancellationToken)), null)
+            ValueTask<int>(this.ReadAfterCancellableWaitAsync(w.Task, destination, cancellationToken, registration))
         else
-            ValueTask<int>(this.ReadAfterWaitAsync(wait, destination))
+            ValueTask<int>(this.ReadAfterWaitAsync(waiter.Task, destination))
+
+    /// The token of the read waiting on `waiter` fired: the read ends cancelled (unless DATA,
+    /// the body's end or a reset woke it first).
+    member private _.CancelRead(waiter: TaskCompletionSource<bool>, token: CancellationToken) =
+        Monitor.Enter output.Gate
+
+        try
+            if Object.ReferenceEquals(readWaiter, waiter) then
+                readWaiter <- null
+                waiter.TrySetCanceled token |> ignore
+        finally
+            Monitor.Exit output.Gate
 
     member private this.ReadAfterWaitAsync(wait: Task<bool>, destination: Memory<byte>) : Task<int> =
         task {
             let! _ = wait
-            return! this.ReadAsync destination
+            return! this.Read(destination, CancellationToken.None)
         }
+
+    member private this.ReadAfterCancellableWaitAsync
+        (wait: Task<bool>, destination: Memory<byte>, token: CancellationToken, registration: CancellationTokenRegistration)
+        : Task<int> =
+        task {
+            try
+                let! _ = wait
+                ()
+            finally
+                registration.Dispose()
+
+            return! this.Read(destination, token)
+        }
+
+    /// The request was aborted with its socket (RequestTimeout, the connection's end): a read
+    /// waiting for DATA ends, and reads raise from now on.
+    override _.AbortReads() =
+        Monitor.Enter output.Gate
+
+        try
+            readsAborted <- true
+            wakeReader false
+        finally
+            Monitor.Exit output.Gate
+
+    override _.ExemptFromBodyRate() = rateExempt <- true
+
+    /// Exempt from the minimum body data rate (a gRPC stream, whose messages may pause).
+    member _.RateExempt = rateExempt
 
     override this.ReadAllAsync() : Task<byte[]> =
         if head.Body = BodyKind.NoBody then

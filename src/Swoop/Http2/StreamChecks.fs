@@ -39,12 +39,13 @@ let stalledSends (streams: Dictionary<int, Http2Stream>.ValueCollection) (elapse
     found
 
 /// Streams whose handler's read waited for DATA past the grace period, below the rate: their
-/// reads fail from now on (FailBody), and the caller answers them 408.
+/// reads fail from now on (FailBody), and the caller answers them 408. A stream exempted from
+/// the rate (ExemptFromBodyRate: a gRPC stream) waits as long as its handler does.
 let slowBodies (streams: Dictionary<int, Http2Stream>.ValueCollection) (elapsed: int64) (rate: int64) (graceMs: int64) : List<Http2Stream> =
     let mutable found: List<Http2Stream> = null
 
     for s in streams do
-        if s.WaitingForBody then
+        if s.WaitingForBody && not s.RateExempt then
             s.BodyWaitMs <- s.BodyWaitMs + elapsed
 
             if s.BodyWaitMs > graceMs && s.Received * 1000L < rate * s.BodyWaitMs then

@@ -347,7 +347,7 @@ type internal BodyReader(transport: Transport, head: RequestHead, bodyTimeoutMs:
 
 /// The request body as a read-only Stream over the context's reader.
 [<Sealed>]
-type internal RequestBodyStream(read: Memory<byte> -> ValueTask<int>, allowSynchronous: unit -> bool) =
+type internal RequestBodyStream(read: Memory<byte> -> Threading.CancellationToken -> ValueTask<int>, allowSynchronous: unit -> bool) =
     inherit Stream()
     override _.CanRead = true
     override _.CanSeek = false
@@ -368,7 +368,7 @@ type internal RequestBodyStream(read: Memory<byte> -> ValueTask<int>, allowSynch
         if not (allowSynchronous ()) then
             invalidOp "synchronous reads of the request body are not allowed: use ReadAsync, CopyToAsync or ctx.ReadBodyAsync() (or set ServerOptions.AllowSynchronousIO)"
 
-        (read (Memory<byte>(buffer, offset, count))).AsTask().GetAwaiter().GetResult()
-    override _.ReadAsync(buffer: Memory<byte>, _: Threading.CancellationToken) = read buffer
-    override _.ReadAsync(buffer: byte[], offset: int, count: int, _: Threading.CancellationToken) =
-        (read (Memory<byte>(buffer, offset, count))).AsTask()
+        (read (Memory<byte>(buffer, offset, count)) Threading.CancellationToken.None).AsTask().GetAwaiter().GetResult()
+    override _.ReadAsync(buffer: Memory<byte>, token: Threading.CancellationToken) = read buffer token
+    override _.ReadAsync(buffer: byte[], offset: int, count: int, token: Threading.CancellationToken) =
+        (read (Memory<byte>(buffer, offset, count)) token).AsTask()

@@ -148,6 +148,15 @@ type HttpContext internal (exchange: Exchange, head: RequestHead, pool: BufferPo
         abort.ThrowIfCut()
         if isNull decoder then exchange.ReadAsync destination else decoder.ReadAsync destination
 
+    member _.ReadAsync(destination: Memory<byte>, cancellationToken: CancellationToken) =
+        abort.ThrowIfCut()
+
+        if isNull decoder then
+            exchange.ReadCancellableAsync(destination, cancellationToken)
+        else
+            cancellationToken.ThrowIfCancellationRequested()
+            decoder.ReadAsync destination
+
     member this.ReadBodyAsync() : Task<byte[]> =
         if isNull decoder then exchange.ReadAllAsync() else this.ReadDecodedAsync()
 
@@ -175,7 +184,7 @@ type HttpContext internal (exchange: Exchange, head: RequestHead, pool: BufferPo
 
     member this.RequestBody =
         if isNull bodyStream then
-            bodyStream <- new RequestBodyStream((fun m -> this.ReadAsync m), (fun () -> this.AllowSynchronousIO))
+            bodyStream <- new RequestBodyStream((fun m t -> this.ReadAsync(m, t)), (fun () -> this.AllowSynchronousIO))
 
         bodyStream
 
@@ -215,7 +224,9 @@ type HttpContext internal (exchange: Exchange, head: RequestHead, pool: BufferPo
 
     member internal _.IsAborted = abort.IsAborted
     member internal _.IsCut = abort.IsCut
-    member internal _.Abort(number: int64, hard: bool) = abort.Abort(number, hard)
+    member internal _.Abort(number: int64, hard: bool) =
+        abort.Abort(number, hard)
+        if hard && number = exchange.RequestNumber then exchange.AbortReads()
 
     /// The client's end came while a handler runs: a reset aborts the request, and so does a
     /// FIN with nothing pipelined behind the request (else it is a half-close: answers go on).

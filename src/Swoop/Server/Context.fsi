@@ -83,6 +83,15 @@ type HttpContext =
     /// closes it quietly: let it propagate).
     member ReadAsync: destination: Memory<byte> -> ValueTask<int>
 
+    /// `ReadAsync` that a token can end: over HTTP/2 a read waiting for DATA raises
+    /// OperationCanceledException as soon as `cancellationToken` fires (the bytes that come
+    /// later stay for the next read); over HTTP/1.1 the token is looked at before the read,
+    /// and a read waiting on the socket ends with bytes, the client's end, or the minimum
+    /// body data rate. A token that cannot be cancelled costs nothing. Either way a read
+    /// waiting when the request is aborted with its socket (a reset, RequestTimeout) ends.
+    /// Example: `let! n = ctx.ReadAsync(buffer, ctx.RequestAborted)`.
+    member ReadAsync: destination: Memory<byte> * cancellationToken: Threading.CancellationToken -> ValueTask<int>
+
     /// Reads the whole body (up to `MaxRequestBodySize`).
     member ReadBodyAsync: unit -> Task<byte[]>
 

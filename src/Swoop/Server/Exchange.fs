@@ -29,6 +29,25 @@ type internal Exchange() =
 
     /// Reads body bytes into `destination`; 0 at the end of the body.
     abstract ReadAsync: destination: Memory<byte> -> ValueTask<int>
+    /// ReadAsync that ends, raising OperationCanceledException, when `cancellationToken` fires
+    /// while it waits for bytes. By default (HTTP/1.1) the token is looked at before the read
+    /// only: a read waiting on the socket ends with bytes, the client's end or the body's
+    /// data rate.
+    abstract ReadCancellableAsync: destination: Memory<byte> * cancellationToken: Threading.CancellationToken -> ValueTask<int>
+
+    default this.ReadCancellableAsync(destination: Memory<byte>, cancellationToken: Threading.CancellationToken) =
+        cancellationToken.ThrowIfCancellationRequested()
+        this.ReadAsync destination
+
+    /// The request was aborted with its socket (a reset, RequestTimeout): a read waiting for
+    /// bytes ends now, and reads raise from then on. Nothing to do where the socket's end
+    /// already ends a waiting read (HTTP/1.1).
+    abstract AbortReads: unit -> unit
+    default _.AbortReads() = ()
+    /// Exempts the request from the minimum body data rate (a body of messages that may
+    /// pause: a gRPC stream). HTTP/2 only; over HTTP/1.1 the rate applies.
+    abstract ExemptFromBodyRate: unit -> unit
+    default _.ExemptFromBodyRate() = ()
     /// Reads the whole body (up to MaxBodySize).
     abstract ReadAllAsync: unit -> Task<byte[]>
     /// The largest body a read accepts for this request.

@@ -123,6 +123,15 @@ type internal JsonBodyNode(bodyType: Type) =
     inherit HandlerNode()
     member _.BodyType = bodyType
 
+/// A handler the router cannot see into (tried in its place, in order), with rows of its own
+/// for the route table (`--routes`): methods, path, what it is. Swoop.Grpc's `Grpc.services`
+/// lists its methods so ("POST", "/pkg.Service/Method", "gRPC unary"). Not in OpenAPI.
+[<Sealed>]
+type internal ListedNode(handler: HttpHandler, rows: struct (string * string * string) list) =
+    inherit HandlerNode()
+    member _.Rows = rows
+    override _.Invoke(next: HttpFunc) = handler next
+
 [<Sealed>]
 type internal MetaNode(update: RouteMeta -> RouteMeta) =
     inherit HandlerNode()

@@ -322,16 +322,30 @@ module Web =
               Meta = walk.Meta
               Source = String.Join(" > ", walk.Sources) })
 
-    /// The route table as text, one route a line.
+    /// The rows of the listed handlers in the tree (ListedNode: gRPC methods), in tree order.
+    let rec private listed (h: HttpHandler) : struct (string * string * string) list =
+        match box h with
+        | :? ListedNode as l -> l.Rows
+        | :? ComposeNode as c -> listed c.First @ listed c.Second
+        | :? ChooseNode as c -> c.Children |> List.collect listed
+        | :? GroupNode as g -> g.Routes |> List.collect listed
+        | _ -> []
+
+    /// The route table as text, one route a line; the rows of listed handlers (gRPC methods)
+    /// after the routes.
     let formatRoutes (app: HttpHandler) =
-        let rows = routes app
-        let width = rows |> List.fold (fun w r -> max w (String.Join(",", r.Methods).Length)) 3
+        let rows =
+            [ for r in routes app do
+                  let methods = if r.Methods.IsEmpty then "*" else String.Join(",", r.Methods)
+                  let name = match r.Meta.Name with Some n -> "  " + n | None -> ""
+                  struct (methods, r.Template, name)
+              for struct (methods, path, what) in listed app do
+                  struct (methods, path, "  " + what) ]
+
+        let width = rows |> List.fold (fun w (struct (m, _, _)) -> max w m.Length) 3
 
         rows
-        |> List.map (fun r ->
-            let methods = if r.Methods.IsEmpty then "*" else String.Join(",", r.Methods)
-            let name = match r.Meta.Name with Some n -> "  " + n | None -> ""
-            methods.PadRight(width) + "  " + r.Template + name)
+        |> List.map (fun (struct (methods, template, name)) -> methods.PadRight(width) + "  " + template + name)
         |> String.concat "\n"
 
     /// Starts the app with these options and serves until SIGTERM or Ctrl-C (see Server.run).

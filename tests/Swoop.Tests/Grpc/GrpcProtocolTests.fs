@@ -14,6 +14,7 @@ open Google.Protobuf.WellKnownTypes
 open Xunit
 open Swoop.Grpc
 open Swoop.Tests.Support
+open Swoop.Tests.Grpc.InteropMethods
 open Swoop.Tests.Grpc.GrpcSupport
 
 type GrpcProtocolTests(fixture: ProtocolFixture) =

@@ -18,8 +18,8 @@ open Swoop
 open Swoop.Web
 open Swoop.Grpc
 open Swoop.Tests.Support
+open Swoop.Tests.Grpc.InteropMethods
 
-let [<Literal>] Service = "grpc.testing.TestService"
 
 let zeros (n: int) = BytesValue(Value = ByteString.CopyFrom(Array.zeroCreate<byte> n))
 
@@ -33,6 +33,16 @@ type Observed() =
     member val FloodWritten = 0 with get, set
     /// The grpc-accept-encoding of the last call that asked for a compressed answer.
     member val AcceptEncoding = "" with get, set
+    /// Hold calls whose handler has not ended yet, and those whose handler started.
+    [<DefaultValue>]
+    val mutable Holding: int
+
+    [<DefaultValue>]
+    val mutable HoldStarted: int
+    /// Released each time a Hold handler waits for the next request message.
+    member val HoldWaiting = new SemaphoreSlim(0)
+    /// How each Hold handler's wait ended: the exception's type name.
+    member val HoldEnds = Collections.Concurrent.ConcurrentQueue<string>()
 
 let metadataOf (entries: Metadata.Entry list) =
     let m = Metadata()
@@ -134,6 +144,29 @@ let methods (seen: Observed) =
                   do! responses.WriteAsync(zeros e.Current.Value)
           })
 
+      // Reads request messages until the request ends, never answering: what wakes its wait
+      // (the deadline, the client's cancel) ends it.
+      Grpc.duplex (Service + "/Hold") (fun (requests: IAsyncEnumerable<Int32Value>) (_: IServerStreamWriter<Empty>) _ ->
+          task {
+              Interlocked.Increment(&seen.Holding) |> ignore
+              Interlocked.Increment(&seen.HoldStarted) |> ignore
+
+              try
+                  try
+                      let e = requests.GetAsyncEnumerator()
+                      seen.HoldWaiting.Release() |> ignore
+
+                      while! e.MoveNextAsync() do
+                          seen.HoldWaiting.Release() |> ignore
+
+                      seen.HoldEnds.Enqueue "ended"
+                  with error ->
+                      seen.HoldEnds.Enqueue(error.GetType().Name)
+                      raise error
+              finally
+                  Interlocked.Decrement(&seen.Holding) |> ignore
+          })
+
       Grpc.unary (Service + "/Sleep") (fun (_: Empty) call ->
           task {
               use _ = call.CancellationToken.Register(fun () -> seen.SleepCancelled.TrySetResult() |> ignore)
@@ -202,27 +235,7 @@ type ProtocolFixture() =
 type TlsFixture() =
     inherit GrpcFixture(GrpcOptions.defaults, true)
 
-/// A marshaller of the client's own (not the server's), for Google.Protobuf types.
-let marshaller<'T when 'T :> IMessage<'T> and 'T: (new: unit -> 'T)> =
-    let parser = MessageParser<'T>(fun () -> new 'T())
-    Marshallers.Create((fun (m: 'T) -> m.ToByteArray()), (fun (b: byte[]) -> parser.ParseFrom b))
-
-let methodOf<'Req, 'Resp when 'Req :> IMessage<'Req> and 'Req: (new: unit -> 'Req) and 'Resp :> IMessage<'Resp> and 'Resp: (new: unit -> 'Resp)>
-    (methodType: MethodType)
-    (service: string)
-    (name: string)
-    =
-    Method<'Req, 'Resp>(methodType, service, name, marshaller<'Req>, marshaller<'Resp>)
-
-let emptyCall = methodOf<Empty, Empty> MethodType.Unary Service "EmptyCall"
-let unaryCall = methodOf<BytesValue, BytesValue> MethodType.Unary Service "UnaryCall"
-let streamingOutputCall = methodOf<StringValue, BytesValue> MethodType.ServerStreaming Service "StreamingOutputCall"
-let flood = methodOf<Int32Value, BytesValue> MethodType.ServerStreaming Service "Flood"
-let streamingInputCall = methodOf<BytesValue, Int64Value> MethodType.ClientStreaming Service "StreamingInputCall"
-let fullDuplexCall = methodOf<Int32Value, BytesValue> MethodType.DuplexStreaming Service "FullDuplexCall"
-let sleep = methodOf<Empty, Empty> MethodType.Unary Service "Sleep"
-let unimplementedCall = methodOf<Empty, Empty> MethodType.Unary Service "UnimplementedCall"
-let unimplementedService = methodOf<Empty, Empty> MethodType.Unary "grpc.testing.UnimplementedService" "UnimplementedCall"
+let hold = methodOf<Int32Value, Empty> MethodType.DuplexStreaming Service "Hold"
 
 /// Waits for a task; the RpcException it failed with, or null.
 let failure (t: Task) : RpcException =
@@ -313,3 +326,18 @@ type HeldContent(first: byte[], hold: Task) =
     override _.TryComputeLength(length: byref<int64>) =
         length <- 0L
         false
+
+/// A server of its own for the tests that count the handlers still holding a call.
+type CancellationFixture() =
+    inherit GrpcFixture(GrpcOptions.defaults, false)
+
+/// Waits until `condition` holds (up to `ms`); whether it did.
+let eventually (ms: int) (condition: unit -> bool) =
+    let clock = Diagnostics.Stopwatch.StartNew()
+    let mutable held = condition ()
+
+    while not held && clock.ElapsedMilliseconds < int64 ms do
+        Thread.Sleep 10
+        held <- condition ()
+
+    held

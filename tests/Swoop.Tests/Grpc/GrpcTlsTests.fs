@@ -14,6 +14,7 @@ open Swoop.Web
 open Swoop.Grpc
 open Swoop.Tests.Support
 open Swoop.Tests.TlsTests
+open Swoop.Tests.Grpc.InteropMethods
 open Swoop.Tests.Grpc.GrpcSupport
 
 type GrpcTlsTests(fixture: TlsFixture) =

@@ -309,7 +309,10 @@ let ``a stream the server reset is never served again`` () =
         let away = h2.Until 5000 (fun f -> (if f.StreamId = 1 && f.Type = FrameType.Headers then answered <- true); f.Type = FrameType.GoAway)
         Assert.False(answered, "the reset stream was answered again")
         Assert.True(away.IsSome, "no GOAWAY")
-        Assert.Equal(1, calls.Value)
+        // Served at most once: a stream opened with a body to come starts its handler once the
+        // frames of its receive are handled, so where the next frame of that receive ends the
+        // connection (a DATA frame over SETTINGS_MAX_FRAME_SIZE) it never starts at all.
+        Assert.True(calls.Value <= 1, $"served {calls.Value} times")
 
 [<Fact>]
 let ``HEADERS on a stream the client half-closed is a stream error: that stream is reset, the connection goes on`` () =

@@ -278,6 +278,82 @@ let ``RequestTimeout per stream: a handler that has not answered gets a 503 and 
     Assert.True(aborted.Task.Wait 5000)
 
 [<Fact>]
+let ``a body read waiting for DATA ends when its token fires, and the bytes that come later are read after`` () =
+    let handler: RequestHandler =
+        fun ctx ->
+            ValueTask(
+                task {
+                    let buffer = Array.zeroCreate<byte> 64
+                    use cancel = new CancellationTokenSource(300)
+                    let! first =
+                        task {
+                            try
+                                let! _ = ctx.ReadAsync(Memory buffer, cancel.Token)
+                                return "read"
+                            with :? OperationCanceledException ->
+                                return "cancelled"
+                        }
+                    let! n = ctx.ReadAsync(Memory buffer, CancellationToken.None)
+                    ctx.WriteString(first + " then " + Encoding.ASCII.GetString(buffer, 0, n))
+                }
+            )
+
+    use server = serve testOptions handler
+    use h2 = open' server
+    h2.Request(1, "POST", "/", [], false)
+    Thread.Sleep 600
+    h2.Data(1, "late"B, true)
+    let _, _, body = h2.Response (HpackDecoder(4096, 65536)) 1 10000
+    Assert.Equal("cancelled then late", body)
+
+[<Fact>]
+let ``a body read waiting when RequestTimeout passes ends, and RequestAborted fires`` () =
+    let ended = TaskCompletionSource<string>()
+    let options = { testOptions with RequestTimeout = TimeSpan.FromSeconds 1.0 }
+
+    let handler: RequestHandler =
+        fun ctx ->
+            ValueTask(
+                task {
+                    try
+                        let! _ = ctx.ReadAsync(Memory(Array.zeroCreate<byte> 64))
+                        ended.TrySetResult "read" |> ignore
+                    with e ->
+                        ended.TrySetResult(e.GetType().Name + (if ctx.RequestAborted.IsCancellationRequested then " aborted" else "")) |> ignore
+                }
+            )
+
+    use server = serve options handler
+    use h2 = open' server
+    h2.Request(1, "POST", "/", [], false)
+    Assert.True(ended.Task.Wait 10000, "the read was not woken")
+    Assert.Equal("OperationCanceledException aborted", ended.Task.Result)
+
+[<Fact>]
+let ``a stream exempted from the minimum body data rate may wait past the grace period`` () =
+    let options = { testOptions with DataRateGracePeriod = TimeSpan.FromSeconds 1.0; MinRequestBodyDataRate = 1000 }
+
+    let handler: RequestHandler =
+        fun ctx ->
+            ValueTask(
+                task {
+                    ctx.Exchange.ExemptFromBodyRate()
+                    let! body = ctx.ReadBodyAsync()
+                    ctx.WriteString("got " + string body.Length)
+                }
+            )
+
+    use server = serve options handler
+    use h2 = open' server
+    h2.Request(1, "POST", "/", [], false)
+    h2.Data(1, "a"B, false)
+    Thread.Sleep 2500
+    h2.Data(1, "b"B, true)
+    let status, _, body = h2.Response (HpackDecoder(4096, 65536)) 1 10000
+    Assert.Equal(200, status)
+    Assert.Equal("got 2", body)
+
+[<Fact>]
 let ``a body slower than the minimum data rate gets a 408 on its stream, and the connection goes on`` () =
     let options = { testOptions with DataRateGracePeriod = TimeSpan.FromSeconds 1.0; MinRequestBodyDataRate = 1000 }
     use server = serve options app

@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+"""bench/db/run's summary: each subject's median (min-max) over the repetitions, and Swoop's
+ratios to each peer, taken repetition by repetition (a repetition runs every subject in turn, so
+a pair shares its minute) and then summarised as median (min-max).
+
+  summary.py RAW.tsv                       # print the summary
+  summary.py RAW.tsv --save DIR --meta M   # and write DIR/results.json and DIR/report.md
+
+RAW.tsv lines: subject, rep, test, req/s, p99 (wrk's text), server us/req, postgres us/req.
+M is a JSON file with what the run was (command, subjects' options, machine, commit)."""
+import json
+import os
+import statistics
+import sys
+
+
+def ms(text):  # wrk's latency: 1.23ms, 850.00us, 1.02s
+    for unit, f in (("us", 0.001), ("ms", 1.0), ("s", 1000.0)):
+        if text.endswith(unit):
+            return float(text[: -len(unit)]) * f
+    return float("nan")
+
+
+def load(path):
+    rows = []
+    for line in open(path):
+        subject, rep, test, rps, p99, server, pg = line.rstrip("\n").split("\t")
+        rows.append({"subject": subject, "rep": int(rep), "test": test, "rps": float(rps),
+                     "p99_ms": ms(p99), "server_us": float(server), "postgres_us": float(pg)})
+    return rows
+
+
+def spread(values):
+    return statistics.median(values), min(values), max(values)
+
+
+def paired(rows, test, a, b, key):
+    """a's value over b's, per repetition."""
+    mine = {r["rep"]: r[key] for r in rows if r["test"] == test and r["subject"] == a}
+    theirs = {r["rep"]: r[key] for r in rows if r["test"] == test and r["subject"] == b}
+    return [mine[k] / theirs[k] for k in mine if k in theirs and theirs[k]]
+
+
+def summary(rows):
+    tests = list(dict.fromkeys(r["test"] for r in rows))
+    subjects = list(dict.fromkeys(r["subject"] for r in rows))
+    lines = ["| test | subject | req/s | p99 ms | server µs/req | PostgreSQL µs/req |",
+             "| --- | --- | ---: | ---: | ---: | ---: |"]
+    for test in tests:
+        for subject in subjects:
+            runs = [r for r in rows if r["test"] == test and r["subject"] == subject]
+            if not runs:
+                continue
+            cells = []
+            for key, f in (("rps", "{:,.0f}"), ("p99_ms", "{:.2f}"), ("server_us", "{:.1f}"), ("postgres_us", "{:.1f}")):
+                m, lo, hi = spread([r[key] for r in runs])
+                cells.append(f"{f.format(m)} ({f.format(lo)}-{f.format(hi)})")
+            lines.append(f"| {test} | {subject} | " + " | ".join(cells) + " |")
+    ratios = ["| test | peer | req/s | server CPU/req | PostgreSQL CPU/req | p99 |",
+              "| --- | --- | ---: | ---: | ---: | ---: |"]
+    for test in tests:
+        for peer in subjects:
+            if peer == "swoop":
+                continue
+            if not paired(rows, test, "swoop", peer, "rps"):
+                continue
+            cells = []
+            for key in ("rps", "server_us", "postgres_us", "p99_ms"):
+                # PostgreSQL's CPU is 0 on plaintext and json: no ratio there.
+                values = paired(rows, test, "swoop", peer, key) if key != "postgres_us" or test not in ("plaintext", "json") else []
+                if values:
+                    m, lo, hi = spread(values)
+                    cells.append(f"{m:.2f}x ({lo:.2f}-{hi:.2f})")
+                else:
+                    cells.append("-")
+            ratios.append(f"| {test} | {peer} | " + " | ".join(cells) + " |")
+    return lines, ratios
+
+
+def main():
+    rows = load(sys.argv[1])
+    lines, ratios = summary(rows)
+    print("\nmedians over repetitions (min-max)")
+    print("\n".join(lines))
+    print("\nSwoop ÷ peer, repetition by repetition, median (min-max)")
+    print("\n".join(ratios))
+    if "--save" in sys.argv:
+        folder = sys.argv[sys.argv.index("--save") + 1]
+        meta = json.load(open(sys.argv[sys.argv.index("--meta") + 1]))
+        os.makedirs(folder, exist_ok=True)
+        with open(os.path.join(folder, "results.json"), "w") as f:
+            json.dump({**meta, "rows": rows}, f, indent=1)
+        with open(os.path.join(folder, "report.md"), "w") as f:
+            f.write(f"# TechEmpower's test types with a database: {os.path.basename(folder)}\n\n")
+            f.write(f"`{meta['command']}` at commit `{meta['commit']}`, {meta['started']} to {meta['ended']} (UTC).\n\n")
+            f.write(f"Machine: {meta['machine']}. Server on core 0; PostgreSQL and wrk (`-t1 -c{meta['connections']}`, "
+                    f"{meta['duration']} s a test after a warm-up) on core 1; load average before the run "
+                    f"{meta['load_before']}, after {meta['load_after']}; idle cores poll: {meta['idle_polling']}; "
+                    f"the run's niceness {meta['nice']}.\n\n")
+            if float(meta["load_before"].split()[0]) > 1.5:
+                f.write("The machine was shared with other work (the load averages above). The run had the CPU "
+                        "first (its niceness, in its own autogroup), but the caches, the memory and the kernel's "
+                        "network work were shared: read the ratios, taken repetition by repetition, before the "
+                        "absolute rates.\n\n")
+            f.write("Subjects and their Npgsql options:\n\n")
+            for name, options in meta["subjects"].items():
+                f.write(f"- {name}: `{options}`\n")
+            f.write("\n## Medians over repetitions (min-max)\n\n" + "\n".join(lines) + "\n")
+            f.write("\n## Swoop ÷ peer, repetition by repetition, median (min-max)\n\n"
+                    "Above 1 is Swoop ahead for req/s; below 1 is Swoop ahead for CPU per request and p99.\n\n"
+                    + "\n".join(ratios) + "\n")
+        print(f"\nsaved: {folder}/results.json, report.md")
+
+
+if __name__ == "__main__":
+    main()
