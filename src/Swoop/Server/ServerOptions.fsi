@@ -173,7 +173,7 @@ type ServerOptions =
         /// How long a client has to finish the TLS handshake (default 10 s, as Kestrel).
         HandshakeTimeout: TimeSpan
         /// Most TLS handshakes in progress at once (default 1024); more wait, within
-        /// HandshakeTimeout. Handshakes run on the thread pool, never on an event loop.
+        /// HandshakeTimeout. A handshake runs on its connection's event loop, as nginx runs them.
         MaxConcurrentHandshakes: int
         /// HTTP/2 on, off, or alone (default `Http2Mode.On`).
         Http2: Http2Mode

@@ -1,7 +1,7 @@
 /// The TLS side of a server's HTTPS endpoints: handshakes over a connection's own socket,
-/// run on the thread pool (never on an event loop's thread), at most MaxHandshakes at once,
-/// each within the handshake timeout; certificates chosen by SNI and reloaded when their
-/// files change.
+/// run where the connection runs (on its event loop, as nginx runs them: no thread hop), at
+/// most MaxHandshakes at once, each within the handshake timeout; certificates chosen by SNI
+/// and reloaded when their files change.
 namespace Swoop
 
 open System
@@ -51,10 +51,9 @@ type internal TlsServer(store: CertificateStore, handshakeTimeout: TimeSpan, max
     /// the connection). The caller's heartbeat deadline cuts a client that stalls it.
     member _.HandshakeAsync(transport: Transport, remote: Net.EndPoint) : Task<bool> =
         task {
-            // Off the event loop first: the handshake's CPU must not stall other connections.
-            if not Thread.CurrentThread.IsThreadPoolThread then
-                do! Task.Yield()
-
+            // On the connection's own thread (its event loop): a hop to the thread pool per
+            // handshake cost more CPU than the handshake's cryptography (a woken worker spins
+            // for more work when it is done: docs/performance.md, "What a handshake costs").
             let! entered = gate.WaitAsync handshakeTimeout
 
             if not entered then
@@ -64,15 +63,12 @@ type internal TlsServer(store: CertificateStore, handshakeTimeout: TimeSpan, max
                 return false
             else
                 try
-                    let raw = transport.RawStream()
-                    raw.Offload <- true
-                    let ssl = new SslStream(raw, false)
+                    let ssl = new SslStream(transport.RawStream(), false)
 
                     try
                         do! ssl.AuthenticateAsServerAsync(select, null, CancellationToken.None)
                         // An idle connection then holds no OpenSSL buffers (OpenSslBuffers.fs).
                         OpenSslBuffers.release ssl |> ignore
-                        raw.Offload <- false
                         transport.Secure ssl
                         return true
                     with e ->
