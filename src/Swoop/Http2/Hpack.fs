@@ -44,22 +44,31 @@ module internal Hpack =
     let staticName (index: int) = ReadOnlySpan staticNames[index]
     let staticValue (index: int) = ReadOnlySpan staticValues[index]
 
+    // The static indices whose name has each length, ascending: a lookup compares only the
+    // names of the field's length (two or three of the 61 at most), not the whole table.
+    let private staticByLength =
+        let longest = staticNames |> Array.map Array.length |> Array.max
+        Array.init (longest + 1) (fun length -> [| for i in 1..StaticTableLength do if staticNames[i].Length = length then i |])
+
     let findStatic (name: ReadOnlySpan<byte>, value: ReadOnlySpan<byte>, nameIndex: byref<int>) =
         nameIndex <- 0
         let mutable exact = 0
-        let mutable i = 1
 
-        while exact = 0 && i <= StaticTableLength do
-            let n = staticNames[i]
+        if name.Length < staticByLength.Length then
+            let candidates = staticByLength[name.Length]
+            let mutable k = 0
 
-            if n.Length = name.Length && name.SequenceEqual(ReadOnlySpan n) then
-                if nameIndex = 0 then nameIndex <- i
-                if value.SequenceEqual(ReadOnlySpan staticValues[i]) then exact <- i
-            elif nameIndex <> 0 then
-                // Entries with one name are adjacent: past them, nothing more can match.
-                i <- StaticTableLength
+            while exact = 0 && k < candidates.Length do
+                let i = candidates[k]
 
-            i <- i + 1
+                if name.SequenceEqual(ReadOnlySpan staticNames[i]) then
+                    if nameIndex = 0 then nameIndex <- i
+                    if value.SequenceEqual(ReadOnlySpan staticValues[i]) then exact <- i
+                elif nameIndex <> 0 then
+                    // Entries with one name are adjacent: past them, nothing more can match.
+                    k <- candidates.Length
+
+                k <- k + 1
 
         exact
 

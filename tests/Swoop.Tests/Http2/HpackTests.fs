@@ -1,4 +1,4 @@
-/// HPACK's integers (RFC 7541 C.1); the tables, decoder and encoder have test files of their own.
+/// HPACK's integers (RFC 7541 C.1) and its static table's lookup; the dynamic table, decoder and encoder have test files of their own.
 module Swoop.Tests.Http2.HpackTests
 
 open System
@@ -62,3 +62,50 @@ let ``a truncated integer is refused`` () =
     Assert.Equal(None, readInt [||] 5)
     Assert.Equal(None, readInt (hex "1f") 5)
     Assert.Equal(None, readInt (hex "1f9a") 5)
+
+// ---------------------------------------------------------------- the static table (Appendix A)
+
+// Appendix A's entries, from the table itself.
+let staticEntries =
+    [| for i in 1 .. Hpack.StaticTableLength ->
+           Text.Encoding.ASCII.GetString(Hpack.staticName i), Text.Encoding.ASCII.GetString(Hpack.staticValue i) |]
+
+// What a lookup must answer, by reading the whole table: the first entry of that name, and the
+// entry of that name and value.
+let naiveStatic (name: string) (value: string) =
+    let entries = staticEntries
+    let first = entries |> Array.tryFindIndex (fun (n, _) -> n = name)
+    let exact = entries |> Array.tryFindIndex (fun (n, v) -> n = name && v = value)
+    (first |> Option.map ((+) 1) |> Option.defaultValue 0), (exact |> Option.map ((+) 1) |> Option.defaultValue 0)
+
+let findStatic (name: string) (value: string) =
+    let mutable nameIndex = 0
+    let n = Text.Encoding.ASCII.GetBytes name
+    let v = Text.Encoding.ASCII.GetBytes value
+    let exact = Hpack.findStatic (ReadOnlySpan n, ReadOnlySpan v, &nameIndex)
+    nameIndex, exact
+
+[<Fact>]
+let ``every static entry is found by its name and by its name and value`` () =
+    for (name, value) in staticEntries do
+        Assert.Equal(naiveStatic name value, findStatic name value)
+        Assert.Equal(naiveStatic name "not in the table", findStatic name "not in the table")
+
+[<Fact>]
+let ``static lookups agree with reading the whole table, for names and values near the table's`` () =
+    let names = staticEntries |> Array.map fst |> Array.distinct
+    let values = staticEntries |> Array.map snd |> Array.distinct
+
+    let gen =
+        gen {
+            let! name =
+                Gen.oneof [ Gen.elements names
+                            Gen.elements names |> Gen.map (fun n -> n + "x")
+                            Gen.elements names |> Gen.map (fun n -> n.Substring(0, n.Length - 1))
+                            Gen.elements [ ""; "x-custom"; "content-typf"; "a-very-long-header-name-longer-than-any-in-the-table" ] ]
+            let! value = Gen.oneof [ Gen.elements values; Gen.constant "other" ]
+            return name, value
+        }
+
+    Prop.forAll (Arb.fromGen gen) (fun (name, value) -> naiveStatic name value = findStatic name value)
+    |> Check.QuickThrowOnFailure
