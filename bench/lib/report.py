@@ -788,12 +788,28 @@ def database_section():
             "docs/guide.md (\"Using a database\").\n\n" + body)
 
 
+def tls_section():
+    """The newest `bench/tls/suite --save` run (bench/results/tls-*/report.md), as its own
+    section: a separate command (handshakes, resumption, requests and a file over TLS)."""
+    runs = sorted(d for d in os.listdir(RESULTS) if d.startswith("tls-") and
+                  os.path.exists(os.path.join(RESULTS, d, "report.md")))
+    if not runs:
+        return ""
+    with open(os.path.join(RESULTS, runs[-1], "report.md")) as f:
+        body = f.read().split("\n", 1)[1].strip()
+    body = body.replace("\n## ", "\n### ")
+    return ("## Over TLS\n\n"
+            f"HTTPS beside nginx and Kestrel, measured by `bench/tls/suite` on the same machine but not in "
+            f"the run above (run: {runs[-1]}, `bench/results/{runs[-1]}/`). Where a handshake's CPU goes is in "
+            "docs/performance.md (\"What a handshake costs\").\n\n" + body)
+
+
 def build(res, chart_rel, made):
     subjects = list(res["subjects"].keys())
     scenarios = _load_scenarios(res)
     parts = [header(res), glance(res, subjects, scenarios), report_behind.section(res, subjects, scenarios),
              routing_section(res, subjects, scenarios),
-             app_section(res, subjects, scenarios), database_section(), report_bodies.section(res, subjects, scenarios),
+             app_section(res, subjects, scenarios), database_section(), tls_section(), report_bodies.section(res, subjects, scenarios),
              report_live.section(res, subjects, list(res["scenarios"].keys())),
              charts_section(made, chart_rel),
              machine_section(res), subjects_section(res, subjects), method_section(res),
