@@ -80,25 +80,24 @@ module internal Dispatch =
         ctx.SetHeader("grpc-message", Wire.percentEncode message)
         cachedTrue
 
-    /// Runs one call of `runner` on `ctx`.
+    /// Runs one call of `runner` on `ctx` (one state machine for the call's life: an idle
+    /// call holds it, so it is not nested in another).
     let run (runner: CallRunner) (path: string) (options: GrpcOptions) (ctx: HttpContext) : Task<bool> =
         task {
             let call = GrpcCall(ctx, path, options)
 
             try
                 call.Start runner.Streaming
+                let mutable final = Status.DefaultSuccess
 
-                let! final =
-                    task {
-                        try
-                            if call.Expired then
-                                return Status(StatusCode.DeadlineExceeded, "Deadline Exceeded")
-                            else
-                                do! runner.Run call
-                                return call.StatusAfterHandler
-                        with error ->
-                            return call.StatusOf error
-                    }
+                try
+                    if call.Expired then
+                        final <- Status(StatusCode.DeadlineExceeded, "Deadline Exceeded")
+                    else
+                        do! runner.Run call
+                        final <- call.StatusAfterHandler
+                with error ->
+                    final <- call.StatusOf error
 
                 call.Finish final
             finally

@@ -45,9 +45,9 @@ type internal GrpcCall(ctx: HttpContext, methodPath: string, options: GrpcOption
     static let yes = Task.FromResult true
     static let no = Task.FromResult false
 
-    /// What ends a read waiting for the next bytes: the deadline's token (linked to
-    /// RequestAborted), none without a deadline (a reset or the request's abort end a waiting
-    /// read anyway).
+    /// What ends a read waiting for the next bytes, or a write waiting for the client's window:
+    /// the deadline's token (linked to RequestAborted), none without a deadline (a reset or the
+    /// request's abort end a waiting read or write anyway).
     member _.ReadToken = if isNull timer then CancellationToken.None else timer.Token
 
     /// Reads until `count` bytes are buffered; false when the body ended first.
@@ -203,27 +203,46 @@ type internal GrpcCall(ctx: HttpContext, methodPath: string, options: GrpcOption
         wroteMessage <- true
 
     /// A streamed message: written, then flushed unless its options say BufferHint; the task
-    /// completes when the stream took it (a slow reader holds the writer back here).
-    member this.WriteAsync(message: 'T, marshaller: Marshaller<'T>, writerOptions: WriteOptions) : Task =
+    /// completes when the stream took it (a slow reader holds the writer back here). A write
+    /// waiting for a client that does not read ends at the deadline or when `token` fires (the
+    /// stream is then reset: the response cannot go on); a reset by the client ends it too.
+    member this.WriteAsync(message: 'T, marshaller: Marshaller<'T>, writerOptions: WriteOptions, token: CancellationToken) : Task =
         if writing then invalidOp "Can't write the message because the previous write is in progress."
+        token.ThrowIfCancellationRequested()
         let options = if isNull writerOptions then writeOptions else writerOptions
         this.WriteMessage(message, marshaller, options)
 
         if not (isNull options) && options.Flags.HasFlag WriteFlags.BufferHint then
             Task.CompletedTask
         else
-            let flush = ctx.FlushAsync()
+            let own = this.ReadToken
 
-            if flush.IsCompletedSuccessfully then
-                Task.CompletedTask
+            if not token.CanBeCanceled || token = own || not own.CanBeCanceled then
+                let flush = ctx.FlushAsync(if token.CanBeCanceled then token else own)
+
+                if flush.IsCompletedSuccessfully then
+                    Task.CompletedTask
+                else
+                    writing <- true
+                    this.AwaitFlushAsync flush
             else
+                // A caller's token on a call with a deadline: either ends the wait.
                 writing <- true
-                this.AwaitFlushAsync flush
+                this.FlushLinkedAsync(own, token)
 
     member private _.AwaitFlushAsync(flush: ValueTask) : Task =
         task {
             try
                 do! flush
+            finally
+                writing <- false
+        }
+
+    member private _.FlushLinkedAsync(own: CancellationToken, token: CancellationToken) : Task =
+        task {
+            try
+                use linked = CancellationTokenSource.CreateLinkedTokenSource(own, token)
+                do! ctx.FlushAsync linked.Token
             finally
                 writing <- false
         }

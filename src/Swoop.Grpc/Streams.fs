@@ -73,8 +73,7 @@ type internal ResponseStream<'T>(call: GrpcCall, marshaller: Marshaller<'T>) =
             with get () = options
             and set (value: WriteOptions) = options <- value
 
-        member _.WriteAsync(message: 'T) = call.WriteAsync(message, marshaller, options)
+        member _.WriteAsync(message: 'T) = call.WriteAsync(message, marshaller, options, CancellationToken.None)
 
         member _.WriteAsync(message: 'T, cancellationToken: CancellationToken) =
-            cancellationToken.ThrowIfCancellationRequested()
-            call.WriteAsync(message, marshaller, options)
+            call.WriteAsync(message, marshaller, options, cancellationToken)

@@ -23,7 +23,8 @@ type internal Http2StreamOwner() =
     abstract IsTls: bool
     /// The send timeout (a stream waiting on a window the client never opens gives up).
     abstract SendTimeoutMs: int64
-    /// A stream's response waited past the send timeout for a window: reset it.
+    /// A stream's response cannot go on (it waited past the send timeout for a window, or its
+    /// handler gave up waiting): reset it (CANCEL) and forget it.
     abstract Stalled: streamId: int -> unit
     /// The server resets stream `streamId` (RST_STREAM `code`): its response cannot go on.
     abstract ResetStream: streamId: int * code: Http2ErrorCode -> unit
@@ -604,7 +605,48 @@ type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: Bu
         output.Kick()
         if isNull wait then ValueTask.CompletedTask else ValueTask(wait)
 
-    override this.FlushAsync(response: OutgoingResponse) : ValueTask =
+    override this.FlushAsync(response: OutgoingResponse) : ValueTask = this.Flush response
+
+    override this.FlushCancellableAsync(response: OutgoingResponse, cancellationToken: CancellationToken) : ValueTask =
+        cancellationToken.ThrowIfCancellationRequested()
+        let sent = this.Flush response
+
+        if sent.IsCompleted || not cancellationToken.CanBeCanceled then
+            sent
+        else
+            // Registered only while the flush waits for room; fires at once if the token already has.
+            let wait = sent.AsTask()
+            let registration = cancellationToken.UnsafeRegister((fun _ -> this.CancelFlush(wait, cancellationToken)), null)
+            ValueTask(this.FlushAfterCancellableWaitAsync(wait, registration))
+
+    /// The token of the flush waiting on `wait` fired: unless the room came first, the
+    /// handler gives up on a client that does not take the bytes. What was queued can neither
+    /// be taken back nor followed, so the stream is reset (RST_STREAM CANCEL) and its buffers
+    /// go back; the flush ends cancelled.
+    member private this.CancelFlush(wait: Task, token: CancellationToken) =
+        let mutable waiter: TaskCompletionSource = null
+        Monitor.Enter output.Gate
+
+        try
+            if not (isNull flushWaiter) && Object.ReferenceEquals(flushWaiter.Task, wait) then
+                waiter <- flushWaiter
+                flushWaiter <- null
+        finally
+            Monitor.Exit output.Gate
+
+        if not (isNull waiter) then
+            owner.Stalled this.Id
+            waiter.TrySetCanceled token |> ignore
+
+    member private _.FlushAfterCancellableWaitAsync(wait: Task, registration: CancellationTokenRegistration) : Task =
+        task {
+            try
+                do! wait
+            finally
+                registration.Dispose()
+        }
+
+    member private this.Flush(response: OutgoingResponse) : ValueTask =
         if not response.Started then
             let length = response.StreamedLength
             // END_STREAM comes with the last DATA (Complete), also when no body may follow.

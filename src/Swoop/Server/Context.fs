@@ -321,6 +321,14 @@ type HttpContext internal (exchange: Exchange, head: RequestHead, pool: BufferPo
 
         exchange.FlushAsync out
 
+    member this.FlushAsync(cancellationToken: CancellationToken) : ValueTask =
+        abort.ThrowIfCut()
+
+        if not (isNull this.Encoder) && not exchange.IsUpgraded then
+            this.Encoder.Encode(this, body, false)
+
+        exchange.FlushCancellableAsync(out, cancellationToken)
+
     member _.SupportsTrailers = not out.Finished && exchange.CanSendTrailers out
 
     member _.AppendTrailer(name: string, value: string) =

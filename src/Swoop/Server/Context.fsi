@@ -177,6 +177,13 @@ type HttpContext =
     /// a Content-Length header was set (HTTP/1.0: until the connection closes).
     member FlushAsync: unit -> ValueTask
 
+    /// `FlushAsync` that a token can end: over HTTP/2, a flush waiting for the client to
+    /// take the bytes (its flow-control window) raises OperationCanceledException when the
+    /// token fires, and the response is given up: the stream is reset (RST_STREAM CANCEL),
+    /// its unsent bytes dropped. Over HTTP/1.1 the token is looked at before the flush only.
+    /// Example: `do! ctx.FlushAsync(ctx.RequestAborted)`.
+    member FlushAsync: cancellationToken: Threading.CancellationToken -> ValueTask
+
     /// Sends `payload` as the next part of the streamed body; `framed` is the same bytes as
     /// one HTTP/1.1 chunk, shared by many responses (an event broadcast).
     member internal SendSharedAsync: payload: ReadOnlyMemory<byte> * framed: ReadOnlyMemory<byte> -> ValueTask

@@ -71,6 +71,16 @@ type internal Exchange() =
     /// Sends the head (the first time) and the body written since the last flush; the body
     /// from then on streams.
     abstract FlushAsync: response: OutgoingResponse -> ValueTask
+    /// FlushAsync whose wait for room (a client that does not take the bytes) ends, raising
+    /// OperationCanceledException, when `cancellationToken` fires: the response is then given
+    /// up (HTTP/2: the stream is reset with CANCEL, its unsent bytes dropped). By default
+    /// (HTTP/1.1) the token is looked at before the flush only: a send waiting on the socket
+    /// ends with the client's end or the response data rate.
+    abstract FlushCancellableAsync: response: OutgoingResponse * cancellationToken: Threading.CancellationToken -> ValueTask
+
+    default this.FlushCancellableAsync(response: OutgoingResponse, cancellationToken: Threading.CancellationToken) =
+        cancellationToken.ThrowIfCancellationRequested()
+        this.FlushAsync response
     /// Sends `payload` as the next part of a started, streamed body whose handler wrote
     /// nothing since its last flush; `framed` is the same bytes as one HTTP/1.1 chunk, made
     /// once and shared by every stream a broadcast reaches (see EventStream). By default the

@@ -1,6 +1,7 @@
-/// What wakes a handler waiting for the next request message: the call's deadline
-/// (grpc-timeout, answered DEADLINE_EXCEEDED), the client's cancel (RST_STREAM); and that the
-/// stream and the handler are released after (no call left holding anything).
+/// What wakes a handler waiting for the next request message, or blocked writing to a client
+/// that does not read (its write waiting for a window): the call's deadline (grpc-timeout,
+/// answered DEADLINE_EXCEEDED, or the stream reset), the client's cancel (RST_STREAM); and that
+/// the stream and the handler are released after (no call left holding anything).
 namespace Swoop.Tests.Grpc
 
 open System
@@ -35,7 +36,77 @@ type GrpcCancellationTests(fixture: CancellationFixture) =
 
         last
 
+    /// The next Spill handler's writes ended (how), within `ms`.
+    let spillEnded (ms: int) =
+        let mutable last = null
+        Assert.True(eventually ms (fun () -> seen.SpillEnds.TryDequeue(&last)), "the Spill handler's write was not woken")
+        last
+
     interface IClassFixture<CancellationFixture>
+
+    [<Fact>]
+    member _.``the deadline wakes a handler blocked writing to a client that does not read: the stream is reset`` () =
+        // A raw client that never reads the answer and does not cancel at the deadline itself:
+        // the server's timer alone must end the write waiting for a window (else only the
+        // minimum data rate would, after its 5 s grace).
+        seen.SpillEnds.Clear()
+        use client = h2 ()
+        use request = new Net.Http.HttpRequestMessage(Net.Http.HttpMethod.Post, address server + "/" + Service + "/Spill")
+        request.Version <- Net.HttpVersion.Version20
+        request.VersionPolicy <- Net.Http.HttpVersionPolicy.RequestVersionExact
+        request.Content <- new Net.Http.ByteArrayContent(frame false (Empty().ToByteArray()))
+        request.Content.Headers.TryAddWithoutValidation("content-type", "application/grpc") |> ignore
+        request.Headers.TryAddWithoutValidation("te", "trailers") |> ignore
+        request.Headers.TryAddWithoutValidation("grpc-timeout", "400m") |> ignore
+        let clock = Diagnostics.Stopwatch.StartNew()
+        use response = client.SendAsync(request, Net.Http.HttpCompletionOption.ResponseHeadersRead) |> within 10000
+        Assert.Equal(200, int response.StatusCode)
+        let how = spillEnded 10000
+        let took = clock.ElapsedMilliseconds
+        // Woken in its write (TaskCanceledException), or at its next write past the deadline.
+        Assert.True(how = "TaskCanceledException" || how = "OperationCanceledException", $"the write ended with {how}")
+        Assert.True(took >= 350L && took < 3000L, $"the blocked write ended after {took} ms (deadline 400 ms)")
+        Assert.True(eventually 5000 (fun () -> Volatile.Read(&seen.Spilling) = 0), "a handler still holds its call")
+        // The stream was reset (RST_STREAM CANCEL): the body, read now, fails rather than ends.
+        let read =
+            task {
+                use! body = response.Content.ReadAsStreamAsync()
+                let buffer = Array.zeroCreate<byte> 65536
+                let mutable n = 1
+                while n > 0 do
+                    let! got = body.ReadAsync(buffer, 0, buffer.Length)
+                    n <- got
+            }
+        Assert.ThrowsAny<exn>(fun () -> read.Wait 10000 |> ignore) |> ignore
+
+    [<Fact>]
+    member _.``a deadline through Grpc.Net.Client ends a write blocked on a client that does not read`` () =
+        seen.SpillEnds.Clear()
+        let clock = Diagnostics.Stopwatch.StartNew()
+        use call = invoker.AsyncServerStreamingCall(spill, null, CallOptions(deadline = Nullable(DateTime.UtcNow.AddMilliseconds 400.0)), Empty())
+        call.ResponseHeadersAsync |> within 10000 |> ignore
+        let how = spillEnded 10000
+        Assert.True(clock.ElapsedMilliseconds < 3000L, $"the blocked write ended after {clock.ElapsedMilliseconds} ms (deadline 400 ms)")
+        // The server's deadline or the client's (its RST_STREAM), whichever comes first.
+        Assert.True(List.contains how [ "TaskCanceledException"; "OperationCanceledException"; "ClientDisconnectedException" ], $"the write ended with {how}")
+        Assert.Equal(StatusCode.DeadlineExceeded, (failure (call.ResponseStream.MoveNext CancellationToken.None)).StatusCode)
+        Assert.True(eventually 5000 (fun () -> Volatile.Read(&seen.Spilling) = 0), "a handler still holds its call")
+
+    [<Fact>]
+    member _.``the client's cancel (RST_STREAM) wakes a write blocked on its window`` () =
+        seen.SpillEnds.Clear()
+        use cancel = new CancellationTokenSource()
+        use call = invoker.AsyncServerStreamingCall(spill, null, CallOptions(cancellationToken = cancel.Token), Empty())
+        call.ResponseHeadersAsync |> within 10000 |> ignore
+        // Long enough for the window to fill and the write to wait.
+        Thread.Sleep 300
+        Assert.True(seen.SpillEnds.IsEmpty, "the write ended before the cancel")
+        let clock = Diagnostics.Stopwatch.StartNew()
+        cancel.Cancel()
+        Assert.Equal("ClientDisconnectedException", spillEnded 10000)
+        Assert.True(clock.ElapsedMilliseconds < 3000L, $"the blocked write ended {clock.ElapsedMilliseconds} ms after the cancel")
+        Assert.Equal(StatusCode.Cancelled, (failure (call.ResponseStream.MoveNext CancellationToken.None)).StatusCode)
+        Assert.True(eventually 5000 (fun () -> Volatile.Read(&seen.Spilling) = 0), "a handler still holds its call")
 
     [<Fact>]
     member _.``the deadline wakes a duplex handler waiting for its next message: DEADLINE_EXCEEDED`` () =

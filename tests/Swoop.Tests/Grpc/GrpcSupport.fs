@@ -43,6 +43,11 @@ type Observed() =
     member val HoldWaiting = new SemaphoreSlim(0)
     /// How each Hold handler's wait ended: the exception's type name.
     member val HoldEnds = Collections.Concurrent.ConcurrentQueue<string>()
+    /// Spill calls whose handler has not ended yet; how each one's writes ended.
+    [<DefaultValue>]
+    val mutable Spilling: int
+
+    member val SpillEnds = Collections.Concurrent.ConcurrentQueue<string>()
 
 let metadataOf (entries: Metadata.Entry list) =
     let m = Metadata()
@@ -167,6 +172,23 @@ let methods (seen: Observed) =
                   Interlocked.Decrement(&seen.Holding) |> ignore
           })
 
+      // Writes 32 KiB messages until a write fails: to a client that does not read, its
+      // write waits for a window that never opens, until something wakes it.
+      Grpc.serverStreaming (Service + "/Spill") (fun (_: Empty) responses _ ->
+          task {
+              Interlocked.Increment(&seen.Spilling) |> ignore
+
+              try
+                  try
+                      while true do
+                          do! responses.WriteAsync(zeros 32768)
+                  with error ->
+                      seen.SpillEnds.Enqueue(error.GetType().Name)
+                      raise error
+              finally
+                  Interlocked.Decrement(&seen.Spilling) |> ignore
+          })
+
       Grpc.unary (Service + "/Sleep") (fun (_: Empty) call ->
           task {
               use _ = call.CancellationToken.Register(fun () -> seen.SleepCancelled.TrySetResult() |> ignore)
@@ -236,6 +258,7 @@ type TlsFixture() =
     inherit GrpcFixture(GrpcOptions.defaults, true)
 
 let hold = methodOf<Int32Value, Empty> MethodType.DuplexStreaming Service "Hold"
+let spill = methodOf<Empty, BytesValue> MethodType.ServerStreaming Service "Spill"
 
 /// Waits for a task; the RpcException it failed with, or null.
 let failure (t: Task) : RpcException =
