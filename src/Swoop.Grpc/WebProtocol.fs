@@ -191,35 +191,37 @@ type TextDecoder() =
 type TextEncoder() =
     inherit BodyEncoder()
 
-    /// Raw bytes encoded at a time (a multiple of 3: no padding inside a flush).
+    /// Raw bytes encoded into one span at a time (a multiple of 3: no padding inside a flush).
     static let Step = 12288
-    let mutable raw: byte[] = null
+    /// What the handler wrote since the last flush (the chain is emptied before its base64
+    /// goes in: a chain partly consumed cannot be handed to the output).
+    let raw = Gzip.PooledBuffer()
 
     override _.Encode(ctx: HttpContext, body: BufferChain, final: bool) =
-        let mutable rest = body.Length
+        let length = int body.Length
 
-        if rest > 0L then
-            if isNull raw then raw <- ArrayPool<byte>.Shared.Rent Step
+        if length > 0 then
+            raw.Grow(length, 0)
+            let mutable got = 0
 
-            while rest > 0L do
-                // Take up to Step raw bytes from the front; their base64 goes to the end.
-                let take = int (min rest (int64 Step))
-                let mutable got = 0
+            while got < length do
+                let piece = body.Next(length - got)
+                piece.Span.CopyTo(Span<byte>(raw.Array, got, piece.Length))
+                body.Consume piece.Length
+                got <- got + piece.Length
 
-                while got < take do
-                    let piece = body.Next(take - got)
-                    piece.Span.CopyTo(Span<byte>(raw, got, piece.Length))
-                    body.Consume piece.Length
-                    got <- got + piece.Length
+            let mutable at = 0
 
-                rest <- rest - int64 take
+            while at < length do
+                let take = min Step (length - at)
                 let target = body.GetSpan(Base64.GetMaxEncodedToUtf8Length take)
                 let mutable consumed = 0
                 let mutable written = 0
-                Base64.EncodeToUtf8(ReadOnlySpan<byte>(raw, 0, take), target, &consumed, &written, true) |> ignore
+                Base64.EncodeToUtf8(ReadOnlySpan<byte>(raw.Array, at, take), target, &consumed, &written, true) |> ignore
                 body.Advance written
+                at <- at + take
 
-        if final then
-            if not (isNull raw) then ArrayPool<byte>.Shared.Return raw
-            raw <- null
-            ctx.Encoder <- null
+            // An idle stream between flushes holds no buffer.
+            raw.Release()
+
+        if final then ctx.Encoder <- null
