@@ -32,7 +32,7 @@ module GrpcWebSupport =
 
     /// The test service, and methods of the gRPC-Web tests' own: what the call came over, a
     /// stream that fails after its first message, a call that waits for its cancellation.
-    let webMethods (seen: Observed) (cancelled: int ref) =
+    let webMethods (seen: Observed) (started: int ref) (cancelled: int ref) =
         methods seen
         @ [ Grpc.unary "test.Web/Protocol" (fun (_: Empty) call ->
                 let ctx = call.GetHttpContext()
@@ -48,6 +48,8 @@ module GrpcWebSupport =
 
             Grpc.unary "test.Web/Wait" (fun (_: Empty) call ->
                 task {
+                    Interlocked.Increment &started.contents |> ignore
+
                     try
                         do! Task.Delay(30000, call.CancellationToken)
                     with :? OperationCanceledException ->
@@ -56,9 +58,9 @@ module GrpcWebSupport =
                     return Empty()
                 }) ]
 
-    let app (seen: Observed) (cancelled: int ref) =
+    let app (seen: Observed) (started: int ref) (cancelled: int ref) =
         choose
-            [ Grpc.servicesWith { GrpcOptions.defaults with GrpcWeb = true; MaxReceiveMessageSize = 1024 * 1024 } (webMethods seen cancelled)
+            [ Grpc.servicesWith { GrpcOptions.defaults with GrpcWeb = true; MaxReceiveMessageSize = 1024 * 1024 } (webMethods seen started cancelled)
               route "/hello" >=> Swoop.Web.Writers.text "plain HTTP still works" ]
 
     /// A gRPC-Web frame: `flag` (0 a message, 0x80 the trailers), the length, the bytes.
@@ -153,8 +155,9 @@ open GrpcWebSupport
 /// The plain (HTTP/1.1 and h2c) and TLS servers of the gRPC-Web tests.
 type GrpcWebFixture() =
     let seen = Observed()
+    let started = ref 0
     let cancelled = ref 0
-    let app = app seen cancelled
+    let app = app seen started cancelled
     let plain = serve testOptions (Web.handler WebOptions.defaults app)
 
     let tls =
@@ -164,6 +167,7 @@ type GrpcWebFixture() =
     member _.Plain = plain
     member _.Tls = tls
     member _.Seen = seen
+    member _.Started = started
     member _.Cancelled = cancelled
 
     /// A channel through GrpcWebHandler: mode "web" or "text", HTTP "1.1" or "2", plain or TLS.
@@ -275,8 +279,13 @@ type GrpcWebTests(fixture: GrpcWebFixture) =
             Assert.Equal(StatusCode.DeadlineExceeded, late.StatusCode)
 
             let before = fixture.Cancelled.Value
-            use cts = new CancellationTokenSource(300)
-            let cancelled = failure (invoker.AsyncUnaryCall(waitCall, null, CallOptions(cancellationToken = cts.Token), Empty()).ResponseAsync)
+            let startedBefore = fixture.Started.Value
+            use cts = new CancellationTokenSource()
+            let pending = invoker.AsyncUnaryCall(waitCall, null, CallOptions(cancellationToken = cts.Token), Empty()).ResponseAsync
+            // Cancelled once the handler runs (before, the call would not reach the server at all).
+            Assert.True(waitUntil 10000 (fun () -> fixture.Started.Value > startedBefore), "the handler started")
+            cts.Cancel()
+            let cancelled = failure pending
             Assert.Equal(StatusCode.Cancelled, cancelled.StatusCode)
             Assert.True(waitUntil 10000 (fun () -> fixture.Cancelled.Value > before), "the handler's token fired"))
 
