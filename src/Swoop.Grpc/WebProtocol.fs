@@ -61,22 +61,29 @@ let classify (ctx: HttpContext) : Protocol =
 
 /// The content-type of the answer, in the request's form: `application/grpc-web`,
 /// `application/grpc-web+proto`, `application/grpc-web-text` or `application/grpc-web-text+proto`
-/// (another `+format` is answered as it came, lower-cased).
+/// (another `+format` is answered as it came, lower-cased). The usual forms cost no allocation.
 let answerType (ctx: HttpContext) (protocol: Protocol) : string =
-    let plain, proto =
-        if protocol = Protocol.WebText then "application/grpc-web-text", "application/grpc-web-text+proto"
-        else "application/grpc-web", "application/grpc-web+proto"
+    let text = protocol = Protocol.WebText
+    let plain = if text then "application/grpc-web-text" else "application/grpc-web"
+    let proto = if text then "application/grpc-web-text+proto" else "application/grpc-web+proto"
+    let mutable value = ReadOnlySpan<byte>.Empty
+    let mutable i = 0
 
-    match ctx.Header "content-type" with
-    | ValueSome value ->
-        let semi = value.IndexOf ';'
-        let media = (if semi < 0 then value else value.Substring(0, semi)).Trim()
-        let plus = media.IndexOf '+'
+    while i < ctx.HeaderCount do
+        if Ascii.EqualsIgnoreCase(ctx.HeaderNameBytes i, "content-type"B) then
+            value <- ctx.HeaderValueBytes i
+            i <- ctx.HeaderCount
+        else
+            i <- i + 1
 
-        if plus < 0 then plain
-        elif String.Equals(media.Substring plus, "+proto", StringComparison.OrdinalIgnoreCase) then proto
-        else plain + media.Substring(plus).ToLowerInvariant()
-    | ValueNone -> plain
+    // The media type, without parameters.
+    let semi = value.IndexOf(byte ';')
+    let media = (if semi < 0 then value else value.Slice(0, semi)).TrimEnd(byte ' ')
+    let plus = media.IndexOf(byte '+')
+
+    if plus < 0 then plain
+    elif Ascii.EqualsIgnoreCase(media.Slice plus, "+proto"B) then proto
+    else plain + Encoding.ASCII.GetString(media.Slice plus).ToLowerInvariant()
 
 // ---- the trailer frame ----
 
