@@ -1,4 +1,6 @@
-/// samples/Grpc's app: the three services as one gRPC route table, beside plain HTTP.
+/// samples/Grpc's app: the three services as one gRPC route table, beside plain HTTP. The unary
+/// and server-streaming methods answer gRPC-Web too (a browser calls them over HTTP/1.1 or
+/// HTTP/2, without a proxy); the chat is bidirectional, which browsers cannot send.
 module GrpcSample.App
 
 open Swoop.Web
@@ -10,10 +12,12 @@ let create () : HttpHandler =
     let room = Chat.Room()
 
     choose [
-        Grpc.services [
-            Grpc.unary "sample.Greeter/SayHello" Greeter.sayHello
-            Grpc.serverStreaming "sample.Events/Subscribe" Events.subscribe
-            Grpc.duplex "sample.Chat/Join" (Chat.join room)
-        ]
-        GET >=> route "/" >=> text "samples/Grpc: gRPC services sample.Greeter, sample.Events and sample.Chat (Protos/sample.proto) over HTTP/2 on this port."
+        Grpc.services (
+            Grpc.web [
+                Grpc.unary "sample.Greeter/SayHello" Greeter.sayHello
+                Grpc.serverStreaming "sample.Events/Subscribe" Events.subscribe
+            ]
+            @ [ Grpc.duplex "sample.Chat/Join" (Chat.join room) ]
+        )
+        GET >=> route "/" >=> text "samples/Grpc: gRPC services sample.Greeter, sample.Events and sample.Chat (Protos/sample.proto) over HTTP/2 on this port, and gRPC-Web for the first two."
     ]

@@ -80,13 +80,15 @@ module internal Dispatch =
         ctx.SetHeader("grpc-message", Wire.percentEncode message)
         cachedTrue
 
-    /// Runs one call of `runner` on `ctx` (one state machine for the call's life: an idle
-    /// call holds it, so it is not nested in another).
-    let run (runner: CallRunner) (path: string) (options: GrpcOptions) (ctx: HttpContext) : Task<bool> =
+    /// Runs one call of `runner` on `ctx`, in `protocol` (gRPC, or one of gRPC-Web's forms);
+    /// one state machine for the call's life (an idle call holds it, so it is not nested in
+    /// another).
+    let runAs (protocol: WebProtocol.Protocol) (runner: CallRunner) (path: string) (options: GrpcOptions) (ctx: HttpContext) : Task<bool> =
         task {
             let call = GrpcCall(ctx, path, options)
 
             try
+                if protocol <> WebProtocol.Protocol.Native then call.UseWeb protocol
                 call.Start runner.Streaming
                 let mutable final = Status.DefaultSuccess
 
@@ -105,6 +107,10 @@ module internal Dispatch =
 
             return true
         }
+
+    /// Runs one gRPC call of `runner` on `ctx`.
+    let run (runner: CallRunner) (path: string) (options: GrpcOptions) (ctx: HttpContext) : Task<bool> =
+        runAs WebProtocol.Protocol.Native runner path options ctx
 
     /// The service part of "/pkg.Service/Method" ("" when the path has no such shape).
     let serviceOf (path: string) =
@@ -132,3 +138,44 @@ module internal Dispatch =
                     trailersOnly ctx 200 StatusCode.Unimplemented ("Unknown method '" + path.Substring(service.Length + 2) + "' of service '" + service + "'.")
                 else
                     trailersOnly ctx 200 StatusCode.Unimplemented ("Unknown service '" + service + "'.")
+
+    /// A gRPC-Web answer with no message: the status in its headers (as the protocol's
+    /// trailers-only answers), the body empty.
+    let webTrailersOnly (ctx: HttpContext) (protocol: WebProtocol.Protocol) (httpStatus: int) (code: StatusCode) (message: string) =
+        ctx.StatusCode <- httpStatus
+        ctx.ContentType <- WebProtocol.answerType ctx protocol
+        ctx.SetHeader("grpc-status", Wire.codeText code)
+        ctx.SetHeader("grpc-message", Wire.percentEncode message)
+        cachedTrue
+
+    /// A gRPC-Web request (any HTTP version): POST, then its method found, and enabled for
+    /// gRPC-Web (in `web`), or UNIMPLEMENTED.
+    let serveWeb
+        (table: Dictionary<string, struct (CallRunner * string)>)
+        (web: HashSet<string>)
+        (services: HashSet<string>)
+        (options: GrpcOptions)
+        (protocol: WebProtocol.Protocol)
+        (ctx: HttpContext)
+        =
+        if ctx.Method <> HttpMethod.Post then
+            ctx.SetHeader("Allow", "POST")
+            webTrailersOnly ctx protocol 405 StatusCode.Internal "gRPC-Web calls are POST requests."
+        else
+            let path = ctx.Path
+            let mutable found = Unchecked.defaultof<struct (CallRunner * string)>
+
+            if table.TryGetValue(path, &found) then
+                let struct (runner, name) = found
+
+                if web.Contains name then
+                    runAs protocol runner name options ctx
+                else
+                    webTrailersOnly ctx protocol 200 StatusCode.Unimplemented ("gRPC-Web is not enabled for '" + name + "' (Grpc.web, or GrpcOptions.GrpcWeb).")
+            else
+                let service = serviceOf path
+
+                if services.Contains service then
+                    webTrailersOnly ctx protocol 200 StatusCode.Unimplemented ("Unknown method '" + path.Substring(service.Length + 2) + "' of service '" + service + "'.")
+                else
+                    webTrailersOnly ctx protocol 200 StatusCode.Unimplemented ("Unknown service '" + service + "'.")

@@ -19,6 +19,8 @@ type GrpcMethod internal (fullName: string, methodType: MethodType, requestType:
     member _.RequestType = requestType
     member _.ResponseType = responseType
     member internal _.Runner = runner
+    /// Whether it answers gRPC-Web too (Grpc.web).
+    member val internal WebEnabled = false with get, set
 
 /// Collects what a generated BindService adds.
 [<Sealed>]
@@ -153,22 +155,33 @@ module Grpc =
             Grpc.Reflection.V1Alpha.ServerReflection.BindService(binder, Grpc.Reflection.ReflectionServiceImpl(described))
             Grpc.Reflection.V1.ServerReflection.BindService(binder, Grpc.Reflection.ReflectionV1ServiceImpl(described)))
 
+    let web (methods: GrpcMethod list) : GrpcMethod list =
+        [ for m in methods -> GrpcMethod(m.FullName, m.Type, m.RequestType, m.ResponseType, m.Runner, WebEnabled = true) ]
+
     let servicesWith (options: GrpcOptions) (methods: GrpcMethod list) : HttpHandler =
         if options.MaxReceiveMessageSize <= 0 then
             invalidArg "options" "MaxReceiveMessageSize must be above 0"
 
         let table = Dictionary<string, struct (CallRunner * string)>(StringComparer.Ordinal)
         let serviceNames = HashSet<string>(StringComparer.Ordinal)
+        // The methods that answer gRPC-Web; with none, gRPC-Web requests go to the rest of the app.
+        let webNames = HashSet<string>(StringComparer.Ordinal)
 
         for m in methods do
             if not (table.TryAdd(m.FullName, struct (m.Runner, m.FullName))) then
                 invalidArg "methods" ("two handlers for the gRPC method " + m.FullName)
 
             serviceNames.Add m.ServiceName |> ignore
+            if options.GrpcWeb || m.WebEnabled then webNames.Add m.FullName |> ignore
+
+        let anyWeb = webNames.Count > 0
 
         let serve: HttpHandler =
             fun (_: HttpFunc) (ctx: HttpContext) ->
-                if Wire.isGrpcRequest ctx then Dispatch.serve table serviceNames options ctx else skipPipeline
+                match WebProtocol.classify ctx with
+                | WebProtocol.Protocol.Native -> Dispatch.serve table serviceNames options ctx
+                | WebProtocol.Protocol.NotGrpc -> skipPipeline
+                | protocol -> if anyWeb then Dispatch.serveWeb table webNames serviceNames options protocol ctx else skipPipeline
 
         let shape (t: MethodType) =
             match t with

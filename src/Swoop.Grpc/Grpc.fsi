@@ -27,6 +27,7 @@ type GrpcMethod =
     member RequestType: Type
     member ResponseType: Type
     member internal Runner: CallRunner
+    member internal WebEnabled: bool with get, set
 
 /// gRPC services as F# functions, served on Swoop's HTTP/2 streams (h2c and TLS).
 ///
@@ -127,10 +128,19 @@ module Grpc =
     /// Example: `Grpc.reflection [ Greeter.Descriptor; Health.Descriptor ]`.
     val reflection: services: Google.Protobuf.Reflection.ServiceDescriptor list -> GrpcMethod list
 
+    /// The same methods, answering gRPC-Web too (as Grpc.AspNetCore.Web's `EnableGrpcWeb()`):
+    /// `application/grpc-web[+proto]` and `application/grpc-web-text[+proto]` requests over
+    /// HTTP/1.1 or HTTP/2, so that a browser calls them without a proxy (unary and server
+    /// streaming; see docs/guide.md, "gRPC-Web"). `GrpcOptions.GrpcWeb` enables every method.
+    /// Example: `Grpc.services (Grpc.web [ sayHello; countdown ] @ internalOnly)`.
+    val web: methods: GrpcMethod list -> GrpcMethod list
+
     /// The handler serving these methods (the route table is built here, once): a gRPC
     /// request (`content-type: application/grpc...`) is answered, UNIMPLEMENTED when no
     /// method matches its path, so one `Grpc.services` serves every gRPC service of an app;
     /// any other request is skipped, for the rest of the app (`choose [ Grpc.services ...; ... ]`).
+    /// When some methods answer gRPC-Web (`web`, `GrpcOptions.GrpcWeb`), gRPC-Web requests are
+    /// answered too (UNIMPLEMENTED for a method not enabled); otherwise they are skipped.
     /// `--routes` (Web.formatRoutes) lists each method: `POST  /pkg.Service/Method  gRPC unary`.
     /// Raises ArgumentException for two methods of the same name.
     val services: methods: GrpcMethod list -> HttpHandler

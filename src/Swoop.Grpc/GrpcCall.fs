@@ -31,6 +31,10 @@ type internal GrpcCall(ctx: HttpContext, methodPath: string, options: GrpcOption
     let mutable wroteMessage = false
     let mutable writing = false
     let mutable finished = false
+    // gRPC-Web (see WebProtocol): the status goes in the body's last frame; `-text` is base64
+    // both ways (`text` decodes the request; null otherwise).
+    let mutable web = false
+    let mutable text: WebProtocol.TextDecoder = null
 
     // ---- request body: bytes read and not yet taken, buffer[start..stop) ----
     let input = Gzip.PooledBuffer()
@@ -55,15 +59,18 @@ type internal GrpcCall(ctx: HttpContext, methodPath: string, options: GrpcOption
         if stop - start >= count then yes
         elif bodyEnded then no
         else
-            // Room for `count` from `start`: move what is left to the front, or grow.
-            if input.Array.Length - start < count then
+            // Room for `count` from `start` (and for the base64 characters a `-text` read
+            // carries over): move what is left to the front, or grow.
+            let room = if isNull text then count else count + 3
+
+            if input.Array.Length - start < room then
                 let kept = stop - start
                 if start > 0 then Buffer.BlockCopy(input.Array, start, input.Array, 0, kept)
 
-                if count > input.Array.Length then
+                if room > input.Array.Length then
                     // Reads of 16 KiB at least; a large message's room doubles, up to the limit.
-                    let room = min (max 16384L (int64 count * 2L)) (int64 options.MaxReceiveMessageSize + int64 Wire.PrefixLength)
-                    input.Grow(int (min (int64 Array.MaxLength) (max (int64 count) room)), kept)
+                    let wanted = min (max 16384L (int64 room * 2L)) (int64 options.MaxReceiveMessageSize + int64 Wire.PrefixLength + 3L)
+                    input.Grow(int (min (int64 Array.MaxLength) (max (int64 room) wanted)), kept)
 
                 stop <- kept
                 start <- 0
@@ -75,13 +82,25 @@ type internal GrpcCall(ctx: HttpContext, methodPath: string, options: GrpcOption
             let mutable go = true
 
             while go && stop - start < count do
-                let! n = ctx.ReadAsync(input.Array.AsMemory(stop), token)
+                if isNull text then
+                    let! n = ctx.ReadAsync(input.Array.AsMemory(stop), token)
 
-                if n = 0 then
-                    bodyEnded <- true
-                    go <- false
+                    if n = 0 then
+                        bodyEnded <- true
+                        go <- false
+                    else
+                        stop <- stop + n
                 else
-                    stop <- stop + n
+                    // Base64 characters read after those an earlier read left, decoded in place.
+                    let carried = text.Restore(input.Array, stop)
+                    let! n = ctx.ReadAsync(input.Array.AsMemory(stop + carried), token)
+
+                    if n = 0 then
+                        text.End()
+                        bodyEnded <- true
+                        go <- false
+                    else
+                        stop <- stop + text.Decode(input.Array, stop, carried + n)
 
             return stop - start >= count
         }
@@ -284,12 +303,23 @@ type internal GrpcCall(ctx: HttpContext, methodPath: string, options: GrpcOption
         | ValueNone -> ()
 
         ctx.MaxRequestBodySize <- Int64.MaxValue
-        ctx.ContentType <- "application/grpc"
+
+        if web then
+            ctx.ContentType <- WebProtocol.answerType ctx (if isNull text then WebProtocol.Protocol.Web else WebProtocol.Protocol.WebText)
+            if not (isNull text) then ctx.Encoder <- WebProtocol.TextEncoder()
+        else
+            ctx.ContentType <- "application/grpc"
+
         ctx.SetHeader("grpc-accept-encoding", Wire.AcceptedEncodings)
 
         if clientAcceptsGzip && String.Equals(options.ResponseCompression, "gzip", StringComparison.OrdinalIgnoreCase) then
             responseGzip <- true
             ctx.SetHeader("grpc-encoding", "gzip")
+
+    /// Makes this a gRPC-Web call (before Start): `-text` when `protocol` is WebText.
+    member _.UseWeb(protocol: WebProtocol.Protocol) =
+        web <- true
+        if protocol = WebProtocol.Protocol.WebText then text <- WebProtocol.TextDecoder()
 
     /// The deadline passed before the call could end.
     member _.DeadlineExceeded =
@@ -327,8 +357,19 @@ type internal GrpcCall(ctx: HttpContext, methodPath: string, options: GrpcOption
         if this.DeadlineExceeded then Status(StatusCode.DeadlineExceeded, "Deadline Exceeded") else status
 
     /// Ends the call with `final`: in trailers after what was sent, or as the only HEADERS
-    /// (trailers-only) when nothing was.
-    member _.Finish(final: Status) =
+    /// (trailers-only) when nothing was. gRPC-Web's trailers are the body's last frame.
+    member this.Finish(final: Status) =
+        if web && (wroteMessage || ctx.HasStarted) then
+            finished <- true
+
+            try
+                WebProtocol.writeTrailers ctx.BodyWriter final responseTrailers
+            with :? InvalidOperationException -> ()
+        else
+            this.FinishInFields final
+
+    /// Finish, the status in HTTP trailers or in the only headers.
+    member private _.FinishInFields(final: Status) =
         finished <- true
 
         let put (name: string, value: string) =

@@ -4,7 +4,8 @@ type GrpcOptions =
     { MaxReceiveMessageSize: int
       MaxSendMessageSize: int
       ResponseCompression: string
-      EnableDetailedErrors: bool }
+      EnableDetailedErrors: bool
+      GrpcWeb: bool }
 
 [<RequireQualifiedAccess>]
 module GrpcOptions =
@@ -12,4 +13,5 @@ module GrpcOptions =
         { MaxReceiveMessageSize = 4 * 1024 * 1024
           MaxSendMessageSize = 0
           ResponseCompression = null
-          EnableDetailedErrors = false }
+          EnableDetailedErrors = false
+          GrpcWeb = false }

@@ -21,9 +21,13 @@ type GrpcOptions =
         /// False (default): the client reads only "Exception was thrown by handler.", and the
         /// exception goes to the server's log.
         EnableDetailedErrors: bool
+        /// True: every method of the set answers gRPC-Web too (`application/grpc-web`,
+        /// `application/grpc-web-text`, over HTTP/1.1 and HTTP/2), as Grpc.AspNetCore.Web's
+        /// `DefaultEnabled`. False (default): only the methods `Grpc.web` marked do.
+        GrpcWeb: bool
     }
 
 [<RequireQualifiedAccess>]
 module GrpcOptions =
-    /// 4 MiB received, no send limit, no response compression, no details of exceptions.
+    /// 4 MiB received, no send limit, no response compression, no details of exceptions, no gRPC-Web.
     val defaults: GrpcOptions
