@@ -279,6 +279,10 @@ let ``RequestTimeout per stream: a handler that has not answered gets a 503 and 
 
 [<Fact>]
 let ``a body read waiting for DATA ends when its token fires, and the bytes that come later are read after`` () =
+    // The DATA frame is sent once the first read has ended (not after a fixed sleep: on a busy
+    // machine the handler may start later than any sleep).
+    let firstEnded = TaskCompletionSource<string>(TaskCreationOptions.RunContinuationsAsynchronously)
+
     let handler: RequestHandler =
         fun ctx ->
             ValueTask(
@@ -293,6 +297,7 @@ let ``a body read waiting for DATA ends when its token fires, and the bytes that
                             with :? OperationCanceledException ->
                                 return "cancelled"
                         }
+                    firstEnded.TrySetResult first |> ignore
                     let! n = ctx.ReadAsync(Memory buffer, CancellationToken.None)
                     ctx.WriteString(first + " then " + Encoding.ASCII.GetString(buffer, 0, n))
                 }
@@ -301,7 +306,7 @@ let ``a body read waiting for DATA ends when its token fires, and the bytes that
     use server = serve testOptions handler
     use h2 = open' server
     h2.Request(1, "POST", "/", [], false)
-    Thread.Sleep 600
+    Assert.True(firstEnded.Task.Wait 10000, "the first read never ended")
     h2.Data(1, "late"B, true)
     let _, _, body = h2.Response (HpackDecoder(4096, 65536)) 1 10000
     Assert.Equal("cancelled then late", body)
