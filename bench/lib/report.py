@@ -771,36 +771,42 @@ def _load_scenarios(res):
     return [sc for sc, info in res["scenarios"].items() if info["tool"] not in live.TOOLS]
 
 
-def database_section():
-    """The newest `bench/db/run --save` run (bench/results/db-*/report.md), as its own section:
-    it is a separate command with its own PostgreSQL cluster, not part of this run."""
-    runs = sorted(d for d in os.listdir(RESULTS) if d.startswith("db-") and
+def _newest_separate_run(prefix):
+    """The name and body (its first line, the title, left out; its sections one level down) of
+    the newest saved run of a separate command (bench/results/PREFIX*/report.md), or None."""
+    runs = sorted(d for d in os.listdir(RESULTS) if d.startswith(prefix) and
                   os.path.exists(os.path.join(RESULTS, d, "report.md")))
     if not runs:
-        return ""
+        return None
     with open(os.path.join(RESULTS, runs[-1], "report.md")) as f:
         body = f.read().split("\n", 1)[1].strip()
-    body = body.replace("\n## ", "\n### ")
+    return runs[-1], body.replace("\n## ", "\n### ")
+
+
+def database_section():
+    """The newest `bench/db/run --save` run, as its own section: it is a separate command with
+    its own PostgreSQL cluster, not part of this run."""
+    found = _newest_separate_run("db-")
+    if not found:
+        return ""
+    run, body = found
     return ("## With a database\n\n"
             f"TechEmpower's test types on PostgreSQL: Swoop's `samples/Fortunes` beside its peers, measured by "
-            f"`bench/db/run` on the same machine but not in the run above (database run: {runs[-1]}, "
-            f"`bench/results/{runs[-1]}/`). Where each server's CPU goes, and what limits each test, is in "
+            f"`bench/db/run` on the same machine but not in the run above (database run: {run}, "
+            f"`bench/results/{run}/`). Where each server's CPU goes, and what limits each test, is in "
             "docs/guide.md (\"Using a database\").\n\n" + body)
 
 
 def tls_section():
-    """The newest `bench/tls/suite --save` run (bench/results/tls-*/report.md), as its own
-    section: a separate command (handshakes, resumption, requests and a file over TLS)."""
-    runs = sorted(d for d in os.listdir(RESULTS) if d.startswith("tls-") and
-                  os.path.exists(os.path.join(RESULTS, d, "report.md")))
-    if not runs:
+    """The newest `bench/tls/suite --save` run, as its own section: a separate command
+    (handshakes, resumption, requests and a file over TLS)."""
+    found = _newest_separate_run("tls-")
+    if not found:
         return ""
-    with open(os.path.join(RESULTS, runs[-1], "report.md")) as f:
-        body = f.read().split("\n", 1)[1].strip()
-    body = body.replace("\n## ", "\n### ")
+    run, body = found
     return ("## Over TLS\n\n"
             f"HTTPS beside nginx and Kestrel, measured by `bench/tls/suite` on the same machine but not in "
-            f"the run above (run: {runs[-1]}, `bench/results/{runs[-1]}/`). Where a handshake's CPU goes is in "
+            f"the run above (run: {run}, `bench/results/{run}/`). Where a handshake's CPU goes is in "
             "docs/performance.md (\"What a handshake costs\").\n\n" + body)
 
 
