@@ -140,21 +140,24 @@ type internal HpackDynamicTable(maxSize: int) =
         nameLength <- nameLengths[s]
         valueLength <- valueLengths[s]
 
-    member this.Find(name: ReadOnlySpan<byte>, value: ReadOnlySpan<byte>, nameIndex: byref<int>) =
+    member _.Find(name: ReadOnlySpan<byte>, value: ReadOnlySpan<byte>, nameIndex: byref<int>) =
         nameIndex <- 0
         let mutable exact = 0
         let mutable i = 1
+        // Newest first, stepping back round the ring (no division per entry: an encoder looks
+        // up every field of every answer, past dozens of entries such as each second's `date`).
+        let mutable s = if count = 0 then 0 else slotOf 1
 
         while exact = 0 && i <= count do
-            let s = slotOf i
-
             if nameLengths[s] = name.Length && name.SequenceEqual(ReadOnlySpan(data, starts[s], nameLengths[s])) then
                 if nameIndex = 0 then nameIndex <- i
 
-                if valueLengths[s] = value.Length && value.SequenceEqual(this.Value i) then
+                if valueLengths[s] = value.Length
+                   && value.SequenceEqual(ReadOnlySpan(data, starts[s] + nameLengths[s], valueLengths[s])) then
                     exact <- i
 
             i <- i + 1
+            s <- if s = 0 then starts.Length - 1 else s - 1
 
         exact
 

@@ -1,4 +1,4 @@
-/// HPACK's dynamic table: sizes, eviction, the byte ring against a list model.
+/// HPACK's dynamic table: sizes, eviction, the byte ring and its lookups against a list model.
 module Swoop.Tests.Http2.HpackDynamicTableTests
 
 open System
@@ -36,7 +36,7 @@ let ``a new entry may take its name from the entry its insertion evicts`` () =
     Assert.Equal<(string * string) list>([ "name-one", "other-value"; "second", "v" ], entries t)
 
 [<Fact>]
-let ``the ring keeps entries right through wrap-around, growth and limit changes (against a list model)`` () =
+let ``the ring keeps and finds entries right through wrap-around, growth and limit changes (against a list model)`` () =
     let op =
         Gen.oneof [ gen {
                         let! n = Gen.choose (0, 40)
@@ -90,5 +90,16 @@ let ``the ring keeps entries right through wrap-around, growth and limit changes
         t.Count = model.Length
         && t.Size = size model
         && List.forall2 (fun i (n: byte[], v: byte[]) -> t.Name(i).SequenceEqual(ReadOnlySpan n) && t.Value(i).SequenceEqual(ReadOnlySpan v)) [ 1 .. model.Length ] model
+        // Find answers the newest entry of that name, and of that name and value, as the model.
+        && model
+           |> List.forall (fun (n: byte[], v: byte[]) ->
+               let firstOfName = 1 + List.findIndex (fun (n2: byte[], _) -> n2 = n) model
+               let firstExact = 1 + List.findIndex (fun (n2: byte[], v2: byte[]) -> n2 = n && v2 = v) model
+               let mutable nameIndex = 0
+               let exact = t.Find(ReadOnlySpan n, ReadOnlySpan v, &nameIndex)
+               let mutable missingNameIndex = 0
+               // No generated value holds a zero octet.
+               let missing = t.Find(ReadOnlySpan n, ReadOnlySpan [| 0uy |], &missingNameIndex)
+               exact = firstExact && nameIndex = firstOfName && missing = 0 && missingNameIndex = firstOfName)
 
     Check.One(Config.QuickThrowOnFailure.WithMaxTest(500), Prop.forAll (Arb.fromGen (Gen.listOf op |> Gen.resize 120)) property)
