@@ -120,7 +120,7 @@ type GrpcWebBrowserTests(site: SiteFixture) =
             let http = api.Urls |> List.find (fun u -> u.StartsWith "http://")
             let https = api.Urls |> List.find (fun u -> u.StartsWith "https://")
             let! context = site.Browser.NewContextAsync(BrowserNewContextOptions(IgnoreHTTPSErrors = true))
-            context.SetDefaultTimeout 10_000f
+            context.SetDefaultTimeout SiteFixture.ActionTimeout
             let! p = context.NewPageAsync()
             let! _ = p.GotoAsync pageUrl
 

@@ -38,13 +38,17 @@ type SiteFixture() =
     member _.HttpsUrl = server.Urls |> List.find (fun u -> u.StartsWith "https://")
     member _.Browser = browser
 
+    /// How long a page action or navigation may take (ms): generous, since CI machines are shared
+    /// and a loaded one has taken over 10 s to load a page that loads in well under one here.
+    static member ActionTimeout = 30_000f
+
     /// A fresh browser context on the Site's https:// endpoint (its certificate self-signed).
     member this.NewHttpsPageAsync() =
         task {
             let! context =
                 browser.NewContextAsync(BrowserNewContextOptions(BaseURL = this.HttpsUrl, IgnoreHTTPSErrors = true, ViewportSize = ViewportSize(Width = 1000, Height = 900)))
 
-            context.SetDefaultTimeout 10_000f
+            context.SetDefaultTimeout SiteFixture.ActionTimeout
             let! page = context.NewPageAsync()
             return page
         }
@@ -53,7 +57,7 @@ type SiteFixture() =
     member this.NewPageAsync() =
         task {
             let! context = browser.NewContextAsync(BrowserNewContextOptions(BaseURL = this.BaseUrl, ViewportSize = ViewportSize(Width = 1000, Height = 900)))
-            context.SetDefaultTimeout 10_000f
+            context.SetDefaultTimeout SiteFixture.ActionTimeout
             let! page = context.NewPageAsync()
             return page
         }
