@@ -82,21 +82,6 @@ module GrpcWebBrowser =
   return lines;
 }"""
 
-    /// A self-signed certificate for 127.0.0.1, as PEM files: (cert, key).
-    let certificate () =
-        let folder = Path.Combine(Path.GetTempPath(), "swoop-grpcweb-" + Guid.NewGuid().ToString("N"))
-        Directory.CreateDirectory folder |> ignore
-        use key = Security.Cryptography.ECDsa.Create(Security.Cryptography.ECCurve.NamedCurves.nistP256)
-        let request = Security.Cryptography.X509Certificates.CertificateRequest("CN=localhost", key, Security.Cryptography.HashAlgorithmName.SHA256)
-        let san = Security.Cryptography.X509Certificates.SubjectAlternativeNameBuilder()
-        san.AddIpAddress Net.IPAddress.Loopback
-        request.CertificateExtensions.Add(san.Build())
-        use cert = request.CreateSelfSigned(DateTimeOffset.UtcNow.AddDays -1.0, DateTimeOffset.UtcNow.AddDays 30.0)
-        let certPath, keyPath = Path.Combine(folder, "cert.pem"), Path.Combine(folder, "key.pem")
-        File.WriteAllText(certPath, cert.ExportCertificatePem())
-        File.WriteAllText(keyPath, key.ExportPkcs8PrivateKeyPem())
-        certPath, keyPath
-
 open GrpcWebBrowser
 
 [<Collection("site")>]
@@ -108,7 +93,7 @@ type GrpcWebBrowserTests(site: SiteFixture) =
         task {
             use origin = Server.start { ServerOptions.defaults with Port = 0 } (Web.handler WebOptions.defaults page)
             let pageUrl = "http://127.0.0.1:" + string origin.Port
-            let cert, key = certificate ()
+            let cert, key = SiteFixture.Certificate()
 
             let options =
                 { ServerOptions.defaults with

@@ -17,7 +17,7 @@ type SiteFixture() =
     let mutable browser: IBrowser = null
 
     /// A self-signed certificate for localhost and 127.0.0.1, as PEM files: (cert, key).
-    static let certificate () =
+    static member Certificate() =
         let folder = Path.Combine(Path.GetTempPath(), "swoop-site-" + Guid.NewGuid().ToString("N"))
         Directory.CreateDirectory folder |> ignore
         use key = Security.Cryptography.ECDsa.Create(Security.Cryptography.ECCurve.NamedCurves.nistP256)
@@ -70,7 +70,7 @@ type SiteFixture() =
                       Keys = KeyRing.ofBase64 [ KeyRing.newKey () ]
                       SecureCookies = false }
 
-                let cert, key = certificate ()
+                let cert, key = SiteFixture.Certificate()
 
                 let options =
                     { ServerOptions.defaults with
