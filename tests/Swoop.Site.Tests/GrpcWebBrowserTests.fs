@@ -141,10 +141,13 @@ type GrpcWebBrowserTests(site: SiteFixture) =
                     let seen = String.Join("\n", lines)
                     Assert.Equal<string list>([ "message 4"; "message 3"; "message 2"; "message 1" ], [ for l in lines do if l.StartsWith "message" then l ])
                     Assert.True(Array.contains "trailers grpc-status: 0" lines, seen)
-                    // 250 ms between messages: the reads come apart, the first long before the end.
+                    // 250 ms between messages: an answer held back whole would come in one read (or
+                    // reads a few ms apart); a streamed one in several, at least a gap apart. (A page
+                    // held up on a loaded machine may take several messages in one read: seen in CI,
+                    // two reads 284 ms apart, so the bound is one gap, not the whole stream.)
                     let reads = (lines |> Array.find (fun l -> l.StartsWith "reads ")).Substring(6).Split(',') |> Array.map int
-                    Assert.True(reads.Length >= 4, seen)
-                    Assert.True(Array.last reads - reads[0] >= 600, seen)
+                    Assert.True(reads.Length >= 2, seen)
+                    Assert.True(Array.last reads - reads[0] >= 240, seen)
             })
 
     [<Fact>]
