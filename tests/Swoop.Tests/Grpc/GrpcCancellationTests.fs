@@ -89,7 +89,11 @@ type GrpcCancellationTests(fixture: CancellationFixture) =
         Assert.True(clock.ElapsedMilliseconds < 3000L, $"the blocked write ended after {clock.ElapsedMilliseconds} ms (deadline 400 ms)")
         // The server's deadline or the client's (its RST_STREAM), whichever comes first.
         Assert.True(List.contains how [ "TaskCanceledException"; "OperationCanceledException"; "ClientDisconnectedException" ], $"the write ended with {how}")
-        Assert.Equal(StatusCode.DeadlineExceeded, (failure (call.ResponseStream.MoveNext CancellationToken.None)).StatusCode)
+        // The client's own deadline gives DeadlineExceeded; when the server's (the same
+        // grpc-timeout) fires first, its RST_STREAM CANCEL reaches the client before its timer,
+        // which gRPC's HTTP/2 mapping reports as Cancelled (seen once in CI). Both end the call.
+        let status = (failure (call.ResponseStream.MoveNext CancellationToken.None)).StatusCode
+        Assert.True(List.contains status [ StatusCode.DeadlineExceeded; StatusCode.Cancelled ], $"the call ended {status}")
         Assert.True(eventually 5000 (fun () -> Volatile.Read(&seen.Spilling) = 0), "a handler still holds its call")
 
     [<Fact>]
