@@ -180,8 +180,9 @@ type HttpContext =
     /// `FlushAsync` that a token can end: over HTTP/2, a flush waiting for the client to
     /// take the bytes (its flow-control window) raises OperationCanceledException when the
     /// token fires, and the response is given up: the stream is reset (RST_STREAM CANCEL),
-    /// its unsent bytes dropped. Over HTTP/1.1 the token is looked at before the flush only.
-    /// Example: `do! ctx.FlushAsync(ctx.RequestAborted)`.
+    /// its unsent bytes dropped. Over HTTP/1.1, where one response cannot be given up alone,
+    /// a flush waiting on a client that does not read closes the connection when the token
+    /// fires, and raises the same way. Example: `do! ctx.FlushAsync(ctx.RequestAborted)`.
     member FlushAsync: cancellationToken: Threading.CancellationToken -> ValueTask
 
     /// Sends `payload` as the next part of the streamed body; `framed` is the same bytes as

@@ -73,9 +73,8 @@ type internal Exchange() =
     abstract FlushAsync: response: OutgoingResponse -> ValueTask
     /// FlushAsync whose wait for room (a client that does not take the bytes) ends, raising
     /// OperationCanceledException, when `cancellationToken` fires: the response is then given
-    /// up (HTTP/2: the stream is reset with CANCEL, its unsent bytes dropped). By default
-    /// (HTTP/1.1) the token is looked at before the flush only: a send waiting on the socket
-    /// ends with the client's end or the response data rate.
+    /// up (HTTP/2: the stream is reset with CANCEL, its unsent bytes dropped; HTTP/1.1: the
+    /// connection is closed). By default the token is looked at before the flush only.
     abstract FlushCancellableAsync: response: OutgoingResponse * cancellationToken: Threading.CancellationToken -> ValueTask
 
     default this.FlushCancellableAsync(response: OutgoingResponse, cancellationToken: Threading.CancellationToken) =

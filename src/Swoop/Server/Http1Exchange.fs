@@ -114,6 +114,20 @@ type internal Http1Exchange(transport: Transport, head: RequestHead, bodyTimeout
             do! this.FlushEntered response
         }
 
+    /// A flush that waits for the client to take the bytes, watched by `token`: when it fires
+    /// first, the connection closes (HTTP/1.1 has no way to give up one response and keep the
+    /// connection), which ends the send, and the flush raises OperationCanceledException.
+    member private _.FlushWatchedAsync(flushing: ValueTask, token: CancellationToken) : Task =
+        task {
+            use _ = token.UnsafeRegister((fun state -> (state :?> Transport).Close()), transport)
+
+            try
+                do! flushing
+            with e when token.IsCancellationRequested ->
+                reader.FramingBroken <- true
+                raise (OperationCanceledException("the flush was cancelled while the client was not taking the response: the connection was closed", e, token))
+        }
+
     member private _.SendFileEntered(response: OutgoingResponse, file: SafeFileHandle, offset: int64, count: int64) : ValueTask =
         try
             response.Head.ExplicitLength <- count
@@ -177,6 +191,15 @@ type internal Http1Exchange(transport: Transport, head: RequestHead, bodyTimeout
             this.FlushEntered response
         else
             ValueTask(this.FlushAfterWaitAsync response)
+
+    override this.FlushCancellableAsync(response: OutgoingResponse, token: CancellationToken) : ValueTask =
+        token.ThrowIfCancellationRequested()
+        let flushing = this.FlushAsync response
+
+        if flushing.IsCompleted || not token.CanBeCanceled then
+            flushing
+        else
+            ValueTask(this.FlushWatchedAsync(flushing, token))
 
     /// A started chunked body on the socket itself, nothing written since the last flush: the
     /// shared chunk goes straight from its bytes (Transport.SendShared). Otherwise, or when

@@ -31,6 +31,8 @@ type Observed() =
     member val SleepCancelled = TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously)
     /// Messages the flood handler has written so far.
     member val FloodWritten = 0 with get, set
+    /// Flood handlers that ended (returned or raised).
+    member val FloodEnded = 0 with get, set
     /// The grpc-accept-encoding of the last call that asked for a compressed answer.
     member val AcceptEncoding = "" with get, set
     /// Hold calls whose handler has not ended yet, and those whose handler started.
@@ -121,9 +123,12 @@ let methods (seen: Observed) =
 
       Grpc.serverStreaming (Service + "/Flood") (fun (count: Int32Value) responses _ ->
           task {
-              for _ in 1 .. count.Value do
-                  do! responses.WriteAsync(zeros 32768)
-                  seen.FloodWritten <- seen.FloodWritten + 1
+              try
+                  for _ in 1 .. count.Value do
+                      do! responses.WriteAsync(zeros 32768)
+                      seen.FloodWritten <- seen.FloodWritten + 1
+              finally
+                  seen.FloodEnded <- seen.FloodEnded + 1
           })
 
       Grpc.clientStreaming (Service + "/StreamingInputCall") (fun (requests: IAsyncEnumerable<BytesValue>) call ->

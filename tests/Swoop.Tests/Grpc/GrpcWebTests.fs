@@ -440,6 +440,40 @@ type GrpcWebTests(fixture: GrpcWebFixture) =
         Assert.True(seen.FloodWritten - before < 400, sprintf "%d messages written to a client that reads none" (seen.FloodWritten - before))
 
     [<Fact>]
+    member _.``over HTTP/1.1 a server stream blocked on a reader that stopped ends at its deadline`` () =
+        let seen = fixture.Seen
+        let endedBefore = seen.FloodEnded
+        let writtenBefore = seen.FloodWritten
+        let payload = frame false (Int32Value(Value = 1000).ToByteArray())
+        use socket = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp, ReceiveBufferSize = 65536)
+        socket.Connect("127.0.0.1", server.Port)
+
+        let head =
+            "POST /" + Service + "/Flood HTTP/1.1\r\nHost: a\r\nContent-Type: application/grpc-web\r\ngrpc-timeout: 500m\r\nContent-Length: "
+            + string payload.Length + "\r\n\r\n"
+
+        let clock = Diagnostics.Stopwatch.StartNew()
+        socket.Send(Array.append (ascii head) payload) |> ignore
+        // Nothing is read: the handler's write waits for the socket, and the call's deadline
+        // (500 ms) ends that wait (the connection is closed: HTTP/1.1 cannot drop one answer),
+        // long before the 30 s send timeout would.
+        Assert.True(waitUntil 10000 (fun () -> seen.FloodEnded > endedBefore), "the handler ended")
+        Assert.True(clock.ElapsedMilliseconds < 5000L, sprintf "the handler ended after %d ms" clock.ElapsedMilliseconds)
+        Assert.True(seen.FloodWritten - writtenBefore < 1000, "the handler was held")
+        // The client then finds the connection's end (a FIN or a reset) after what was sent.
+        socket.ReceiveTimeout <- 5000
+        let buffer = Array.zeroCreate<byte> 65536
+        let mutable outcome = ""
+
+        while outcome = "" do
+            try
+                if socket.Receive buffer = 0 then outcome <- "closed"
+            with :? SocketException as e ->
+                outcome <- (if e.SocketErrorCode = SocketError.TimedOut then "still open after 5 s" else "closed")
+
+        Assert.Equal("closed", outcome)
+
+    [<Fact>]
     member _.``only the methods Grpc.web marks answer gRPC-Web; a set without any skips it`` () =
         let hello = Grpc.unary "test.Mark/Hello" (fun (name: StringValue) _ -> Task.FromResult(StringValue(Value = "hello " + name.Value)))
         let hidden = Grpc.unary "test.Mark/Hidden" (fun (name: StringValue) _ -> Task.FromResult(name))
