@@ -306,7 +306,7 @@ type internal GrpcCall(ctx: HttpContext, methodPath: string, options: GrpcOption
 
         if web then
             ctx.ContentType <- WebProtocol.answerType ctx (if isNull text then WebProtocol.Protocol.Web else WebProtocol.Protocol.WebText)
-            if not (isNull text) then ctx.Encoder <- WebProtocol.TextEncoder()
+            if not (isNull text) then ctx.Encoder <- WebProtocol.TextEncoder ctx.Encoder
         else
             ctx.ContentType <- "application/grpc"
 

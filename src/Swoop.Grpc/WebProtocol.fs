@@ -194,9 +194,15 @@ type TextDecoder() =
 
 /// Encodes a `-text` answer's body as base64 on its way out: each flush is its own padded
 /// piece (a streamed message reaches the client whole at once), as the protocol allows.
+/// `after` is the encoder that was set before (`Compression.compress`'s, or null): it gets
+/// the base64, as it would any body (browsers decode Content-Encoding themselves).
 [<Sealed>]
-type TextEncoder() =
+type TextEncoder(after: BodyEncoder) =
     inherit BodyEncoder()
+
+    // What runs on the base64 next; an encoder may replace itself (compression picks its
+    // coder on the first call) or end (null).
+    let mutable next = after
 
     /// Raw bytes encoded into one span at a time (a multiple of 3: no padding inside a flush).
     static let Step = 12288
@@ -204,7 +210,7 @@ type TextEncoder() =
     /// goes in: a chain partly consumed cannot be handed to the output).
     let raw = Gzip.PooledBuffer()
 
-    override _.Encode(ctx: HttpContext, body: BufferChain, final: bool) =
+    override this.Encode(ctx: HttpContext, body: BufferChain, final: bool) =
         let length = int body.Length
 
         if length > 0 then
@@ -231,4 +237,9 @@ type TextEncoder() =
             // An idle stream between flushes holds no buffer.
             raw.Release()
 
-        if final then ctx.Encoder <- null
+        if not (isNull next) then
+            ctx.Encoder <- next
+            next.Encode(ctx, body, final)
+            next <- ctx.Encoder
+
+        ctx.Encoder <- if final then null else this :> BodyEncoder

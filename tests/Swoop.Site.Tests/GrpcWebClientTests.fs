@@ -2,7 +2,8 @@
 /// fetch transport (@protobuf-ts/grpcweb-transport, tests/grpc-web-client, bundled with
 /// esbuild) in headless Chromium, on a page of one origin, calling Swoop.Grpc on another
 /// through `cors`: unary in binary and text formats, a server stream, an error's code and
-/// message, metadata both ways, and a deadline, over HTTP/1.1 and HTTP/2. The hand-framed
+/// message, metadata both ways, a deadline, and answers compressed by `Compression.compress`
+/// (Content-Encoding, which the browser decodes), over HTTP/1.1 and HTTP/2. The hand-framed
 /// `fetch` tests (GrpcWebBrowserTests.fs) check the bytes; these check that a library agrees.
 namespace Site.Tests
 
@@ -66,7 +67,7 @@ module GrpcWebClient =
         { CorsPolicy.forOrigins [ origin ] with
             Methods = [ "POST" ]
             Headers = [ "content-type"; "x-grpc-web"; "x-user-agent"; "grpc-timeout"; "x-echo" ]
-            ExposedHeaders = [ "grpc-status"; "grpc-message"; "x-echo-header" ] }
+            ExposedHeaders = [ "grpc-status"; "grpc-message"; "x-echo-header"; "content-encoding" ] }
 
     /// What the library saw of one call (client.mjs's `call`).
     type Seen =
@@ -109,8 +110,8 @@ open GrpcWebClient
 type GrpcWebClientTests(site: SiteFixture) =
 
     /// Runs `test` with the library loaded in a page of one origin and the services on another
-    /// (its http:// and https:// addresses).
-    let withServers (test: IPage -> string -> string -> Task) =
+    /// (its http:// and https:// addresses), the services wrapped in `around`.
+    let withServersAround (around: HttpHandler -> HttpHandler) (test: IPage -> string -> string -> Task) =
         task {
             let script = bundle.Force()
             use origin = Server.start { ServerOptions.defaults with Port = 0 } (Web.handler WebOptions.defaults page)
@@ -123,7 +124,7 @@ type GrpcWebClientTests(site: SiteFixture) =
                     TlsCert = [ cert ]
                     TlsKey = [ key ] }
 
-            use api = Server.start options (Web.handler WebOptions.defaults (cors (policy pageUrl) >=> Grpc.services methods))
+            use api = Server.start options (Web.handler WebOptions.defaults (cors (policy pageUrl) >=> around (Grpc.services methods)))
             let http = api.Urls |> List.find (fun u -> u.StartsWith "http://")
             let https = api.Urls |> List.find (fun u -> u.StartsWith "https://")
             let! context = site.Browser.NewContextAsync(BrowserNewContextOptions(IgnoreHTTPSErrors = true))
@@ -137,6 +138,8 @@ type GrpcWebClientTests(site: SiteFixture) =
             finally
                 context.CloseAsync().Wait()
         }
+
+    let withServers = withServersAround id
 
     /// One call through the library: `format` "binary" or "text"; `meta` request metadata;
     /// `timeout` in ms (0: none).
@@ -218,3 +221,35 @@ type GrpcWebClientTests(site: SiteFixture) =
                     Assert.True(fst seen.Error = "DEADLINE_EXCEEDED", json)
                     Assert.True(seen.Messages.Length < 10, json)
             })
+
+    [<Fact>]
+    member _.``behind Compression.compress with the gRPC-Web types, answers come compressed and the browser decodes them``() =
+        // Browsers' gRPC-Web clients do not compress messages (grpc-encoding); the body is
+        // compressed as any HTTP answer (Content-Encoding), and the browser decodes it.
+        let compressed =
+            Compression.compress
+                { CompressionOptions.defaults with
+                    MinimumSize = 0
+                    Https = true
+                    MimeTypes = [ "application/grpc-web"; "application/grpc-web+proto"; "application/grpc-web-text"; "application/grpc-web-text+proto" ] }
+
+        withServersAround compressed (fun p http https ->
+            task {
+                for baseUrl, protocol in [ http, "HTTP/1.1"; https, "HTTP/2" ] do
+                    for format in [ "binary"; "text" ] do
+                        let name = String.replicate 20 "compressed "
+                        let! json, seen = call p baseUrl format "Hello" name [] 0
+                        Assert.True(("", "") = seen.Error, json)
+                        Assert.Equal<string list>([ "Hello " + name + " over " + protocol ], seen.Messages)
+                        Assert.Equal("OK", seen.Status)
+                        Assert.True(seen.Headers.TryFind "content-encoding" |> Option.exists (fun e -> e = "br" || e = "gzip"), json)
+
+                        // A stream is compressed flush by flush: each message still arrives on its own.
+                        let! json, seen = call p baseUrl format "Countdown" "3" [] 0
+                        Assert.True(("", "") = seen.Error, json)
+                        Assert.Equal<string list>([ "3"; "2"; "1" ], seen.Messages)
+                        Assert.True(seen.Headers.ContainsKey "content-encoding", json)
+                        Assert.True(List.last seen.Times - List.head seen.Times >= 190, json)
+            })
+
+
