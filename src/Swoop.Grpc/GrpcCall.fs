@@ -282,15 +282,15 @@ type internal GrpcCall(ctx: HttpContext, methodPath: string, options: GrpcOption
         for i in 0 .. ctx.HeaderCount - 1 do
             let name = ctx.HeaderNameBytes i
 
-            if name.Length > 5 && Ascii.EqualsIgnoreCase(name.Slice(0, 5), "grpc-"B) then
+            if name.Length > 5 && Ascii.EqualsIgnoreCase(name.Slice(0, 5), Wire.Octets.grpcPrefix) then
                 let rest = name.Slice 5
 
-                if Ascii.EqualsIgnoreCase(rest, "timeout"B) then
+                if Ascii.EqualsIgnoreCase(rest, Wire.Octets.timeout) then
                     timeout <- ctx.HeaderValue i
-                elif Ascii.EqualsIgnoreCase(rest, "encoding"B) then
-                    if not (Ascii.EqualsIgnoreCase(ctx.HeaderValueBytes i, "identity"B)) then
+                elif Ascii.EqualsIgnoreCase(rest, Wire.Octets.encoding) then
+                    if not (Ascii.EqualsIgnoreCase(ctx.HeaderValueBytes i, Wire.Octets.identity)) then
                         requestEncoding <- ctx.HeaderValue(i).ToLowerInvariant()
-                elif Ascii.EqualsIgnoreCase(rest, "accept-encoding"B) then
+                elif Ascii.EqualsIgnoreCase(rest, Wire.Octets.acceptEncoding) then
                     clientAcceptsGzip <- Wire.listNames (ctx.HeaderValue i) "gzip"
 
         match Wire.parseTimeout timeout with
