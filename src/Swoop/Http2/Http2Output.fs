@@ -187,11 +187,14 @@ type internal Http2Output(transport: Transport, pool: BufferPool) =
 
     /// Fields HTTP/2 forbids (RFC 9113 section 8.2.2): the connection's own, in HTTP/1.1.
     static member private ConnectionSpecific(name: string) =
-        String.Equals(name, "keep-alive", StringComparison.OrdinalIgnoreCase)
-        || String.Equals(name, "upgrade", StringComparison.OrdinalIgnoreCase)
-        || String.Equals(name, "proxy-connection", StringComparison.OrdinalIgnoreCase)
-        || String.Equals(name, "connection", StringComparison.OrdinalIgnoreCase)
-        || String.Equals(name, "transfer-encoding", StringComparison.OrdinalIgnoreCase)
+        match name.Length with
+        | 7 -> String.Equals(name, "upgrade", StringComparison.OrdinalIgnoreCase)
+        | 10 ->
+            String.Equals(name, "keep-alive", StringComparison.OrdinalIgnoreCase)
+            || String.Equals(name, "connection", StringComparison.OrdinalIgnoreCase)
+        | 16 -> String.Equals(name, "proxy-connection", StringComparison.OrdinalIgnoreCase)
+        | 17 -> String.Equals(name, "transfer-encoding", StringComparison.OrdinalIgnoreCase)
+        | _ -> false
 
     /// Writes the response head as HEADERS (and CONTINUATION) frames: `length` >= 0 is sent as
     /// content-length; `endStream` when no DATA follows.
