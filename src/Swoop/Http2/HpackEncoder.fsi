@@ -15,7 +15,9 @@ open System
 /// indexing when its entry is at most half the table, so from the second response on it
 /// costs one octet. Names come from the static table, then the dynamic one; strings are Huffman
 /// coded when shorter. The table never exceeds the peer's SETTINGS_HEADER_TABLE_SIZE, nor the
-/// limit given here.
+/// limit given here. The names never inserted are not looked up in the dynamic table, and a
+/// caller may have a field remembered by its own objects (`Remember`, `WriteRemembered`: the
+/// fields every answer repeats, such as content-type or grpc-status, then cost no lookup).
 [<Sealed>]
 type internal HpackEncoder =
     /// An encoder whose dynamic table holds at most `maxTableSize` octets (and at most the
