@@ -16,8 +16,8 @@ def cell(xs, digits=0):
     return f"{f.format(statistics.median(xs))} ({f.format(xs[0])}-{f.format(xs[-1])})" if xs else "-"
 
 
-def ratio(scenario, column, higher_better=True):
-    s, k = data[scenario].get("swoop", {}), data[scenario].get("kestrel", {})
+def ratio(scenario, column, a="swoop", b="kestrel"):
+    s, k = data[scenario].get(a, {}), data[scenario].get(b, {})
     rs = [float(s[r][column]) / float(k[r][column]) for r in s if r in k and float(k[r][column]) > 0]
     return cell(rs, 2) + "x" if rs else "-"
 
@@ -29,7 +29,10 @@ for scenario in [s for s in data if s.startswith("unary")]:
         v = list(reps.values())
         print(f"| {scenario} | {subject} | {cell([float(x[0]) for x in v])} | {cell([float(x[3]) for x in v])} | "
               f"{cell([float(x[4]) for x in v], 2)} | {cell([float(x[5]) for x in v], 2)} | {cell([float(x[6]) for x in v])}% |")
-    print(f"| {scenario} | swoop/kestrel | {ratio(scenario, 0)} | {ratio(scenario, 3)} | | | |")
+    # swoopb: another Swoop build beside (bench/grpc/run's SWOOP_B), its ratios too.
+    for a, b in [("swoop", "kestrel"), ("swoopb", "kestrel"), ("swoop", "swoopb")]:
+        if a in data[scenario] and b in data[scenario]:
+            print(f"| {scenario} | {a}/{b} | {ratio(scenario, 0, a, b)} | {ratio(scenario, 3, a, b)} | | | |")
 if "stream" in data:
     print()
     print("| scenario | server | messages/s | messages per server CPU-s | calls/s | h2load core |")

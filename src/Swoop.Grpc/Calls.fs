@@ -32,9 +32,31 @@ type internal UnaryRunner<'Req, 'Resp>(requests: Marshaller<'Req>, responses: Ma
 
     override _.Streaming = false
 
-    override _.Run(call) =
+    // The usual call: its request already in the stream and its handler done at once, ended
+    // without a state machine.
+    override this.Run(call) =
+        let read = call.ReadSingleAsync requests
+
+        if read.IsCompletedSuccessfully then
+            let response = handler read.Result call
+
+            if response.IsCompletedSuccessfully then
+                Runners.answer call response.Result responses
+                Task.CompletedTask
+            else
+                this.AnswerAsync(call, response)
+        else
+            this.RunAsync(call, read.AsTask())
+
+    member private _.AnswerAsync(call: GrpcCall, response: Task<'Resp>) : Task =
         task {
-            let! request = call.ReadSingleAsync requests
+            let! response = response
+            Runners.answer call response responses
+        }
+
+    member private _.RunAsync(call: GrpcCall, read: Task<'Req>) : Task =
+        task {
+            let! request = read
             let! response = handler request call
             Runners.answer call response responses
         }
@@ -80,24 +102,16 @@ module internal Dispatch =
         ctx.SetHeader("grpc-message", Wire.percentEncode message)
         cachedTrue
 
-    /// Runs one call of `runner` on `ctx`, in `protocol` (gRPC, or one of gRPC-Web's forms);
-    /// one state machine for the call's life (an idle call holds it, so it is not nested in
-    /// another).
-    let runAs (protocol: WebProtocol.Protocol) (runner: CallRunner) (path: string) (options: GrpcOptions) (ctx: HttpContext) : Task<bool> =
+    /// The rest of a call whose runner has to wait (`running`): one state machine for the
+    /// call's life (an idle call holds it, so it is not nested in another).
+    let private finishAsync (call: GrpcCall) (running: Task) : Task<bool> =
         task {
-            let call = GrpcCall(ctx, path, options)
-
             try
-                if protocol <> WebProtocol.Protocol.Native then call.UseWeb protocol
-                call.Start runner.Streaming
                 let mutable final = Status.DefaultSuccess
 
                 try
-                    if call.Expired then
-                        final <- Status(StatusCode.DeadlineExceeded, "Deadline Exceeded")
-                    else
-                        do! runner.Run call
-                        final <- call.StatusAfterHandler
+                    do! running
+                    final <- call.StatusAfterHandler
                 with error ->
                     final <- call.StatusOf error
 
@@ -107,6 +121,41 @@ module internal Dispatch =
 
             return true
         }
+
+    /// runAs, its failures raised.
+    let private runNow (protocol: WebProtocol.Protocol) (runner: CallRunner) (path: string) (options: GrpcOptions) (ctx: HttpContext) : Task<bool> =
+        let call = GrpcCall(ctx, path, options)
+        let mutable running: Task = null
+
+        try
+            if protocol <> WebProtocol.Protocol.Native then call.UseWeb protocol
+            call.Start runner.Streaming
+            let mutable final = Status.DefaultSuccess
+
+            try
+                if call.Expired then
+                    final <- Status(StatusCode.DeadlineExceeded, "Deadline Exceeded")
+                else
+                    let run = runner.Run call
+                    if run.IsCompletedSuccessfully then final <- call.StatusAfterHandler else running <- run
+            with error ->
+                final <- call.StatusOf error
+
+            if isNull running then call.Finish final
+        finally
+            if isNull running then call.Release()
+
+        if isNull running then cachedTrue else finishAsync call running
+
+    /// Runs one call of `runner` on `ctx`, in `protocol` (gRPC, or one of gRPC-Web's forms);
+    /// a call whose runner ends at once (a unary call with its request there and a handler
+    /// done at once) ends here, without a state machine.
+    let runAs (protocol: WebProtocol.Protocol) (runner: CallRunner) (path: string) (options: GrpcOptions) (ctx: HttpContext) : Task<bool> =
+        try
+            runNow protocol runner path options ctx
+        with error ->
+            // As a task would have: what escapes (the call's start failing) faults the task.
+            Task.FromException<bool> error
 
     /// Runs one gRPC call of `runner` on `ctx`.
     let run (runner: CallRunner) (path: string) (options: GrpcOptions) (ctx: HttpContext) : Task<bool> =

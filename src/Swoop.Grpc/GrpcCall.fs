@@ -75,7 +75,45 @@ type internal GrpcCall(ctx: HttpContext, methodPath: string, options: GrpcOption
                 stop <- kept
                 start <- 0
 
-            this.ReadMoreAsync(count, token)
+            if isNull text then this.ReadAtOnce(count, token) else this.ReadMoreAsync(count, token)
+
+    /// FillAsync's reads while they complete at once (the body already in the stream, as a
+    /// unary call's usually is): no state machine until one has to wait.
+    member private this.ReadAtOnce(count: int, token: CancellationToken) : Task<bool> =
+        let mutable waiting = ValueTask<int>()
+        let mutable go = true
+
+        while go && stop - start < count do
+            let read = ctx.ReadAsync(input.Array.AsMemory(stop), token)
+
+            if read.IsCompletedSuccessfully then
+                let n = read.Result
+
+                if n = 0 then
+                    bodyEnded <- true
+                    go <- false
+                else
+                    stop <- stop + n
+            else
+                waiting <- read
+                go <- false
+
+        if not go && not bodyEnded then this.ReadAfterAsync(waiting, count, token)
+        elif stop - start >= count then yes
+        else no
+
+    /// ReadAtOnce's read that has to wait, then the rest.
+    member private this.ReadAfterAsync(waiting: ValueTask<int>, count: int, token: CancellationToken) : Task<bool> =
+        task {
+            let! n = waiting
+
+            if n = 0 then
+                bodyEnded <- true
+                return false
+            else
+                stop <- stop + n
+                return! this.ReadMoreAsync(count, token)
+        }
 
     member private this.ReadMoreAsync(count: int, token: CancellationToken) : Task<bool> =
         task {
@@ -120,16 +158,21 @@ type internal GrpcCall(ctx: HttpContext, methodPath: string, options: GrpcOption
         if stop - start >= Wire.PrefixLength then
             this.ReadMessageAsync token
         else
-            task {
-                let! whole = this.FillAsync(Wire.PrefixLength, token)
+            let fill = this.FillAsync(Wire.PrefixLength, token)
 
-                if whole then
-                    return! this.ReadMessageAsync token
-                elif stop > start then
-                    return raise (internalError "Incomplete message: the request ended inside a message's prefix.")
-                else
-                    return false
-            }
+            if fill.IsCompletedSuccessfully then
+                this.AfterPrefix(fill.Result, token)
+            else
+                task {
+                    let! whole = fill
+                    return! this.AfterPrefix(whole, token)
+                }
+
+    /// The prefix was read (`whole`), or the body ended before it.
+    member private this.AfterPrefix(whole: bool, token: CancellationToken) : Task<bool> =
+        if whole then this.ReadMessageAsync token
+        elif stop > start then raise (internalError "Incomplete message: the request ended inside a message's prefix.")
+        else no
 
     member private this.ReadMessageAsync(token: CancellationToken) : Task<bool> =
         let flag = input.Array[start]
@@ -153,12 +196,19 @@ type internal GrpcCall(ctx: HttpContext, methodPath: string, options: GrpcOption
             this.TakeMessage(flag, int length)
             yes
         else
-            task {
-                let! complete = this.FillAsync(whole, token)
-                if not complete then raise (internalError "Incomplete message: the request ended inside a message.")
+            let fill = this.FillAsync(whole, token)
+
+            if fill.IsCompletedSuccessfully then
+                if not fill.Result then raise (internalError "Incomplete message: the request ended inside a message.")
                 this.TakeMessage(flag, int length)
-                return true
-            }
+                yes
+            else
+                task {
+                    let! complete = fill
+                    if not complete then raise (internalError "Incomplete message: the request ended inside a message.")
+                    this.TakeMessage(flag, int length)
+                    return true
+                }
 
     member private _.TakeMessage(flag: byte, length: int) =
         let at = start + Wire.PrefixLength
@@ -181,19 +231,50 @@ type internal GrpcCall(ctx: HttpContext, methodPath: string, options: GrpcOption
 
         message
 
-    /// A unary or server-streaming call's one request message (INTERNAL if none or more).
-    member this.ReadSingleAsync(marshaller: Marshaller<'T>) : Task<'T> =
+    /// A unary or server-streaming call's one request message (INTERNAL if none or more);
+    /// completed at once when the whole body is already in the stream.
+    member this.ReadSingleAsync(marshaller: Marshaller<'T>) : ValueTask<'T> =
+        let token = this.ReadToken
+        let next = this.NextMessageAsync token
+
+        if next.IsCompletedSuccessfully then
+            let message = this.Single(next.Result, marshaller)
+            let more = this.FillAsync(1, token)
+
+            if more.IsCompletedSuccessfully then
+                this.NoMore more.Result
+                ValueTask<'T>(result = message)
+            else
+                ValueTask<'T>(this.NoMoreAsync(more, message))
+        else
+            ValueTask<'T>(this.ReadSingleAfterAsync(next, marshaller, token))
+
+    /// The one message, if `some` came.
+    member private this.Single(some: bool, marshaller: Marshaller<'T>) : 'T =
+        if not some then raise (internalError "The request has no message.")
+        this.Deserialize marshaller
+
+    /// After the one message, the body must end (`more` false).
+    member private _.NoMore(more: bool) =
+        if more then raise (internalError "The request has more than one message.")
+        // Nothing more will be read: a server stream's idle call holds no input buffer.
+        input.Release()
+        start <- 0
+        stop <- 0
+
+    member private this.NoMoreAsync(more: Task<bool>, message: 'T) : Task<'T> =
         task {
-            let token = this.ReadToken
-            let! some = this.NextMessageAsync token
-            if not some then raise (internalError "The request has no message.")
-            let message = this.Deserialize marshaller
+            let! more = more
+            this.NoMore more
+            return message
+        }
+
+    member private this.ReadSingleAfterAsync(next: Task<bool>, marshaller: Marshaller<'T>, token: CancellationToken) : Task<'T> =
+        task {
+            let! some = next
+            let message = this.Single(some, marshaller)
             let! more = this.FillAsync(1, token)
-            if more then raise (internalError "The request has more than one message.")
-            // Nothing more will be read: a server stream's idle call holds no input buffer.
-            input.Release()
-            start <- 0
-            stop <- 0
+            this.NoMore more
             return message
         }
 
@@ -282,15 +363,15 @@ type internal GrpcCall(ctx: HttpContext, methodPath: string, options: GrpcOption
         for i in 0 .. ctx.HeaderCount - 1 do
             let name = ctx.HeaderNameBytes i
 
-            if name.Length > 5 && Ascii.EqualsIgnoreCase(name.Slice(0, 5), "grpc-"B) then
+            if name.Length > 5 && Ascii.EqualsIgnoreCase(name.Slice(0, 5), Wire.Octets.grpcPrefix) then
                 let rest = name.Slice 5
 
-                if Ascii.EqualsIgnoreCase(rest, "timeout"B) then
+                if Ascii.EqualsIgnoreCase(rest, Wire.Octets.timeout) then
                     timeout <- ctx.HeaderValue i
-                elif Ascii.EqualsIgnoreCase(rest, "encoding"B) then
-                    if not (Ascii.EqualsIgnoreCase(ctx.HeaderValueBytes i, "identity"B)) then
+                elif Ascii.EqualsIgnoreCase(rest, Wire.Octets.encoding) then
+                    if not (Ascii.EqualsIgnoreCase(ctx.HeaderValueBytes i, Wire.Octets.identity)) then
                         requestEncoding <- ctx.HeaderValue(i).ToLowerInvariant()
-                elif Ascii.EqualsIgnoreCase(rest, "accept-encoding"B) then
+                elif Ascii.EqualsIgnoreCase(rest, Wire.Octets.acceptEncoding) then
                     clientAcceptsGzip <- Wire.listNames (ctx.HeaderValue i) "gzip"
 
         match Wire.parseTimeout timeout with

@@ -28,7 +28,7 @@ let private endsMedia (value: ReadOnlySpan<byte>) (at: int) =
 
 /// The protocol of a content-type's value. Example: `ofContentType "application/grpc-web-text+proto"B` = WebText.
 let ofContentType (value: ReadOnlySpan<byte>) : Protocol =
-    let grpc = "application/grpc"B
+    let grpc = Wire.Octets.applicationGrpc
 
     if value.Length < grpc.Length || not (Ascii.EqualsIgnoreCase(value.Slice(0, grpc.Length), ReadOnlySpan grpc)) then
         Protocol.NotGrpc
@@ -37,9 +37,9 @@ let ofContentType (value: ReadOnlySpan<byte>) : Protocol =
     else
         let rest = value.Slice grpc.Length
 
-        if rest.Length >= 9 && Ascii.EqualsIgnoreCase(rest.Slice(0, 9), "-web-text"B) && endsMedia rest 9 then
+        if rest.Length >= 9 && Ascii.EqualsIgnoreCase(rest.Slice(0, 9), Wire.Octets.webText) && endsMedia rest 9 then
             Protocol.WebText
-        elif rest.Length >= 4 && Ascii.EqualsIgnoreCase(rest.Slice(0, 4), "-web"B) && endsMedia rest 4 then
+        elif rest.Length >= 4 && Ascii.EqualsIgnoreCase(rest.Slice(0, 4), Wire.Octets.web) && endsMedia rest 4 then
             Protocol.Web
         else
             Protocol.NotGrpc
@@ -51,7 +51,7 @@ let classify (ctx: HttpContext) : Protocol =
     let mutable i = 0
 
     while i < ctx.HeaderCount do
-        if Ascii.EqualsIgnoreCase(ctx.HeaderNameBytes i, "content-type"B) then
+        if Ascii.EqualsIgnoreCase(ctx.HeaderNameBytes i, Wire.Octets.contentType) then
             found <- ofContentType (ctx.HeaderValueBytes i)
             i <- ctx.HeaderCount
         else
@@ -70,7 +70,7 @@ let answerType (ctx: HttpContext) (protocol: Protocol) : string =
     let mutable i = 0
 
     while i < ctx.HeaderCount do
-        if Ascii.EqualsIgnoreCase(ctx.HeaderNameBytes i, "content-type"B) then
+        if Ascii.EqualsIgnoreCase(ctx.HeaderNameBytes i, Wire.Octets.contentType) then
             value <- ctx.HeaderValueBytes i
             i <- ctx.HeaderCount
         else
@@ -82,7 +82,7 @@ let answerType (ctx: HttpContext) (protocol: Protocol) : string =
     let plus = media.IndexOf(byte '+')
 
     if plus < 0 then plain
-    elif Ascii.EqualsIgnoreCase(media.Slice plus, "+proto"B) then proto
+    elif Ascii.EqualsIgnoreCase(media.Slice plus, Wire.Octets.proto) then proto
     else plain + Encoding.ASCII.GetString(media.Slice plus).ToLowerInvariant()
 
 // ---- the trailer frame ----

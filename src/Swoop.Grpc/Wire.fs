@@ -7,6 +7,12 @@ open System.Text
 open Grpc.Core
 open Swoop
 
+/// Names and values read as bytes, made once ("..."B makes an array per use).
+module Octets =
+    let contentType, applicationGrpc, grpcPrefix = "content-type"B, "application/grpc"B, "grpc-"B
+    let timeout, encoding, acceptEncoding, identity = "timeout"B, "encoding"B, "accept-encoding"B, "identity"B
+    let webText, web, proto = "-web-text"B, "-web"B, "+proto"B
+
 /// A message's prefix: a compressed flag (one byte) and its length (four, big-endian).
 [<Literal>]
 let PrefixLength = 5
@@ -19,12 +25,12 @@ let AcceptedEncodings = "identity,gzip"
 /// `+format` or parameters (`application/grpc+proto`); gRPC-Web's `application/grpc-web` is not.
 /// Reads the header's bytes: nothing is allocated for the requests that are not.
 let isGrpcRequest (ctx: HttpContext) =
-    let prefix = "application/grpc"B
+    let prefix = Octets.applicationGrpc
     let mutable found = false
     let mutable i = 0
 
     while not found && i < ctx.HeaderCount do
-        if Ascii.EqualsIgnoreCase(ctx.HeaderNameBytes i, "content-type"B) then
+        if Ascii.EqualsIgnoreCase(ctx.HeaderNameBytes i, Octets.contentType) then
             let value = ctx.HeaderValueBytes i
 
             found <-

@@ -15,7 +15,9 @@ open System
 /// indexing when its entry is at most half the table, so from the second response on it
 /// costs one octet. Names come from the static table, then the dynamic one; strings are Huffman
 /// coded when shorter. The table never exceeds the peer's SETTINGS_HEADER_TABLE_SIZE, nor the
-/// limit given here.
+/// limit given here. The names never inserted are not looked up in the dynamic table, and a
+/// caller may have a field remembered by its own objects (`Remember`, `WriteRemembered`: the
+/// fields every answer repeats, such as content-type or grpc-status, then cost no lookup).
 [<Sealed>]
 type internal HpackEncoder =
     /// An encoder whose dynamic table holds at most `maxTableSize` octets (and at most the
@@ -34,6 +36,18 @@ type internal HpackEncoder =
     member WriteField: name: ReadOnlySpan<byte> * value: ReadOnlySpan<byte> * dst: Span<byte> -> int
     /// Writes one field as never indexed (a secret the app marked). Same contract as `WriteField`.
     member WriteSensitiveField: name: ReadOnlySpan<byte> * value: ReadOnlySpan<byte> * dst: Span<byte> -> int
+    /// Remembers the field the last `WriteField` wrote by index or inserted (nothing when it
+    /// wrote a literal that stays out of the table) under two objects of the caller's that
+    /// stand for its name and value (the same objects must always mean the same octets: strings,
+    /// or an array never changed). Eight fields are remembered, the oldest replaced.
+    /// Example: `WriteField("content-type"B, "application/grpc"B, dst)`, then
+    /// `Remember("content-type", "application/grpc")`.
+    member Remember: name: obj * value: obj -> unit
+    /// Writes a remembered field by its index (at most 6 octets): the octets written, or 0 when
+    /// the field is not remembered, its entry was evicted, or `dst` is shorter than 6 (the
+    /// caller then writes it with `WriteField`). Example: after the example of `Remember`,
+    /// `WriteRemembered("content-type", "application/grpc", dst)` writes be (index 62), returns 1.
+    member WriteRemembered: name: obj * value: obj * dst: Span<byte> -> int
     /// Room `WriteField` needs for a field: its octets plus 16.
     static member MaxFieldLength: nameLength: int * valueLength: int -> int
     /// The encoder's view of the peer's dynamic table.

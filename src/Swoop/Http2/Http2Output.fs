@@ -19,6 +19,9 @@ type internal Http2Output(transport: Transport, pool: BufferPool) =
     // Frames waiting for the pump.
     let queue = BufferChain(pool)
     let encoder = HpackEncoder(4096)
+    // Names written as octets ("..."B makes an array per use: made once here).
+    static let dateName = "date"B
+    static let contentLengthName = "content-length"B
     // A header block is encoded here first, then cut into HEADERS and CONTINUATION frames.
     let mutable block: byte[] = Array.zeroCreate 1024
     let mutable field: byte[] = Array.zeroCreate 256
@@ -156,6 +159,13 @@ type internal Http2Output(transport: Transport, pool: BufferPool) =
 
     /// Encodes one field (the name lowercased: HTTP/2 field names are) at `p`; returns the new end.
     member private this.Field(name: string, value: string, p: int) : int =
+        this.BlockRoom(p, 6)
+        let known = encoder.WriteRemembered(name, value, Span<byte>(block, p, block.Length - p))
+        if known > 0 then p + known else this.NewField(name, value, p)
+
+    /// Field, for a name and value the encoder does not remember: lowercased and encoded, then
+    /// remembered by the two strings (the same strings are the same octets).
+    member private this.NewField(name: string, value: string, p: int) : int =
         let nameLength = name.Length
         let valueLength = Encoding.UTF8.GetByteCount value
 
@@ -167,7 +177,9 @@ type internal Http2Output(transport: Transport, pool: BufferPool) =
             field[i] <- byte (if c >= 'A' && c <= 'Z' then char (int c + 32) else c)
 
         Encoding.UTF8.GetBytes(value, 0, value.Length, field, nameLength) |> ignore
-        this.Bytes(ReadOnlySpan<byte>(field, 0, nameLength), ReadOnlySpan<byte>(field, nameLength, valueLength), p)
+        let next = this.Bytes(ReadOnlySpan<byte>(field, 0, nameLength), ReadOnlySpan<byte>(field, nameLength, valueLength), p)
+        encoder.Remember(name, value)
+        next
 
     member private this.Bytes(name: ReadOnlySpan<byte>, value: ReadOnlySpan<byte>, p: int) : int =
         this.BlockRoom(p, HpackEncoder.MaxFieldLength(name.Length, value.Length))
@@ -175,11 +187,14 @@ type internal Http2Output(transport: Transport, pool: BufferPool) =
 
     /// Fields HTTP/2 forbids (RFC 9113 section 8.2.2): the connection's own, in HTTP/1.1.
     static member private ConnectionSpecific(name: string) =
-        String.Equals(name, "keep-alive", StringComparison.OrdinalIgnoreCase)
-        || String.Equals(name, "upgrade", StringComparison.OrdinalIgnoreCase)
-        || String.Equals(name, "proxy-connection", StringComparison.OrdinalIgnoreCase)
-        || String.Equals(name, "connection", StringComparison.OrdinalIgnoreCase)
-        || String.Equals(name, "transfer-encoding", StringComparison.OrdinalIgnoreCase)
+        match name.Length with
+        | 7 -> String.Equals(name, "upgrade", StringComparison.OrdinalIgnoreCase)
+        | 10 ->
+            String.Equals(name, "keep-alive", StringComparison.OrdinalIgnoreCase)
+            || String.Equals(name, "connection", StringComparison.OrdinalIgnoreCase)
+        | 16 -> String.Equals(name, "proxy-connection", StringComparison.OrdinalIgnoreCase)
+        | 17 -> String.Equals(name, "transfer-encoding", StringComparison.OrdinalIgnoreCase)
+        | _ -> false
 
     /// Writes the response head as HEADERS (and CONTINUATION) frames: `length` >= 0 is sent as
     /// content-length; `endStream` when no DATA follows.
@@ -190,9 +205,16 @@ type internal Http2Output(transport: Transport, pool: BufferPool) =
             p <- p + encoder.WriteStatus(head.Status, Span<byte>(block, p, block.Length - p))
 
             if not head.UserDate then
+                // "Date: <value>\r\n", a new array each second: remembered by it.
                 let date = Heartbeat.DateHeader
-                // "Date: <value>\r\n"
-                p <- this.Bytes("date"B, ReadOnlySpan<byte>(date, 6, date.Length - 8), p)
+                this.BlockRoom(p, 6)
+                let known = encoder.WriteRemembered(dateName, date, Span<byte>(block, p, block.Length - p))
+
+                if known > 0 then
+                    p <- p + known
+                else
+                    p <- this.Bytes(ReadOnlySpan<byte>(dateName), ReadOnlySpan<byte>(date, 6, date.Length - 8), p)
+                    encoder.Remember(dateName, date)
 
             if not (isNull head.ContentType) then
                 p <- this.Field("content-type", head.ContentType, p)
@@ -200,7 +222,7 @@ type internal Http2Output(transport: Transport, pool: BufferPool) =
             if length >= 0L then
                 let digits = Span<byte>(field, 0, 20)
                 let n = Ascii.writeDecimal length digits
-                p <- this.Bytes("content-length"B, ReadOnlySpan<byte>(field, 0, n), p)
+                p <- this.Bytes(ReadOnlySpan<byte>(contentLengthName), ReadOnlySpan<byte>(field, 0, n), p)
 
             for i in 0 .. head.FieldCount - 1 do
                 let name = head.FieldName i

@@ -9,6 +9,23 @@ open System
 open System.Text
 open Swoop
 
+/// The field names a head is checked for, made once ("..."B makes an array per use).
+module internal HeadNames =
+    let method, scheme, path, authority = ":method"B, ":scheme"B, ":path"B, ":authority"B
+    let te, trailers, host, cookie, expect, continue100 = "te"B, "trailers"B, "host"B, "cookie"B, "expect"B, "100-continue"B
+    let contentLength, upgrade, connection, keepAlive = "content-length"B, "upgrade"B, "connection"B, "keep-alive"B
+    let proxyConnection, transferEncoding = "proxy-connection"B, "transfer-encoding"B
+
+/// What a regular field's name makes it, for the checks.
+type internal FieldKind =
+    | Other = 0
+    | Te = 1
+    | Host = 2
+    | Cookie = 3
+    | Expect = 4
+    | ContentLength = 5
+    | ConnectionSpecific = 6
+
 /// What checking a header block found.
 type internal HeadCheck =
     | Ok = 0
@@ -121,68 +138,78 @@ type internal Http2RequestHead(maxHeaders: int) =
                     // Pseudo-headers: only in the head, before every regular field, once each.
                     if regularSeen then
                         malformed ()
-                    elif name.SequenceEqual(":method"B) then
-                        if sawMethod || value.Length = 0 || not (methodOk value) then malformed ()
-                        else
-                            sawMethod <- true
-                            head.MethodStart <- put value
-                            head.MethodLength <- value.Length
-                            head.Method <- RequestLine.classifyMethod value
-                    elif name.SequenceEqual(":scheme"B) then
-                        if sawScheme || value.Length = 0 then malformed () else sawScheme <- true
-                    elif name.SequenceEqual(":path"B) then
-                        if sawPath || value.Length = 0 || not (pathOk value) then malformed ()
-                        else
-                            sawPath <- true
-                            pathStart <- put value
-                            pathLength <- value.Length
-                    elif name.SequenceEqual(":authority"B) then
-                        if authorityStart >= 0 || not (valueOk value) then malformed ()
-                        else
-                            authorityStart <- put value
-                            authorityLength <- value.Length
                     else
-                        malformed ()
+                        match name.Length with
+                        | 7 when name.SequenceEqual HeadNames.method ->
+                            if sawMethod || value.Length = 0 || not (methodOk value) then malformed ()
+                            else
+                                sawMethod <- true
+                                head.MethodStart <- put value
+                                head.MethodLength <- value.Length
+                                head.Method <- RequestLine.classifyMethod value
+                        | 7 when name.SequenceEqual HeadNames.scheme ->
+                            if sawScheme || value.Length = 0 then malformed () else sawScheme <- true
+                        | 5 when name.SequenceEqual HeadNames.path ->
+                            if sawPath || value.Length = 0 || not (pathOk value) then malformed ()
+                            else
+                                sawPath <- true
+                                pathStart <- put value
+                                pathLength <- value.Length
+                        | 10 when name.SequenceEqual HeadNames.authority ->
+                            if authorityStart >= 0 || not (valueOk value) then malformed ()
+                            else
+                                authorityStart <- put value
+                                authorityLength <- value.Length
+                        | _ -> malformed ()
                 else
                     regularSeen <- true
 
                     if not (nameOk name) || not (valueOk value) then
                         malformed ()
-                    elif
-                        name.SequenceEqual("connection"B)
-                        || name.SequenceEqual("keep-alive"B)
-                        || name.SequenceEqual("proxy-connection"B)
-                        || name.SequenceEqual("transfer-encoding"B)
-                        || name.SequenceEqual("upgrade"B)
-                    then
-                        malformed ()
-                    elif name.SequenceEqual("te"B) && not (value.SequenceEqual("trailers"B)) then
-                        malformed ()
-                    elif readingTrailers then
-                        trailers.Add(struct (Encoding.Latin1.GetString name, Encoding.Latin1.GetString value))
-                    elif name.SequenceEqual("cookie"B) then
-                        if isNull cookies then cookies <- StringBuilder()
-                        if cookies.Length > 0 then cookies.Append("; ") |> ignore
-                        cookies.Append(Encoding.Latin1.GetString value) |> ignore
-                    elif head.HeaderCount >= head.MaxHeaders then
-                        check <- HeadCheck.TooMany
                     else
-                        if name.SequenceEqual("content-length"B) then
-                            let n = Ascii.parseDecimal value
+                        // The names that matter here, told apart by length first.
+                        let kind =
+                            match name.Length with
+                            | 2 when name.SequenceEqual HeadNames.te -> FieldKind.Te
+                            | 4 when name.SequenceEqual HeadNames.host -> FieldKind.Host
+                            | 6 when name.SequenceEqual HeadNames.cookie -> FieldKind.Cookie
+                            | 6 when name.SequenceEqual HeadNames.expect -> FieldKind.Expect
+                            | 14 when name.SequenceEqual HeadNames.contentLength -> FieldKind.ContentLength
+                            | 7 when name.SequenceEqual HeadNames.upgrade -> FieldKind.ConnectionSpecific
+                            | 10 when name.SequenceEqual HeadNames.connection || name.SequenceEqual HeadNames.keepAlive -> FieldKind.ConnectionSpecific
+                            | 16 when name.SequenceEqual HeadNames.proxyConnection -> FieldKind.ConnectionSpecific
+                            | 17 when name.SequenceEqual HeadNames.transferEncoding -> FieldKind.ConnectionSpecific
+                            | _ -> FieldKind.Other
 
-                            if n < 0L || (head.ContentLength >= 0L && head.ContentLength <> n) then malformed ()
-                            else head.ContentLength <- n
-                        elif name.SequenceEqual("host"B) then
-                            // One Host, and it must name what :authority names (see Finish).
-                            if hostStart >= 0 then malformed ()
-                        elif name.SequenceEqual("expect"B) && System.Text.Ascii.EqualsIgnoreCase(value, "100-continue"B) then
-                            head.ExpectContinue <- true
+                        if kind = FieldKind.ConnectionSpecific then
+                            malformed ()
+                        elif kind = FieldKind.Te && not (value.SequenceEqual HeadNames.trailers) then
+                            malformed ()
+                        elif readingTrailers then
+                            trailers.Add(struct (Encoding.Latin1.GetString name, Encoding.Latin1.GetString value))
+                        elif kind = FieldKind.Cookie then
+                            if isNull cookies then cookies <- StringBuilder()
+                            if cookies.Length > 0 then cookies.Append("; ") |> ignore
+                            cookies.Append(Encoding.Latin1.GetString value) |> ignore
+                        elif head.HeaderCount >= head.MaxHeaders then
+                            check <- HeadCheck.TooMany
+                        else
+                            if kind = FieldKind.ContentLength then
+                                let n = Ascii.parseDecimal value
 
-                        let valueAt = this.AddField(name, value)
+                                if n < 0L || (head.ContentLength >= 0L && head.ContentLength <> n) then malformed ()
+                                else head.ContentLength <- n
+                            elif kind = FieldKind.Host then
+                                // One Host, and it must name what :authority names (see Finish).
+                                if hostStart >= 0 then malformed ()
+                            elif kind = FieldKind.Expect && System.Text.Ascii.EqualsIgnoreCase(value, HeadNames.continue100) then
+                                head.ExpectContinue <- true
 
-                        if name.SequenceEqual("host"B) then
-                            hostStart <- valueAt
-                            hostLength <- value.Length
+                            let valueAt = this.AddField(name, value)
+
+                            if kind = FieldKind.Host then
+                                hostStart <- valueAt
+                                hostLength <- value.Length
 
     member private _.AddField(name: ReadOnlySpan<byte>, value: ReadOnlySpan<byte>) =
         if head.HeaderCount = head.Headers.Length then head.Grow()
@@ -220,11 +247,11 @@ type internal Http2RequestHead(maxHeaders: int) =
                     malformed ()
                 else
                     if not (isNull cookies) && cookies.Length > 0 then
-                        this.AddField("cookie"B, ReadOnlySpan<byte>(Encoding.Latin1.GetBytes(cookies.ToString()))) |> ignore
+                        this.AddField(HeadNames.cookie, ReadOnlySpan<byte>(Encoding.Latin1.GetBytes(cookies.ToString()))) |> ignore
 
                     if hostStart < 0 then
                         let value = ReadOnlySpan<byte>(bytes, authorityStart, authorityLength).ToArray()
-                        this.AddField("host"B, ReadOnlySpan<byte>(value)) |> ignore
+                        this.AddField(HeadNames.host, ReadOnlySpan<byte>(value)) |> ignore
 
                     head.TargetStart <- authorityStart
                     head.TargetLength <- authorityLength
@@ -238,12 +265,12 @@ type internal Http2RequestHead(maxHeaders: int) =
                 malformed ()
             else
                 if not (isNull cookies) && cookies.Length > 0 then
-                    this.AddField("cookie"B, ReadOnlySpan<byte>(Encoding.Latin1.GetBytes(cookies.ToString()))) |> ignore
+                    this.AddField(HeadNames.cookie, ReadOnlySpan<byte>(Encoding.Latin1.GetBytes(cookies.ToString()))) |> ignore
 
                 if hostStart < 0 && authorityStart >= 0 then
                     // The authority is the Host of HTTP/1.1 (handlers and the toolkit read Host).
                     let value = ReadOnlySpan<byte>(bytes, authorityStart, authorityLength).ToArray()
-                    this.AddField("host"B, ReadOnlySpan<byte>(value)) |> ignore
+                    this.AddField(HeadNames.host, ReadOnlySpan<byte>(value)) |> ignore
 
                 head.TargetStart <- pathStart
                 head.TargetLength <- pathLength

@@ -150,6 +150,96 @@ let ``encoder then decoder: random responses, across blocks and peer table size 
 
     Check.One(Config.QuickThrowOnFailure.WithMaxTest(300), Prop.forAll (Arb.fromGen (Gen.listOf genResponse |> Gen.resize 20)) property)
 
+/// Encodes a block as Http2Output does: each field written by index when the encoder remembers
+/// its two strings, else written and remembered by them.
+let internal encodeRemembering (e: HpackEncoder) (status: int) (fields: (string * string) list) =
+    let dst = Array.zeroCreate<byte> 65536
+    let mutable n = e.BeginBlock(Span dst)
+    if status > 0 then n <- n + e.WriteStatus(status, Span(dst, n, dst.Length - n))
+
+    for (name, value) in fields do
+        let known = e.WriteRemembered(name, value, Span(dst, n, dst.Length - n))
+
+        if known > 0 then
+            n <- n + known
+        else
+            let w = e.WriteField(ReadOnlySpan(latin1 name), ReadOnlySpan(latin1 value), Span(dst, n, dst.Length - n))
+            Assert.True(w > 0)
+            e.Remember(name, value)
+            n <- n + w
+
+    dst[.. n - 1]
+
+[<Fact>]
+let ``a remembered field is written by its index, one octet, until its entry is evicted`` () =
+    let e = HpackEncoder(4096)
+    let name, value = "content-type", "application/grpc"
+    encodeRemembering e 200 [ name, value ] |> ignore
+    let dst = Array.zeroCreate<byte> 8
+    // Index 62: the newest dynamic entry.
+    Assert.Equal(1, e.WriteRemembered(name, value, Span dst))
+    Assert.Equal(0xbeuy, dst[0])
+    // Another string with the same text is not the same object: not remembered.
+    Assert.Equal(0, e.WriteRemembered(String(name.ToCharArray()), value, Span dst))
+    // A newer entry moves it to 63.
+    encodeRemembering e 200 [ "x-other", "1" ] |> ignore
+    Assert.Equal(1, e.WriteRemembered(name, value, Span dst))
+    Assert.Equal(0xbfuy, dst[0])
+    // Evicted (the peer's table emptied): no longer written from memory.
+    e.SetPeerMaxTableSize 0u
+    Assert.Equal(0, e.WriteRemembered(name, value, Span dst))
+    // Static entries stay: ":status"-like exact static fields are remembered as their index.
+    encodeRemembering e 0 [ "accept-encoding", "gzip, deflate" ] |> ignore
+    Assert.Equal(1, e.WriteRemembered("accept-encoding", "gzip, deflate", Span dst))
+    Assert.Equal(0x90uy, dst[0])
+
+[<Fact>]
+let ``fields written as literals outside the table are not remembered`` () =
+    let e = HpackEncoder(4096)
+    let dst = Array.zeroCreate<byte> 8
+
+    for name, value in [ "content-length", "12"; "set-cookie", "a=b"; "x-big", String('b', 2100) ] do
+        encodeRemembering e 200 [ name, value ] |> ignore
+        Assert.Equal(0, e.WriteRemembered(name, value, Span dst))
+
+    let n = e.WriteSensitiveField(ReadOnlySpan(latin1 "x-token"), ReadOnlySpan(latin1 "t"), Span(Array.zeroCreate<byte> 64))
+    Assert.True(n > 0)
+    e.Remember("x-token", "t")
+    Assert.Equal(0, e.WriteRemembered("x-token", "t", Span dst))
+
+[<Fact>]
+let ``remembering encoder then decoder: random responses from a few strings, across blocks and table size changes, come back as written`` () =
+    // A pool of fields, each the same two string objects every time it is drawn (as a server's
+    // constant names and values are), so that the encoder's memory is hit, evicted and replaced.
+    let pool =
+        [| for name in [ "content-type"; "date"; "server"; "set-cookie"; "cache-control"; "content-length"; "etag"; "x-a"; "x-b"; "grpc-status" ] do
+               for value in [ "application/grpc"; "0"; "swoop"; ""; date1; "no-cache"; String('v', 1500); String('w', 2100) ] do
+                   name, value |]
+
+    let genResponse =
+        gen {
+            let! status = Gen.elements [ 200; 204; 302; 404; 500; 503 ]
+            let! fields = Gen.listOf (Gen.elements pool) |> Gen.resize 12
+            let! resize = Gen.oneof [ Gen.constant -1; Gen.constant -1; Gen.constant -1; Gen.choose (0, 5000) ]
+            return status, fields, resize
+        }
+
+    let property (responses: (int * (string * string) list * int) list) =
+        let e = HpackEncoder(4096)
+        let d = HpackDecoder(4096, 1 <<< 20)
+
+        responses
+        |> List.forall (fun (status, fields, resize) ->
+            if resize >= 0 then e.SetPeerMaxTableSize(uint32 resize)
+            let r, got = decode d (encodeRemembering e status fields)
+
+            r = HpackResult.Ok
+            && got = (":status", string status) :: fields
+            && d.Table.Count = e.Table.Count
+            && d.Table.Size = e.Table.Size)
+
+    Check.One(Config.QuickThrowOnFailure.WithMaxTest(300), Prop.forAll (Arb.fromGen (Gen.listOf genResponse |> Gen.resize 40)) property)
+
 [<Fact>]
 let ``random octets never throw: Ok, a compression error or too large`` () =
     let property (bytes: byte[]) =
@@ -173,6 +263,7 @@ let ``once warm, decoding and encoding blocks allocates nothing`` () =
     let visitor = Ignore()
     let dst = Array.zeroCreate<byte> 4096
     let name, value, dateName, date = latin1 "content-type", latin1 "text/plain", latin1 "date", latin1 date1
+    let contentLength = latin1 "content-length"
     let names = Array.init 64 (fun i -> latin1 (sprintf "x-field-%d" i))
 
     let round (i: int) =
@@ -183,6 +274,16 @@ let ``once warm, decoding and encoding blocks allocates nothing`` () =
         n <- n + e.WriteStatus(200, Span(dst, n, dst.Length - n))
         n <- n + e.WriteField(ReadOnlySpan name, ReadOnlySpan value, Span(dst, n, dst.Length - n))
         n <- n + e.WriteField(ReadOnlySpan dateName, ReadOnlySpan date, Span(dst, n, dst.Length - n))
+        // Written from memory (and remembered again once the new names evicted it).
+        let known = e.WriteRemembered(dateName, date, Span(dst, n, dst.Length - n))
+
+        if known > 0 then
+            n <- n + known
+        else
+            n <- n + e.WriteField(ReadOnlySpan dateName, ReadOnlySpan date, Span(dst, n, dst.Length - n))
+            e.Remember(dateName, date)
+
+        n <- n + e.WriteField(ReadOnlySpan contentLength, ReadOnlySpan value, Span(dst, n, dst.Length - n))
         // A new name each round: insertions and evictions round the ring.
         e.WriteField(ReadOnlySpan names[i % 64], ReadOnlySpan value, Span(dst, n, dst.Length - n)) |> ignore
 
