@@ -100,6 +100,9 @@ extern int64 SSL_CTX_callback_ctrl(nativeint ctx, int cmd, nativeint fp)
 extern uint64 SSL_CTX_set_options(nativeint ctx, uint64 op)
 
 [<DllImport(Ssl)>]
+extern int SSL_CTX_set_cipher_list(nativeint ctx, nativeint list)
+
+[<DllImport(Ssl)>]
 extern int SSL_CTX_use_certificate_chain_file(nativeint ctx, nativeint file)
 
 [<DllImport(Ssl)>]

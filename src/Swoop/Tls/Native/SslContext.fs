@@ -1,5 +1,5 @@
 /// Swoop's own TLS engine's contexts: one OpenSSL SSL_CTX per certificate (its PEM chain and
-/// key), TLS 1.2 and 1.3 only, the system's default ciphers, renegotiation refused, OpenSSL's
+/// key), TLS 1.2 and 1.3 only, the ciphers SslStream offers, renegotiation refused, OpenSSL's
 /// default session cache and tickets, and buffers released while a connection is idle. The
 /// client's ALPN list is answered with the server's first protocol it offers (h2, then
 /// http/1.1), and its SNI name picks the context of the first certificate that matches it, as
@@ -128,9 +128,17 @@ module internal SslContexts =
 
     // The delegates live as long as the process: OpenSSL keeps their pointers.
     let private alpnDelegate = AlpnSelectCallback selectAlpn
-    let private alpnPointer = lazy (Marshal.GetFunctionPointerForDelegate alpnDelegate)
+    let private alpnPointer = lazy (Marshal.GetFunctionPointerForDelegate<AlpnSelectCallback> alpnDelegate)
     let private nameDelegate = ServerNameCallback selectCertificate
-    let private namePointer = lazy (Marshal.GetFunctionPointerForDelegate nameDelegate)
+    let private namePointer = lazy (Marshal.GetFunctionPointerForDelegate<ServerNameCallback> nameDelegate)
+
+    /// TLS 1.2's suites: those .NET gives SslStream on Linux when OpenSSL's configuration
+    /// names none (forward secrecy and AEAD or SHA-2 only; no CBC with SHA-1), so the two
+    /// engines offer the same. TLS 1.3's are OpenSSL's defaults under both.
+    let tls12Ciphers =
+        "ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES256-GCM-SHA384:ECDHE-RSA-AES128-GCM-SHA256:"
+        + "ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305:ECDHE-ECDSA-AES256-SHA384:ECDHE-ECDSA-AES128-SHA256:"
+        + "ECDHE-RSA-AES256-SHA384:ECDHE-RSA-AES128-SHA256"
 
     let private withPath (path: string) (f: nativeint -> int) =
         let p = Marshal.StringToCoTaskMemUTF8 path
@@ -164,7 +172,9 @@ module internal SslContexts =
             LibSsl.SSL_CTX_ctrl(ctx, LibSsl.SSL_CTRL_MODE, LibSsl.SSL_MODE_RELEASE_BUFFERS ||| LibSsl.SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER, 0n)
             |> ignore
 
-            if withPath certPath (fun p -> LibSsl.SSL_CTX_use_certificate_chain_file(ctx, p)) <> 1 then
+            if withPath tls12Ciphers (fun p -> LibSsl.SSL_CTX_set_cipher_list(ctx, p)) <> 1 then
+                fail "OpenSSL refused the TLS 1.2 cipher list"
+            elif withPath certPath (fun p -> LibSsl.SSL_CTX_use_certificate_chain_file(ctx, p)) <> 1 then
                 fail ("TLS certificate '" + certPath + "' cannot be used by OpenSSL")
             elif withPath keyPath (fun p -> LibSsl.SSL_CTX_use_PrivateKey_file(ctx, p, LibSsl.SSL_FILETYPE_PEM)) <> 1 then
                 fail ("TLS key '" + keyPath + "' cannot be used by OpenSSL")

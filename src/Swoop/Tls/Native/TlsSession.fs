@@ -53,6 +53,9 @@ type internal TlsSession(context: SslContextHandle, count: SessionCount, descrip
     // The socket's end came (a receive of 0): nothing more will.
     let mutable ended = false
     let mutable failure = ""
+    // False once a read found OpenSSL holding nothing to decrypt, until ciphertext is handed
+    // over: the next read then receives first (no SSL_read only to hear "want read").
+    let mutable buffered = false
     let mutable h2 = false
     // Where small reads (an upgraded stream's frame headers) receive ciphertext: a record's
     // worth, not a few bytes a system call. Leased on the first such read, until Dispose.
@@ -217,6 +220,8 @@ type internal TlsSession(context: SslContextHandle, count: SessionCount, descrip
         try
             if LibSsl.BIO_write(rbio, &MemoryMarshal.GetReference cipher, cipher.Length) <> cipher.Length then
                 raise (IOException("OpenSSL did not take the received records: " + LibSsl.takeErrors ()))
+
+            buffered <- true
         finally
             Monitor.Exit gate
 
@@ -235,6 +240,7 @@ type internal TlsSession(context: SslContextHandle, count: SessionCount, descrip
                 let code = LibSsl.SSL_get_error(ssl, n)
 
                 if code = LibSsl.SSL_ERROR_WANT_READ then
+                    buffered <- false
                     if ended then 0 else -1
                 elif code = LibSsl.SSL_ERROR_ZERO_RETURN then
                     0
@@ -295,7 +301,10 @@ type internal TlsSession(context: SslContextHandle, count: SessionCount, descrip
         Monitor.Enter gate
 
         try
-            closed || ended || LibSsl.SSL_pending ssl > 0 || LibSsl.pending rbio > 0
+            if buffered && not closed && LibSsl.SSL_pending ssl = 0 && LibSsl.pending rbio = 0 then
+                buffered <- false
+
+            closed || ended || buffered
         finally
             Monitor.Exit gate
 
@@ -304,7 +313,7 @@ type internal TlsSession(context: SslContextHandle, count: SessionCount, descrip
         if buffer.IsEmpty then
             if this.HasInput() then ValueTask<int>(0) else receiver.Receive(descriptor, token, Memory<byte>.Empty)
         else
-            let mutable result = this.Open buffer.Span
+            let mutable result = if buffered || ended then this.Open buffer.Span else -1
             let mutable waiting = ValueTask<int>()
             let mutable pending = false
             let into = if result < 0 then this.ReceiveBuffer buffer else buffer
