@@ -212,6 +212,18 @@ let all: Setting list =
         Kestrel = "no limit"
         Show = fun o -> string o.MaxConcurrentHandshakes
         Set = map (fun v o -> { o with MaxConcurrentHandshakes = v }) (inRange integer) }
+      { Name = "TlsEngine"
+        Value = "ENGINE"
+        Help = "TLS engine: openssl (Swoop's own binding to the system's OpenSSL 3, Linux) or sslstream (.NET's SslStream). Empty: SWOOP_TLS_ENGINE, else sslstream."
+        Kestrel = "(SslStream)"
+        Show = fun o -> o.TlsEngine
+        Set =
+          fun v o ->
+              match v.Trim().ToLowerInvariant() with
+              | ""
+              | "openssl"
+              | "sslstream" as e -> Ok { o with TlsEngine = e }
+              | _ -> Error("'" + v + "' is not a TLS engine (openssl, sslstream)") }
       { Name = "Http2"
         Value = "MODE"
         Help = "HTTP/2: on (h2 by ALPN over TLS, h2c by prior knowledge on plain endpoints, beside HTTP/1.1), off, or only (every connection HTTP/2)."

@@ -240,6 +240,9 @@ type RunningServer internal (listeners: Socket[], secure: bool[], unixPaths: str
 
     member internal _.Log = settings.Log
 
+    /// The TLS side of the HTTPS endpoints (null: none).
+    member internal _.Tls = tls
+
     member _.StopAsync() : Task =
         lock allClosed (fun () ->
             if isNull stopTask then
@@ -346,7 +349,7 @@ module Server =
                 // ALPN: "h2" first when HTTP/2 is on, "http/1.1" unless HTTP/2 only.
                 let offerH2 = options.Http2 = Http2Mode.Only || (options.Http2 = Http2Mode.On && Features.Http2)
                 let offerHttp11 = options.Http2 <> Http2Mode.Only
-                TlsServer.Create(List.zip options.TlsCert options.TlsKey, offerH2, offerHttp11, options.HandshakeTimeout, options.MaxConcurrentHandshakes, log)
+                TlsServer.Create(List.zip options.TlsCert options.TlsKey, offerH2, offerHttp11, options.HandshakeTimeout, options.MaxConcurrentHandshakes, options.TlsEngine, log)
             else
                 invalidArg "options" "HTTPS endpoints need TLS, which this build leaves out (the feature switch Swoop.Tls.IsSupported is false)"
 

@@ -36,6 +36,8 @@ type RunningServer =
     member DroppedLogEvents: int64
 
     member internal Log: ServerLog
+    /// The TLS side of the HTTPS endpoints (null: none).
+    member internal Tls: TlsServer
 
     /// Shuts down: readiness turns unready at once (`ctx.ShuttingDown`); for DrainDelay the
     /// server still serves (each response closing its connection); then it stops accepting,

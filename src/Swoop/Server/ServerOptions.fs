@@ -118,6 +118,7 @@ type ServerOptions =
       TlsKey: string list
       HandshakeTimeout: TimeSpan
       MaxConcurrentHandshakes: int
+      TlsEngine: string
       Http2: Http2Mode
       RuntimeSockets: bool
       UnixSocketMode: int
@@ -161,6 +162,7 @@ module ServerOptions =
           TlsKey = []
           HandshakeTimeout = TimeSpan.FromSeconds 10.0
           MaxConcurrentHandshakes = 1024
+          TlsEngine = ""
           Http2 = Http2Mode.On
           RuntimeSockets = false
           UnixSocketMode = 0
@@ -258,6 +260,12 @@ module ServerOptions =
               fun () -> notNegative "DrainDelay" (o.DrainDelay >= TimeSpan.Zero) (string o.DrainDelay) ""
               fun () -> positive "HandshakeTimeout" (o.HandshakeTimeout > TimeSpan.Zero) (string o.HandshakeTimeout)
               fun () -> positive "MaxConcurrentHandshakes" (o.MaxConcurrentHandshakes > 0) (string o.MaxConcurrentHandshakes)
+              fun () ->
+                  match o.TlsEngine.Trim().ToLowerInvariant() with
+                  | ""
+                  | "openssl"
+                  | "sslstream" -> None
+                  | _ -> Some("TlsEngine", "is '" + o.TlsEngine + "', not a TLS engine (openssl, sslstream, or empty: SWOOP_TLS_ENGINE, else sslstream)")
               fun () ->
                   let https = o.Listen |> List.exists (function Endpoint.Https _ -> true | _ -> false)
 

@@ -175,6 +175,11 @@ type ServerOptions =
         /// Most TLS handshakes in progress at once (default 1024); more wait, within
         /// HandshakeTimeout. A handshake runs on its connection's event loop, as nginx runs them.
         MaxConcurrentHandshakes: int
+        /// Which TLS engine serves the HTTPS endpoints: `"openssl"`, Swoop's own binding to
+        /// the system's OpenSSL 3 (Linux only; elsewhere SslStream), or `"sslstream"`, .NET's
+        /// SslStream. Empty (default): the environment variable SWOOP_TLS_ENGINE says, else
+        /// SslStream. Example: `{ ServerOptions.defaults with TlsEngine = "openssl" }`.
+        TlsEngine: string
         /// HTTP/2 on, off, or alone (default `Http2Mode.On`).
         Http2: Http2Mode
         /// False (default): on Linux, Swoop calls libc itself and waits on its own epoll event

@@ -32,6 +32,7 @@ type internal Transport(pool: BufferPool) =
     // through it when set; sendfile does not (see CanSendFile).
     let mutable stream: IO.Stream = null
     let mutable tls = false
+    let mutable alpnH2 = false
     // Reused for every socket this connection serves (see SocketOp).
     let mutable receiver = new SocketOp()
     let mutable sender = new SocketOp()
@@ -122,6 +123,7 @@ type internal Transport(pool: BufferPool) =
         token <- descriptor.Token
         stream <- null
         tls <- false
+        alpnH2 <- false
         rights.Renew t
 
         // An operation of the last socket never awaited to its end (a handler that left a
@@ -142,19 +144,23 @@ type internal Transport(pool: BufferPool) =
     /// A raw stream of this socket for TLS to run over (see Tls/Handshake.fs).
     member _.RawStream() = new SocketStream(descriptor, receiver, sender, token)
 
-    /// From now on every receive and send goes through `secured` (a finished handshake's).
-    member _.Secure(secured: SslStream) =
+    /// Swoop's own TLS engine's session for this socket, presenting `context`'s certificate
+    /// (see Tls/Native/TlsSession.fs).
+    member _.NativeSession(context: SslContextHandle, count: SessionCount) =
+        new TlsSession(context, count, descriptor, receiver, sender, token)
+
+    /// From now on every receive and send goes through `secured` (a finished handshake's:
+    /// SslStream's or Swoop's own engine's); `h2`: ALPN chose HTTP/2.
+    member _.Secure(secured: IO.Stream, h2: bool) =
         stream <- secured
         tls <- true
+        alpnH2 <- h2
 
     /// Whether the connection is TLS (https).
     member _.IsTls = tls
 
-    /// TLS: ALPN chose HTTP/2. Never inlined: the connection's loop would then name
-    /// SslStream, and the JIT would load System.Net.Security for a server without HTTPS.
-    [<MethodImpl(MethodImplOptions.NoInlining)>]
-    member _.AlpnH2() =
-        tls && (stream :?> SslStream).NegotiatedApplicationProtocol = SslApplicationProtocol.Http2
+    /// TLS: ALPN chose HTTP/2.
+    member _.AlpnH2() = tls && alpnH2
 
     /// Whether a file may go with sendfile(2): on Swoop's event loops, on the socket itself.
     member _.CanSendFile = descriptor.Evented && isNull stream
@@ -528,13 +534,22 @@ type internal Transport(pool: BufferPool) =
             try
                 try
                     t.WaitingOnClient()
-                    do! (stream :?> SslStream).ShutdownAsync()
+                    do! Transport.Shutdown stream
                 with _ ->
                     ()
             finally
                 t.DoneWaitingOnClient()
                 rights.Leave()
         }
+
+    /// close_notify through either engine. Never inlined: the connection's loop would then
+    /// name SslStream, and the JIT would load System.Net.Security for a server without HTTPS.
+    [<MethodImpl(MethodImplOptions.NoInlining)>]
+    static member private Shutdown(secured: IO.Stream) : Task =
+        match secured with
+        | :? TlsSession as native -> native.ShutdownAsync()
+        | :? SslStream as ssl -> ssl.ShutdownAsync()
+        | _ -> Task.CompletedTask
 
     /// The server's last answer (see WriteRights.AnswerLast), holding a Server flight: sent
     /// after what is queued, then a half-close (a close if it fails).

@@ -13,7 +13,8 @@ open System.Security.Cryptography.X509Certificates
 
 /// One certificate with its chain and key, as handshakes use it.
 [<Sealed; AllowNullLiteral>]
-type internal LoadedCertificate(certPath: string, keyPath: string, options: SslServerAuthenticationOptions, leaf: X509Certificate2, stamp: string) =
+type internal LoadedCertificate
+    (certPath: string, keyPath: string, options: SslServerAuthenticationOptions, leaf: X509Certificate2, stamp: string, native: SslContextHandle) =
     member _.CertPath = certPath
     member _.KeyPath = keyPath
     /// The handshake options that present it (shared by every handshake; never changed).
@@ -21,6 +22,8 @@ type internal LoadedCertificate(certPath: string, keyPath: string, options: SslS
     member _.Leaf = leaf
     /// The files' sizes and write times when loaded: a change means "load again".
     member _.Stamp = stamp
+    /// Its OpenSSL context for Swoop's own TLS engine (null: SslStream serves it).
+    member _.Native = native
 
 [<RequireQualifiedAccess>]
 module internal Certificates =
@@ -44,7 +47,9 @@ module internal Certificates =
     /// Loads `certPath` (the certificate first, then its chain, PEM) and `keyPath` (its
     /// private key, PEM), checking that they exist, parse, match and are valid now; the error
     /// says which file is wrong and why, in one line.
-    let load (certPath: string) (keyPath: string) (alpn: SslApplicationProtocol list) : Result<LoadedCertificate, string> =
+    /// With `native`, its context for Swoop's own TLS engine too, whose SNI callback reads
+    /// `table` (null: a single certificate).
+    let load (certPath: string) (keyPath: string) (alpn: SslApplicationProtocol list) (native: bool) (table: SniTable) : Result<LoadedCertificate, string> =
         let stampBefore = stamp certPath keyPath
 
         if not (File.Exists certPath) then
@@ -95,24 +100,39 @@ module internal Certificates =
                             AllowTlsResume = true
                         )
 
-                    Ok(LoadedCertificate(certPath, keyPath, options, leaf, stampBefore))
+                    if native then
+                        let protocols = alpn |> List.map (fun p -> p.Protocol.ToArray())
+
+                        match SslContexts.create certPath keyPath protocols table with
+                        | Ok context -> Ok(LoadedCertificate(certPath, keyPath, options, leaf, stampBefore, context))
+                        | Error e -> Error e
+                    else
+                        Ok(LoadedCertificate(certPath, keyPath, options, leaf, stampBefore, null))
 
 /// The certificates of one server's HTTPS endpoints: the client's SNI name picks the first
 /// whose DNS names match it (the first is the default); each is loaded again when its files
-/// change (see Refresh).
+/// change (see Refresh). `native`: each also gets an OpenSSL context for Swoop's own engine.
 [<Sealed>]
-type internal CertificateStore(pairs: (string * string) list, alpn: SslApplicationProtocol list, log: ServerLog) =
+type internal CertificateStore(pairs: (string * string) list, alpn: SslApplicationProtocol list, log: ServerLog, native: bool) =
     let pairs = Array.ofList pairs
 
     do if pairs.Length = 0 then raise (ArgumentException "no TLS certificate: give --tls-cert and --tls-key")
 
+    // The native engine's SNI choice, with more than one certificate.
+    let table = if native && pairs.Length > 1 then SslContexts.register () else null
+
     let loadOrFail (cert: string, key: string) =
-        match Certificates.load cert key alpn with
+        match Certificates.load cert key alpn native table with
         | Ok c -> c
         | Error e -> raise (ArgumentException e) // one line for Server.run, no parameter suffix
 
+    let publish (certificates: LoadedCertificate[]) =
+        if not (isNull table) then
+            table.Entries <- certificates |> Array.map (fun c -> struct (c.Leaf, c.Native))
+
     // Replaced whole on a reload (readers see the old array or the new one).
     let mutable loaded: LoadedCertificate[] = pairs |> Array.map loadOrFail
+    do publish loaded
     // The stamp of files that failed to load, per pair: reported once, not at every look.
     let failed: string[] = Array.create pairs.Length ""
     let lockObj = obj ()
@@ -151,7 +171,7 @@ type internal CertificateStore(pairs: (string * string) list, alpn: SslApplicati
                 let now = Certificates.stamp cert key
 
                 if now <> "" && now <> current[i].Stamp && now <> failed[i] then
-                    match Certificates.load cert key alpn with
+                    match Certificates.load cert key alpn native table with
                     | Ok c when c.Stamp = now ->
                         if obj.ReferenceEquals(next, current) then
                             next <- Array.copy current
@@ -163,4 +183,16 @@ type internal CertificateStore(pairs: (string * string) list, alpn: SslApplicati
                         failed[i] <- now
                         log.CertificateReloadFailed(cert, e)
 
+            publish next
             loaded <- next)
+
+    /// Whether the certificates have contexts for Swoop's own TLS engine.
+    member _.Native = native
+
+    /// The native engine's context a handshake starts with (the default certificate's; the
+    /// SNI callback may switch to another).
+    member _.NativeContext = loaded[0].Native
+
+    /// The server stopped: its SNI table is no longer reachable from OpenSSL's callback.
+    member _.Forget() =
+        if not (isNull table) then SslContexts.forget table

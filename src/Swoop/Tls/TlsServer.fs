@@ -15,6 +15,7 @@ open System.Threading.Tasks
 [<Sealed; AllowNullLiteral>]
 type internal TlsServer(store: CertificateStore, handshakeTimeout: TimeSpan, maxHandshakes: int, log: ServerLog) =
     let gate = new SemaphoreSlim(maxHandshakes, maxHandshakes)
+    let sessions = SessionCount()
 
     // The client's hello names the server it wants (SNI): its certificate's prepared options.
     let select =
@@ -46,6 +47,12 @@ type internal TlsServer(store: CertificateStore, handshakeTimeout: TimeSpan, max
     member _.HandshakeTimeout = handshakeTimeout
     member _.Store = store
 
+    /// Whether Swoop's own engine (Tls/Native) runs this server's TLS, not SslStream.
+    member _.IsNative = store.Native
+
+    /// The native engine's OpenSSL connections not freed yet.
+    member _.NativeSessions = Volatile.Read &sessions.Live
+
     /// Runs the handshake on `transport`'s socket; true when it succeeded (the transport then
     /// sends and receives through TLS), false when it failed or timed out (the caller closes
     /// the connection). The caller's heartbeat deadline cuts a client that stalls it.
@@ -61,6 +68,11 @@ type internal TlsServer(store: CertificateStore, handshakeTimeout: TimeSpan, max
                     log.HandshakeFailed(string remote, "too many handshakes at once (MaxConcurrentHandshakes); none finished in time")
 
                 return false
+            elif store.Native then
+                try
+                    return! TlsServer.NativeHandshakeAsync(transport, store.NativeContext, sessions, remote, log)
+                finally
+                    gate.Release() |> ignore
             else
                 try
                     let ssl = new SslStream(transport.RawStream(), false)
@@ -69,7 +81,7 @@ type internal TlsServer(store: CertificateStore, handshakeTimeout: TimeSpan, max
                         do! ssl.AuthenticateAsServerAsync(select, null, CancellationToken.None)
                         // An idle connection then holds no OpenSSL buffers (OpenSslBuffers.fs).
                         OpenSslBuffers.release ssl |> ignore
-                        transport.Secure ssl
+                        transport.Secure(ssl, ssl.NegotiatedApplicationProtocol = SslApplicationProtocol.Http2)
                         return true
                     with e ->
                         ssl.Dispose()
@@ -82,6 +94,46 @@ type internal TlsServer(store: CertificateStore, handshakeTimeout: TimeSpan, max
                     gate.Release() |> ignore
         }
 
+    /// Swoop's own engine's handshake (Tls/Native): OpenSSL driven over the transport's socket.
+    static member private NativeHandshakeAsync
+        (transport: Transport, context: SslContextHandle, count: SessionCount, remote: Net.EndPoint, log: ServerLog)
+        : Task<bool> =
+        task {
+            let session = transport.NativeSession(context, count)
+            let mutable ok = false
+
+            try
+                let! finished = session.HandshakeAsync()
+                ok <- finished
+
+                if not finished && log.IsEnabled LogLevel.Debug then
+                    log.HandshakeFailed(string remote, session.Failure)
+            with e ->
+                if log.IsEnabled LogLevel.Debug then
+                    log.HandshakeFailed(string remote, e.Message)
+
+            if ok then
+                transport.Secure(session, session.AlpnH2)
+            else
+                session.Dispose()
+
+            return ok
+        }
+
+    /// Which engine runs a server's TLS: Swoop's own binding to OpenSSL 3 (`openssl`) or
+    /// SslStream (`sslstream`), as `engine` says, or else the environment variable
+    /// SWOOP_TLS_ENGINE; SslStream by default, and wherever the native engine cannot run (not
+    /// Linux, or not OpenSSL 3).
+    static member UsesNative(engine: string) =
+        let chosen =
+            if String.IsNullOrEmpty engine then
+                Environment.GetEnvironmentVariable "SWOOP_TLS_ENGINE"
+            else
+                engine
+
+        String.Equals(chosen, "openssl", StringComparison.OrdinalIgnoreCase)
+        && SslContexts.available.Value
+
     /// The TLS side of a server with HTTPS endpoints: loads `pairs` (certificate, key) and
     /// offers HTTP/2 ("h2") and HTTP/1.1 in ALPN as asked. A method of its own, never
     /// inlined: a server with only plain endpoints never calls it, so under the JIT it never
@@ -89,13 +141,13 @@ type internal TlsServer(store: CertificateStore, handshakeTimeout: TimeSpan, max
     /// HTTP-only server has neither mapped).
     [<MethodImpl(MethodImplOptions.NoInlining)>]
     static member Create
-        (pairs: (string * string) list, offerH2: bool, offerHttp11: bool, handshakeTimeout: TimeSpan, maxHandshakes: int, log: ServerLog)
+        (pairs: (string * string) list, offerH2: bool, offerHttp11: bool, handshakeTimeout: TimeSpan, maxHandshakes: int, engine: string, log: ServerLog)
         =
         let alpn =
             [ if offerH2 then SslApplicationProtocol.Http2
               if offerHttp11 then SslApplicationProtocol.Http11 ]
 
-        new TlsServer(CertificateStore(pairs, alpn, log), handshakeTimeout, maxHandshakes, log)
+        new TlsServer(CertificateStore(pairs, alpn, log, TlsServer.UsesNative engine), handshakeTimeout, maxHandshakes, log)
 
     /// Whether `e` is TLS's AuthenticationException: named here, not in the connection's
     /// loop, whose compilation would otherwise load System.Net.Security (see Create).
@@ -105,4 +157,5 @@ type internal TlsServer(store: CertificateStore, handshakeTimeout: TimeSpan, max
     interface IDisposable with
         member _.Dispose() =
             refresh.Dispose()
+            store.Forget()
             gate.Dispose()

@@ -1,0 +1,159 @@
+/// Swoop's own TLS engine (Tls/Native): HTTP/1.1 and HTTP/2 over it, SNI, and hostile input
+/// (bytes that are no TLS, a garbled or truncated handshake, a record longer than TLS allows,
+/// a forged record after the handshake, a close in the middle of a record): each ends only its
+/// own connection, the server serves on, and every OpenSSL connection made is freed.
+module Swoop.Tests.TlsSessionTests
+
+open System
+open System.Net
+open System.Net.Http
+open System.Net.Security
+open System.Net.Sockets
+open System.Security.Authentication
+open System.Text
+open System.Threading
+open Xunit
+open Swoop
+open Swoop.Tests.Support
+open Swoop.Tests.TlsTests
+
+let private rsa = lazy (makeCertificate false [ "localhost" ] (DateTimeOffset.UtcNow.AddDays -1.0) 30.0)
+let private ec = lazy (makeCertificate true [ "other.test"; "*.other.test" ] (DateTimeOffset.UtcNow.AddDays -1.0) 30.0)
+
+let private nativeOptions pairs =
+    { httpsOptions pairs with TlsEngine = "openssl" }
+
+/// Whether `condition` holds within `ms` (looked at every 20 ms).
+let private within (ms: int) (condition: unit -> bool) =
+    let until = DateTime.UtcNow.AddMilliseconds(float ms)
+
+    while not (condition ()) && DateTime.UtcNow < until do
+        Thread.Sleep 20
+
+    condition ()
+
+[<Fact>]
+let ``the native engine serves HTTP/1.1 over TLS 1.3 and 1.2 and frees each connection's OpenSSL object`` () =
+    use server = serve (nativeOptions [ rsa.Value ]) hello
+    Assert.True(server.Tls.IsNative)
+
+    for protocol in [ SslProtocols.Tls13; SslProtocols.Tls12 ] do
+        let stream, _ = tlsConnect server "localhost" protocol
+        use _ = stream
+        Assert.Equal(protocol, stream.SslProtocol)
+        Assert.Equal(SslApplicationProtocol.Http11, stream.NegotiatedApplicationProtocol)
+        Assert.Equal(1, server.Tls.NativeSessions)
+
+        let answer =
+            tlsExchange stream "GET /a HTTP/1.1\r\nHost: localhost\r\n\r\nGET /b HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n" 2000
+
+        Assert.StartsWith("HTTP/1.1 200 OK", answer)
+        Assert.Contains("https /a", answer)
+        Assert.EndsWith("https /b", answer)
+
+    Assert.True(within 5000 (fun () -> server.Tls.NativeSessions = 0), "an OpenSSL connection was not freed")
+
+[<Fact>]
+let ``the SslStream engine stays the default`` () =
+    use server = serve (httpsOptions [ rsa.Value ]) hello
+    let chosen = Environment.GetEnvironmentVariable "SWOOP_TLS_ENGINE"
+    Assert.Equal(String.Equals(chosen, "openssl", StringComparison.OrdinalIgnoreCase), server.Tls.IsNative)
+    use sslstream = serve { httpsOptions [ rsa.Value ] with TlsEngine = "sslstream" } hello
+    Assert.False(sslstream.Tls.IsNative)
+
+[<Fact>]
+let ``with the native engine the client's SNI name picks the certificate, the first is the default`` () =
+    use server = serve (nativeOptions [ rsa.Value; ec.Value ]) hello
+
+    let subjectFor (name: string) =
+        let stream, cert = tlsConnect server name SslProtocols.None
+        use _ = stream
+        Assert.EndsWith("https /sni", tlsExchange stream ("GET /sni HTTP/1.1\r\nHost: " + name + "\r\nConnection: close\r\n\r\n") 2000)
+        cert.Subject
+
+    Assert.Equal("CN=other.test", subjectFor "a.other.test")
+    Assert.Equal("CN=localhost", subjectFor "localhost")
+    Assert.Equal("CN=localhost", subjectFor "unknown.example")
+
+[<Fact>]
+let ``ALPN picks h2 and HTTP/2 runs over the native engine`` () =
+    use server = serve (nativeOptions [ rsa.Value ]) hello
+    use handler = new SocketsHttpHandler()
+    handler.SslOptions.RemoteCertificateValidationCallback <- (fun _ _ _ _ -> true)
+    use client =
+        new HttpClient(handler, DefaultRequestVersion = Net.HttpVersion.Version20, DefaultVersionPolicy = HttpVersionPolicy.RequestVersionExact)
+
+    for i in 1..3 do
+        use response = client.GetAsync(sprintf "https://127.0.0.1:%d/h2/%d" server.Port i).Result
+        Assert.Equal(Net.HttpVersion.Version20, response.Version)
+        Assert.Equal(sprintf "https /h2/%d" i, response.Content.ReadAsStringAsync().Result)
+
+/// The first flight of a TLS client (its ClientHello), as SslStream sends it.
+let private clientHello () =
+    use listener = new TcpListener(IPAddress.Loopback, 0)
+    listener.Start()
+    use client = new TcpClient()
+    client.Connect(listener.LocalEndpoint :?> IPEndPoint)
+    use accepted = listener.AcceptSocket()
+    let ssl = new SslStream(client.GetStream(), false, (fun _ _ _ _ -> true))
+    let handshake = ssl.AuthenticateAsClientAsync "localhost"
+    let buffer = Array.zeroCreate<byte> 16384
+    accepted.ReceiveTimeout <- 5000
+    let n = accepted.Receive buffer
+    accepted.Close()
+    (try handshake.Wait 5000 |> ignore with _ -> ())
+    ssl.Dispose()
+    buffer[.. n - 1]
+
+[<Fact>]
+let ``hostile input ends only its own connection, the server serves on, and every OpenSSL object is freed`` () =
+    let sink = Swoop.Tests.LogSupport.CapturingSink(LogLevel.Debug)
+    use server = serve { nativeOptions [ rsa.Value ] with LogSink = Some sink; LogLevel = LogLevel.Debug } hello
+    let hello = clientHello ()
+    Assert.Equal(0x16uy, hello[0])
+
+    // Sends `bytes` on a new connection (then half-closes, with `close`): the server must close it.
+    let raw (what: string) (close: bool) (bytes: byte[]) =
+        use s = connect server
+        s.Send bytes |> ignore
+        if close then s.Shutdown SocketShutdown.Send
+        let _, closed = readAll s 5000
+        Assert.True(closed, what + ": the connection stays open")
+
+    raw "plain HTTP" false (Encoding.ASCII.GetBytes "GET / HTTP/1.1\r\nHost: a\r\n\r\n")
+    raw "a handshake record of garbage" false (Array.append [| 0x16uy; 3uy; 1uy; 0uy; 64uy |] (Array.init 64 (fun i -> byte (i * 13 + 1))))
+    raw "a record longer than TLS allows" false (Array.append [| 0x16uy; 3uy; 1uy; 0xFFuy; 0xFFuy |] (Array.zeroCreate 70000))
+    raw "a truncated ClientHello, then the end" true hello[.. hello.Length / 2]
+    raw "a whole ClientHello, then the end" true hello
+    let garbled = Array.copy hello
+    for i in 60 .. min (garbled.Length - 1) 120 do
+        garbled[i] <- garbled[i] ^^^ 0x5Auy
+    raw "a garbled ClientHello" false garbled
+
+    // After a finished handshake: raw records on the socket under the client's SslStream.
+    let afterHandshake (what: string) (close: bool) (bytes: byte[]) =
+        use s = connect server
+        use ssl = new SslStream(new NetworkStream(s, false), false, (fun _ _ _ _ -> true))
+        ssl.AuthenticateAsClientAsync("localhost").Wait 10000 |> ignore
+        s.Send bytes |> ignore
+        if close then s.Shutdown SocketShutdown.Send
+        let _, closed = readAll s 5000
+        Assert.True(closed, what + ": the connection stays open")
+
+    afterHandshake "a forged application record" false (Array.append [| 0x17uy; 3uy; 3uy; 0uy; 48uy |] (Array.init 48 (fun i -> byte (i * 7))))
+    afterHandshake "an application record longer than TLS allows" false (Array.append [| 0x17uy; 3uy; 3uy; 0xFFuy; 0xFFuy |] (Array.zeroCreate 70000))
+    afterHandshake "a close in the middle of a record" true [| 0x17uy; 3uy; 3uy; 1uy; 0uy; 1uy; 2uy; 3uy |]
+
+    // The server serves on.
+    let stream, _ = tlsConnect server "localhost" SslProtocols.None
+
+    do
+        use _ = stream
+        Assert.EndsWith("https /after", tlsExchange stream "GET /after HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n" 2000)
+
+    Assert.True(within 5000 (fun () -> server.Tls.NativeSessions = 0), sprintf "%d OpenSSL connections were not freed" server.Tls.NativeSessions)
+    Assert.True(within 5000 (fun () -> server.ConnectionCount = 0), "a connection was left open")
+    server.StopAsync().Wait()
+    Assert.Empty(sink.WithId LogEvents.ConnectionFailed)
+    // Each was told in the debug log, with OpenSSL's reason.
+    Assert.NotEmpty(sink.WithId LogEvents.HandshakeFailed)
