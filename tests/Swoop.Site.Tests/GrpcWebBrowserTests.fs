@@ -82,14 +82,15 @@ module GrpcWebBrowser =
   return lines;
 }"""
 
-open GrpcWebBrowser
-
-[<Collection("site")>]
-type GrpcWebBrowserTests(site: SiteFixture) =
-
-    /// Runs `test` with a page on one origin and the gRPC-Web services on another (its http://
-    /// and https:// addresses).
-    let withServers (test: IPage -> string -> string -> Task) =
+    /// Runs `test` with a page on one origin (`script` added to it, if any) and `services`,
+    /// behind `cors` with `corsPolicy`, on another: its http:// and https:// addresses.
+    let withPage
+        (site: SiteFixture)
+        (script: string)
+        (corsPolicy: string -> CorsPolicy)
+        (services: HttpHandler)
+        (test: IPage -> string -> string -> Task)
+        =
         task {
             use origin = Server.start { ServerOptions.defaults with Port = 0 } (Web.handler WebOptions.defaults page)
             let pageUrl = "http://127.0.0.1:" + string origin.Port
@@ -101,7 +102,7 @@ type GrpcWebBrowserTests(site: SiteFixture) =
                     TlsCert = [ cert ]
                     TlsKey = [ key ] }
 
-            use api = Server.start options (Web.handler WebOptions.defaults (cors (policy pageUrl) >=> Grpc.services methods))
+            use api = Server.start options (Web.handler WebOptions.defaults (cors (corsPolicy pageUrl) >=> services))
             let http = api.Urls |> List.find (fun u -> u.StartsWith "http://")
             let https = api.Urls |> List.find (fun u -> u.StartsWith "https://")
             let! context = site.Browser.NewContextAsync(BrowserNewContextOptions(IgnoreHTTPSErrors = true))
@@ -109,11 +110,22 @@ type GrpcWebBrowserTests(site: SiteFixture) =
             let! p = context.NewPageAsync()
             let! _ = p.GotoAsync pageUrl
 
+            if not (isNull script) then
+                let! _ = p.AddScriptTagAsync(PageAddScriptTagOptions(Content = script))
+                ()
+
             try
                 do! test p http https
             finally
                 context.CloseAsync().Wait()
         }
+
+open GrpcWebBrowser
+
+[<Collection("site")>]
+type GrpcWebBrowserTests(site: SiteFixture) =
+
+    let withServers = withPage site null policy (Grpc.services methods)
 
     let call (p: IPage) (baseUrl: string) (path: string) (value: string) (text: bool) =
         p.EvaluateAsync<string[]>(script, [| box baseUrl; box path; box value; box text |])
