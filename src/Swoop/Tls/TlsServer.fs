@@ -100,17 +100,23 @@ type internal TlsServer(store: CertificateStore, handshakeTimeout: TimeSpan, max
         : Task<bool> =
         task {
             let session = transport.NativeSession(context, count)
-            let mutable ok = false
 
-            try
-                let! finished = session.HandshakeAsync()
-                ok <- finished
+            // A value, not a mutable local: one across an await would be a heap cell.
+            let! ok =
+                task {
+                    try
+                        let! finished = session.HandshakeAsync()
 
-                if not finished && log.IsEnabled LogLevel.Debug then
-                    log.HandshakeFailed(string remote, session.Failure)
-            with e ->
-                if log.IsEnabled LogLevel.Debug then
-                    log.HandshakeFailed(string remote, e.Message)
+                        if not finished && log.IsEnabled LogLevel.Debug then
+                            log.HandshakeFailed(string remote, session.Failure)
+
+                        return finished
+                    with e ->
+                        if log.IsEnabled LogLevel.Debug then
+                            log.HandshakeFailed(string remote, e.Message)
+
+                        return false
+                }
 
             if ok then
                 transport.Secure(session, session.AlpnH2)

@@ -57,6 +57,12 @@ type internal TlsSession(context: SslContextHandle, count: SessionCount, descrip
     // over: the next read then receives first (no SSL_read only to hear "want read").
     let mutable buffered = false
     let mutable h2 = false
+    // Loop state of the asynchronous paths, fields and not locals (a mutable local across an
+    // await is a heap cell): the handshake's outcome (0 going on, 1 done, 2 failed), a read's
+    // result, how far a send went. One read and one send at a time, each its own.
+    let mutable handshakeState = 0
+    let mutable readResult = 0
+    let mutable sendOffset = 0
     // Where small reads (an upgraded stream's frame headers) receive ciphertext: a record's
     // worth, not a few bytes a system call. Leased on the first such read, until Dispose.
     let mutable readScratch: byte[] = null
@@ -179,9 +185,9 @@ type internal TlsSession(context: SslContextHandle, count: SessionCount, descrip
             let buffer = ArrayPool<byte>.Shared.Rent 16384
 
             try
-                let mutable state = 0
+                handshakeState <- 0
 
-                while state = 0 do
+                while handshakeState = 0 do
                     let struct (step, out, count) = this.Step()
 
                     if step = 2 then
@@ -191,22 +197,22 @@ type internal TlsSession(context: SslContextHandle, count: SessionCount, descrip
                         with _ ->
                             ()
 
-                        state <- 2
+                        handshakeState <- 2
                     else
                         do! this.SendSealed(out, count)
 
                         if step = 1 then
-                            state <- 1
+                            handshakeState <- 1
                         else
                             let! n = receiver.Receive(descriptor, token, Memory<byte>(buffer))
 
                             if n = 0 then
                                 failure <- "the client closed the connection during the handshake"
-                                state <- 2
+                                handshakeState <- 2
                             else
                                 this.Feed(Span<byte>(buffer, 0, n))
 
-                return state = 1
+                return handshakeState = 1
             finally
                 ArrayPool<byte>.Shared.Return buffer
         }
@@ -287,13 +293,13 @@ type internal TlsSession(context: SslContextHandle, count: SessionCount, descrip
     member private this.ReadRestAsync(first: ValueTask<int>, buffer: Memory<byte>, into: Memory<byte>) : Task<int> =
         task {
             let! n = first
-            let mutable result = this.Received(buffer, into, n)
+            readResult <- this.Received(buffer, into, n)
 
-            while result < 0 do
+            while readResult < 0 do
                 let! more = receiver.Receive(descriptor, token, into)
-                result <- this.Received(buffer, into, more)
+                readResult <- this.Received(buffer, into, more)
 
-            return result
+            return readResult
         }
 
     /// Whether a read would not wait for the socket: decrypted bytes, records, or the end.
@@ -361,15 +367,15 @@ type internal TlsSession(context: SslContextHandle, count: SessionCount, descrip
                 if n <= 0 then
                     raise (IOException "the client stopped reading")
 
-                let mutable sent = sentBefore + n
+                sendOffset <- sentBefore + n
 
-                while sent < count do
-                    let! more = sender.Send(descriptor, token, ReadOnlyMemory<byte>(out, sent, count - sent))
+                while sendOffset < count do
+                    let! more = sender.Send(descriptor, token, ReadOnlyMemory<byte>(out, sendOffset, count - sendOffset))
 
                     if more <= 0 then
                         raise (IOException "the client stopped reading")
 
-                    sent <- sent + more
+                    sendOffset <- sendOffset + more
             finally
                 ArrayPool<byte>.Shared.Return out
         }
