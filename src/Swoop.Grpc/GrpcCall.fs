@@ -77,6 +77,15 @@ type internal GrpcCall(ctx: HttpContext, methodPath: string, options: GrpcOption
 
             if isNull text then this.ReadAtOnce(count, token) else this.ReadMoreAsync(count, token)
 
+    /// Counts a binary read of `n` bytes into the input: false when it was the body's end.
+    member private _.Took(n: int) =
+        if n = 0 then
+            bodyEnded <- true
+            false
+        else
+            stop <- stop + n
+            true
+
     /// FillAsync's reads while they complete at once (the body already in the stream, as a
     /// unary call's usually is): no state machine until one has to wait.
     member private this.ReadAtOnce(count: int, token: CancellationToken) : Task<bool> =
@@ -87,13 +96,7 @@ type internal GrpcCall(ctx: HttpContext, methodPath: string, options: GrpcOption
             let read = ctx.ReadAsync(input.Array.AsMemory(stop), token)
 
             if read.IsCompletedSuccessfully then
-                let n = read.Result
-
-                if n = 0 then
-                    bodyEnded <- true
-                    go <- false
-                else
-                    stop <- stop + n
+                go <- this.Took read.Result
             else
                 waiting <- read
                 go <- false
@@ -107,12 +110,10 @@ type internal GrpcCall(ctx: HttpContext, methodPath: string, options: GrpcOption
         task {
             let! n = waiting
 
-            if n = 0 then
-                bodyEnded <- true
-                return false
-            else
-                stop <- stop + n
+            if this.Took n then
                 return! this.ReadMoreAsync(count, token)
+            else
+                return false
         }
 
     member private this.ReadMoreAsync(count: int, token: CancellationToken) : Task<bool> =
@@ -122,12 +123,7 @@ type internal GrpcCall(ctx: HttpContext, methodPath: string, options: GrpcOption
             while go && stop - start < count do
                 if isNull text then
                     let! n = ctx.ReadAsync(input.Array.AsMemory(stop), token)
-
-                    if n = 0 then
-                        bodyEnded <- true
-                        go <- false
-                    else
-                        stop <- stop + n
+                    go <- this.Took n
                 else
                     // Base64 characters read after those an earlier read left, decoded in place.
                     let carried = text.Restore(input.Array, stop)
