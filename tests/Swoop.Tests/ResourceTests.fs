@@ -26,6 +26,43 @@ let ``slabs whose segments are all free go back after a quiet period, one kept``
     Assert.Equal(5, again |> List.distinctBy (fun s -> Runtime.CompilerServices.RuntimeHelpers.GetHashCode s.Array, s.Offset) |> List.length)
 
 [<Fact>]
+let ``a thread that keeps a stash leases and takes back its own segments first, within its capacity`` () =
+    let pool = SlabPool(4096, 4)
+    let other = SlabPool(4096, 4)
+    let mutable failure: exn = null
+
+    // On a thread of its own: a stash lives as long as its thread (here the test's).
+    let thread =
+        Threading.Thread(fun () ->
+            try
+                pool.KeepStash 2
+                let a, b, c = pool.Rent(), pool.Rent(), pool.Rent()
+                Assert.Equal(0, pool.Stashed)
+                pool.Return a
+                pool.Return b
+                // Past the stash's capacity, segments go back to the pool.
+                pool.Return c
+                Assert.Equal(2, pool.Stashed)
+                // The last one stashed is the first one leased again.
+                let again = pool.Rent()
+                Assert.True(Object.ReferenceEquals(again.Array, b.Array) && again.Offset = b.Offset)
+                Assert.Equal(1, pool.Stashed)
+                // Another pool's segments never enter this pool's stash.
+                other.Return(other.Rent())
+                Assert.Equal(0, other.Stashed)
+                Assert.Equal(1, pool.Stashed)
+                // Nothing was cut beyond the first slab: the stash recycled.
+                Assert.Equal(1, pool.SlabCount)
+            with e ->
+                failure <- e)
+
+    thread.Start()
+    thread.Join()
+    if not (isNull failure) then raise (AggregateException failure)
+    // Threads without a stash (this one) lease from the pool as before.
+    Assert.Equal(0, pool.Stashed)
+
+[<Fact>]
 let ``no slab goes back while the pool grew recently`` () =
     let pool = SlabPool(4096, 2)
     let leased = [ for _ in 1..4 -> pool.Rent() ]

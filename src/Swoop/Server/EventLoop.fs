@@ -227,6 +227,8 @@ module internal EventLoops =
 
     let private run (index: int) (epfd: int) () =
         EventLoopThread.Index <- index + 1
+        // Loops run for the process's life: they may keep small segments without the pool's lock.
+        BufferPool.Shared.Small.KeepStash 16
         let events = Marshal.AllocHGlobal(capacity * Epoll.eventSize)
         let mutable failing = false
 
