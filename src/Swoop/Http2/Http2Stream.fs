@@ -568,6 +568,18 @@ type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: Bu
         try
             if reset then
                 if not (isNull body) then body.Release()
+            elif not (isNull body) && not endStream && not endSent && not queued
+                 && (isNull outgoingChain || outgoingChain.IsEmpty)
+                 && body.Length > 0L && body.Length <= int64 StreamScheduler.Quantum
+                 && body.Length <= this.SendWindow && body.Length <= output.ConnectionWindow then
+                // A flushed piece (a streamed message) that fits its turn and both windows, with
+                // nothing of this stream's before it, is framed straight from the handler's
+                // buffers: no copy into the stream's own queue, no segment leased for it.
+                let n = int body.Length
+                output.Data(this.Id, body, n, false)
+                this.SentBytes <- this.SentBytes + int64 n
+                this.SendWindow <- this.SendWindow - int64 n
+                output.ConnectionWindow <- output.ConnectionWindow - int64 n
             else
                 let outgoing = outgoing ()
                 if not (isNull body) then
