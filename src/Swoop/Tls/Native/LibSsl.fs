@@ -35,6 +35,9 @@ let SSL_ERROR_ZERO_RETURN = 6
 let SSL_CTRL_MODE = 33
 
 [<Literal>]
+let SSL_CTRL_SET_READ_AHEAD = 41
+
+[<Literal>]
 let SSL_CTRL_SET_TLSEXT_SERVERNAME_CB = 53
 
 [<Literal>]
@@ -172,6 +175,9 @@ extern int SSL_shutdown(nativeint ssl)
 
 [<DllImport(Ssl)>]
 extern int SSL_pending(nativeint ssl)
+
+[<DllImport(Ssl)>]
+extern int SSL_has_pending(nativeint ssl)
 
 [<DllImport(Ssl)>]
 extern int SSL_in_init(nativeint ssl)

@@ -178,6 +178,10 @@ module internal SslContexts =
             LibSsl.SSL_CTX_ctrl(ctx, LibSsl.SSL_CTRL_MODE, LibSsl.SSL_MODE_RELEASE_BUFFERS ||| LibSsl.SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER, 0n)
             |> ignore
 
+            // Read ahead: OpenSSL takes all the ciphertext at hand in one call of the session's
+            // BIO, not a record's header and then its body in two.
+            LibSsl.SSL_CTX_ctrl(ctx, LibSsl.SSL_CTRL_SET_READ_AHEAD, 1L, 0n) |> ignore
+
             if LibSsl.SSL_CTX_set_session_id_context(ctx, &sessionIdContext[0], uint32 sessionIdContext.Length) <> 1 then
                 fail "OpenSSL refused the session id context"
             elif withPath tls12Ciphers (fun p -> LibSsl.SSL_CTX_set_cipher_list(ctx, p)) <> 1 then

@@ -478,7 +478,8 @@ type internal TlsSession private (count: SessionCount, descriptor: Descriptor, r
                     let mutable length = 0u
                     LibSsl.SSL_get0_alpn_selected(ssl, &data, &length)
                     h2 <- length = 2u && Marshal.ReadByte data = byte 'h' && Marshal.ReadByte(data, 1) = byte '2'
-                    buffered <- inStart < inEnd
+                    // The client's first records may have come with its last handshake message.
+                    buffered <- inStart < inEnd || LibSsl.SSL_has_pending ssl = 1
                     1
                 elif LibSsl.SSL_get_error(ssl, r) = LibSsl.SSL_ERROR_WANT_READ then
                     0
@@ -579,7 +580,7 @@ type internal TlsSession private (count: SessionCount, descriptor: Descriptor, r
         Monitor.Enter gate
 
         try
-            if buffered && not closed && LibSsl.SSL_pending ssl = 0 && inStart = inEnd then
+            if buffered && not closed && LibSsl.SSL_has_pending ssl = 0 && inStart = inEnd then
                 buffered <- false
 
             closed || ended || buffered

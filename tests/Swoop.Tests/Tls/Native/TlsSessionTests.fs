@@ -223,3 +223,11 @@ let ``hostile input ends only its own connection, the server serves on, and ever
     Assert.Empty(sink.WithId LogEvents.ConnectionFailed)
     // Each was told in the debug log, with OpenSSL's reason.
     Assert.NotEmpty(sink.WithId LogEvents.HandshakeFailed)
+
+[<Fact>]
+let ``a short run of the TLS fuzzer (HostileTls): every spoiled connection ends alone, nothing leaks, the server serves on`` () =
+    // 150 connections on 6 clients, at most 20 s; Swoop.Fuzz's `tls` command runs it long.
+    let report = HostileTls.run 1 6 150 20.0
+    HostileTls.print report
+    Assert.Empty report.Violations
+    Assert.True(report.Connections.Values |> Seq.sum >= 50, "too few connections were made")
