@@ -226,8 +226,8 @@ let ``hostile input ends only its own connection, the server serves on, and ever
 
 [<Fact>]
 let ``a short run of the TLS fuzzer (HostileTls): every spoiled connection ends alone, nothing leaks, the server serves on`` () =
-    // 150 connections on 6 clients, at most 20 s; Swoop.Fuzz's `tls` command runs it long.
-    let report = HostileTls.run 1 6 150 20.0
+    // 90 connections on 6 clients, at most 10 s; Swoop.Fuzz's `tls` command runs it long.
+    let report = HostileTls.run 1 6 90 10.0
     HostileTls.print report
     Assert.Empty report.Violations
-    Assert.True(report.Connections.Values |> Seq.sum >= 50, "too few connections were made")
+    Assert.True(report.Connections.Values |> Seq.sum >= 30, "too few connections were made")
