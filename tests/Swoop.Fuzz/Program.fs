@@ -1,15 +1,18 @@
-/// The command line: `mutate`, `differential`, `replay` (see docs/reliability.md).
+/// The command line: `mutate`, `differential`, `tls`, `replay` (see docs/reliability.md).
 module internal Swoop.Fuzz.Program
 
 open System
 
 let private usage =
-    """Swoop.Fuzz: fuzzers for Swoop's request parser and chunked decoder.
+    """Swoop.Fuzz: fuzzers for Swoop's request parser, chunked decoder and TLS engine.
 
   mutate        [--seconds 120] [--count N] [--seed 1] [--max-us 1000]
                 structure-aware mutation of the test corpus, checked in process
   differential  [--count 2000000] [--seconds N] [--seed 1] [--batch 2000]
                 the same inputs through llhttp (node) and Swoop, disagreements in buckets
+  tls           [--seconds 60] [--count N] [--seed 1] [--workers 8]
+                hostile TLS clients (spoiled handshakes and records) against Swoop's own
+                TLS engine; its connections must end alone, be freed, the server serve on
   replay        FILE|FOLDER...
                 every check, exhaustively, on saved inputs (failures/ by default)
 
@@ -54,6 +57,15 @@ let main argv =
             let failed = outcome.Unexplained + outcome.Exceptions
             printfn "differential: %s" (if failed = 0L then "PASS" else sprintf "FAIL (%d unexplained, %d exceptions)" outcome.Unexplained outcome.Exceptions)
             if failed = 0L then 0 else 1
+    | "tls" :: rest ->
+        let seconds = option rest "--seconds" 60.0 float
+        let report =
+            Swoop.Tests.HostileTls.run (option rest "--seed" 1 int) (option rest "--workers" 8 int) (option rest "--count" Int32.MaxValue int) seconds
+
+        Swoop.Tests.HostileTls.print report
+        let failed = report.Violations.Count
+        printfn "tls: %s" (if failed = 0 then "PASS" else sprintf "FAIL (%d violations)" failed)
+        if failed = 0 then 0 else 1
     | "replay" :: paths ->
         let paths = if paths.IsEmpty then [ Failures.folder () ] else paths
         let problems = Replay.run paths

@@ -147,7 +147,7 @@ type internal Transport(pool: BufferPool) =
     /// Swoop's own TLS engine's session for this socket, presenting `context`'s certificate
     /// (see Tls/Native/TlsSession.fs).
     member _.NativeSession(context: SslContextHandle, count: SessionCount) =
-        new TlsSession(context, count, descriptor, receiver, sender, token)
+        TlsSession.Create(context, count, descriptor, receiver, sender, token)
 
     /// From now on every receive and send goes through `secured` (a finished handshake's:
     /// SslStream's or Swoop's own engine's); `h2`: ALPN chose HTTP/2.

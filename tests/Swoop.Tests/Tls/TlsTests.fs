@@ -288,7 +288,7 @@ let ``idle TLS connections end quietly at shutdown, and garbage after the handsh
     Assert.Equal(0, server.ConnectionCount)
 
 /// `openssl s_client` (Debian's openssl) with `args`, `input` on its stdin: its output.
-let private sClient (args: string) (input: string) =
+let sClient (args: string) (input: string) =
     let start = Diagnostics.ProcessStartInfo("openssl", "s_client " + args, RedirectStandardInput = true, RedirectStandardOutput = true, RedirectStandardError = true, UseShellExecute = false)
     use p = Diagnostics.Process.Start start
     p.StandardInput.Write input

@@ -1,6 +1,6 @@
 /// The part of the system's OpenSSL 3 (libssl.so.3 and libcrypto.so.3, the libraries the .NET
 /// runtime itself loads on Linux) that Swoop's own TLS engine calls: contexts, connections,
-/// memory BIOs and the error queue. Every signature is blittable (pointers as nativeint), so
+/// the BIO method of Swoop's own (SessionBio.fs) and the error queue. Every signature is blittable (pointers as nativeint), so
 /// native AOT needs no marshalling stubs; OpenSSL's macros (SSL_CTX_set_mode and the like) are
 /// their ctrl calls with the constants of OpenSSL 3's headers.
 module internal Swoop.LibSsl
@@ -33,6 +33,9 @@ let SSL_ERROR_ZERO_RETURN = 6
 
 [<Literal>]
 let SSL_CTRL_MODE = 33
+
+[<Literal>]
+let SSL_CTRL_SET_READ_AHEAD = 41
 
 [<Literal>]
 let SSL_CTRL_SET_TLSEXT_SERVERNAME_CB = 53
@@ -80,7 +83,24 @@ let SSL_TLSEXT_ERR_NOACK = 3
 let OPENSSL_NPN_NEGOTIATED = 1
 
 [<Literal>]
-let BIO_CTRL_PENDING = 10
+let SSL_SENT_SHUTDOWN = 1
+
+[<Literal>]
+let SSL_RECEIVED_SHUTDOWN = 2
+
+[<Literal>]
+let BIO_CTRL_FLUSH = 11
+
+[<Literal>]
+let BIO_TYPE_SOURCE_SINK = 0x0400
+
+/// BIO_FLAGS_READ | BIO_FLAGS_SHOULD_RETRY: "nothing to read yet, call again".
+[<Literal>]
+let BIO_FLAGS_RETRY_READ = 0x09
+
+/// BIO_FLAGS_RWS | BIO_FLAGS_SHOULD_RETRY: every retry flag.
+[<Literal>]
+let BIO_FLAGS_RETRY_ALL = 0x0F
 
 // ---- contexts ----
 
@@ -101,6 +121,9 @@ extern int64 SSL_CTX_callback_ctrl(nativeint ctx, int cmd, nativeint fp)
 
 [<DllImport(Ssl)>]
 extern uint64 SSL_CTX_set_options(nativeint ctx, uint64 op)
+
+[<DllImport(Ssl)>]
+extern int SSL_CTX_set_session_id_context(nativeint ctx, byte& id, uint32 length)
 
 [<DllImport(Ssl)>]
 extern int SSL_CTX_set_cipher_list(nativeint ctx, nativeint list)
@@ -131,11 +154,6 @@ extern void SSL_free(nativeint ssl)
 [<DllImport(Ssl)>]
 extern void SSL_set_bio(nativeint ssl, nativeint rbio, nativeint wbio)
 
-[<DllImport(Ssl)>]
-extern void SSL_set0_rbio(nativeint ssl, nativeint rbio)
-
-[<DllImport(Ssl)>]
-extern void SSL_set0_wbio(nativeint ssl, nativeint wbio)
 
 [<DllImport(Ssl)>]
 extern void SSL_set_accept_state(nativeint ssl)
@@ -159,6 +177,18 @@ extern int SSL_shutdown(nativeint ssl)
 extern int SSL_pending(nativeint ssl)
 
 [<DllImport(Ssl)>]
+extern int SSL_has_pending(nativeint ssl)
+
+[<DllImport(Ssl)>]
+extern int SSL_in_init(nativeint ssl)
+
+[<DllImport(Ssl)>]
+extern int SSL_get_shutdown(nativeint ssl)
+
+[<DllImport(Ssl)>]
+extern void SSL_set_shutdown(nativeint ssl, int mode)
+
+[<DllImport(Ssl)>]
 extern int SSL_session_reused(nativeint ssl)
 
 [<DllImport(Ssl)>]
@@ -173,10 +203,22 @@ extern nativeint SSL_set_SSL_CTX(nativeint ssl, nativeint ctx)
 [<DllImport(Ssl)>]
 extern nativeint SSL_get_SSL_CTX(nativeint ssl)
 
-// ---- memory BIOs and errors (libcrypto) ----
+// ---- BIOs of a method of Swoop's own, and errors (libcrypto) ----
 
 [<DllImport(Crypto)>]
-extern nativeint BIO_s_mem()
+extern int BIO_get_new_index()
+
+[<DllImport(Crypto)>]
+extern nativeint BIO_meth_new(int kind, nativeint name)
+
+[<DllImport(Crypto)>]
+extern int BIO_meth_set_write(nativeint meth, nativeint write)
+
+[<DllImport(Crypto)>]
+extern int BIO_meth_set_read(nativeint meth, nativeint read)
+
+[<DllImport(Crypto)>]
+extern int BIO_meth_set_ctrl(nativeint meth, nativeint ctrl)
 
 [<DllImport(Crypto)>]
 extern nativeint BIO_new(nativeint kind)
@@ -185,13 +227,19 @@ extern nativeint BIO_new(nativeint kind)
 extern int BIO_free(nativeint bio)
 
 [<DllImport(Crypto)>]
-extern int BIO_write(nativeint bio, byte& data, int count)
+extern void BIO_set_data(nativeint bio, nativeint data)
 
 [<DllImport(Crypto)>]
-extern int BIO_read(nativeint bio, byte& data, int count)
+extern nativeint BIO_get_data(nativeint bio)
 
 [<DllImport(Crypto)>]
-extern int64 BIO_ctrl(nativeint bio, int cmd, int64 larg, nativeint parg)
+extern void BIO_set_init(nativeint bio, int init)
+
+[<DllImport(Crypto)>]
+extern void BIO_set_flags(nativeint bio, int flags)
+
+[<DllImport(Crypto)>]
+extern void BIO_clear_flags(nativeint bio, int flags)
 
 [<DllImport(Crypto)>]
 extern uint64 ERR_get_error()
@@ -201,9 +249,6 @@ extern void ERR_error_string_n(uint64 code, nativeint buffer, unativeint length)
 
 [<DllImport(Crypto)>]
 extern void ERR_clear_error()
-
-/// Bytes waiting in a memory BIO (BIO_pending).
-let pending (bio: nativeint) = int (BIO_ctrl(bio, BIO_CTRL_PENDING, 0L, 0n))
 
 /// OpenSSL's reasons for the last failure on this thread, oldest first, in one line; the
 /// queue is left empty (as every call of the next operation needs it).

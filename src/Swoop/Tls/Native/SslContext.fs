@@ -1,6 +1,7 @@
 /// Swoop's own TLS engine's contexts: one OpenSSL SSL_CTX per certificate (its PEM chain and
 /// key), TLS 1.2 and 1.3 only, the ciphers SslStream offers, renegotiation refused, OpenSSL's
-/// default session cache and tickets, and buffers released while a connection is idle. The
+/// default session cache (one session id context for all, so TLS 1.2 ids resume) and tickets,
+/// and buffers released while a connection is idle. The
 /// client's ALPN list is answered with the server's first protocol it offers (h2, then
 /// http/1.1), and its SNI name picks the context of the first certificate that matches it, as
 /// CertificateStore.Select does for SslStream. A reload makes new contexts: a connection keeps
@@ -139,6 +140,12 @@ module internal SslContexts =
         "ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES256-GCM-SHA384:ECDHE-RSA-AES128-GCM-SHA256:"
         + "ECDHE-ECDSA-AES256-SHA384:ECDHE-ECDSA-AES128-SHA256:ECDHE-RSA-AES256-SHA384:ECDHE-RSA-AES128-SHA256"
 
+    // The session id context every context of Swoop's gives its sessions: the same for all,
+    // since a TLS 1.2 session is looked up in the first context's cache before the SNI
+    // callback picks the certificate's (a context of its own would make its sessions not
+    // found); each server's contexts keep a cache of their own.
+    let private sessionIdContext = "swoop"B
+
     let private withPath (path: string) (f: nativeint -> int) =
         let p = Marshal.StringToCoTaskMemUTF8 path
 
@@ -171,7 +178,13 @@ module internal SslContexts =
             LibSsl.SSL_CTX_ctrl(ctx, LibSsl.SSL_CTRL_MODE, LibSsl.SSL_MODE_RELEASE_BUFFERS ||| LibSsl.SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER, 0n)
             |> ignore
 
-            if withPath tls12Ciphers (fun p -> LibSsl.SSL_CTX_set_cipher_list(ctx, p)) <> 1 then
+            // Read ahead: OpenSSL takes all the ciphertext at hand in one call of the session's
+            // BIO, not a record's header and then its body in two.
+            LibSsl.SSL_CTX_ctrl(ctx, LibSsl.SSL_CTRL_SET_READ_AHEAD, 1L, 0n) |> ignore
+
+            if LibSsl.SSL_CTX_set_session_id_context(ctx, &sessionIdContext[0], uint32 sessionIdContext.Length) <> 1 then
+                fail "OpenSSL refused the session id context"
+            elif withPath tls12Ciphers (fun p -> LibSsl.SSL_CTX_set_cipher_list(ctx, p)) <> 1 then
                 fail "OpenSSL refused the TLS 1.2 cipher list"
             elif withPath certPath (fun p -> LibSsl.SSL_CTX_use_certificate_chain_file(ctx, p)) <> 1 then
                 fail ("TLS certificate '" + certPath + "' cannot be used by OpenSSL")

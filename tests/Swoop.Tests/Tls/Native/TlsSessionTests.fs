@@ -1,4 +1,5 @@
-/// Swoop's own TLS engine (Tls/Native): HTTP/1.1 and HTTP/2 over it, SNI, and hostile input
+/// Swoop's own TLS engine (Tls/Native): HTTP/1.1 and HTTP/2 over it, SNI, TLS 1.2 resumption
+/// by session id and by ticket, a refused renegotiation answered at once, and hostile input
 /// (bytes that are no TLS, a garbled or truncated handshake, a record longer than TLS allows,
 /// a forged record after the handshake, a close in the middle of a record): each ends only its
 /// own connection, the server serves on, and every OpenSSL connection made is freed.
@@ -10,6 +11,7 @@ open System.Net.Http
 open System.Net.Security
 open System.Net.Sockets
 open System.Security.Authentication
+open System.IO
 open System.Text
 open System.Threading
 open Xunit
@@ -88,6 +90,70 @@ let ``ALPN picks h2 and HTTP/2 runs over the native engine`` () =
         Assert.Equal(Net.HttpVersion.Version20, response.Version)
         Assert.Equal(sprintf "https /h2/%d" i, response.Content.ReadAsStringAsync().Result)
 
+[<Fact>]
+let ``TLS 1.2 sessions resume by session id without tickets and by ticket, with and without SNI, however the first connection ended`` () =
+    use server = serve (nativeOptions [ rsa.Value; ec.Value ]) hello
+    let request = "GET /r HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n"
+
+    for sni in [ ""; " -servername a.other.test" ] do
+        for tickets in [ " -no_ticket"; "" ] do
+            // The server ends the first connection (Connection: close), or the client does (it
+            // sends nothing, then close_notify, as testssl.sh's probe).
+            for first in [ request; "" ] do
+                let what = sprintf "SNI '%s', tickets '%s', first input %d bytes" sni tickets first.Length
+                let session = Path.GetTempFileName()
+
+                try
+                    let args = sprintf "-connect 127.0.0.1:%d -tls1_2%s%s" server.Port sni tickets
+                    // -ign_eof: s_client reads to the server's end, not only to its input's.
+                    let eof = if first = "" then "" else " -ign_eof"
+                    let opened = sClient (sprintf "%s%s -sess_out %s" args eof session) first
+                    Assert.True(opened.Contains "New, TLSv1.2", what + ": " + opened)
+                    Assert.Equal((tickets = ""), opened.Contains "TLS session ticket:")
+                    let resumed = sClient (sprintf "%s -ign_eof -sess_in %s" args session) request
+                    Assert.True(resumed.Contains "Reused, TLSv1.2", what + ": not resumed: " + resumed)
+                    Assert.Contains("https /r", resumed)
+                finally
+                    File.Delete session
+
+    Assert.True(within 5000 (fun () -> server.Tls.NativeSessions = 0), "an OpenSSL connection was not freed")
+
+[<Fact>]
+let ``a refused renegotiation is answered at once, not with the server's next write`` () =
+    use server = serve (nativeOptions [ rsa.Value ]) hello
+
+    let start =
+        Diagnostics.ProcessStartInfo(
+            "openssl",
+            sprintf "s_client -connect 127.0.0.1:%d -tls1_2" server.Port,
+            RedirectStandardInput = true,
+            RedirectStandardOutput = true,
+            RedirectStandardError = true,
+            UseShellExecute = false
+        )
+
+    use p = Diagnostics.Process.Start start
+    let output = StringBuilder()
+    let take (e: Diagnostics.DataReceivedEventArgs) =
+        if not (isNull e.Data) then lock output (fun () -> output.AppendLine e.Data |> ignore)
+    p.OutputDataReceived.Add take
+    p.ErrorDataReceived.Add take
+    p.BeginOutputReadLine()
+    p.BeginErrorReadLine()
+    let text () = lock output (fun () -> output.ToString())
+
+    try
+        Assert.True(within 10000 (fun () -> text().Contains "Verify return code"), "no handshake: " + text ())
+        // s_client's R asks for a renegotiation; stdin stays open and the client sends nothing
+        // more, so only the server's prompt no_renegotiation alert ends its wait.
+        p.StandardInput.WriteLine "R"
+        p.StandardInput.Flush()
+        Assert.True(within 5000 (fun () -> text().Contains "no renegotiation"), "no alert within 5 s: " + text ())
+    finally
+        if not p.HasExited then p.Kill true
+
+    Assert.True(within 5000 (fun () -> server.Tls.NativeSessions = 0), "an OpenSSL connection was not freed")
+
 /// The first flight of a TLS client (its ClientHello), as SslStream sends it.
 let private clientHello () =
     use listener = new TcpListener(IPAddress.Loopback, 0)
@@ -157,3 +223,11 @@ let ``hostile input ends only its own connection, the server serves on, and ever
     Assert.Empty(sink.WithId LogEvents.ConnectionFailed)
     // Each was told in the debug log, with OpenSSL's reason.
     Assert.NotEmpty(sink.WithId LogEvents.HandshakeFailed)
+
+[<Fact>]
+let ``a short run of the TLS fuzzer (HostileTls): every spoiled connection ends alone, nothing leaks, the server serves on`` () =
+    // 90 connections on 6 clients, at most 10 s; Swoop.Fuzz's `tls` command runs it long.
+    let report = HostileTls.run 1 6 90 10.0
+    HostileTls.print report
+    Assert.Empty report.Violations
+    Assert.True(report.Connections.Values |> Seq.sum >= 30, "too few connections were made")
