@@ -231,3 +231,21 @@ let ``a short run of the TLS fuzzer (HostileTls): every spoiled connection ends 
     HostileTls.print report
     Assert.Empty report.Violations
     Assert.True(report.Connections.Values |> Seq.sum >= 30, "too few connections were made")
+
+/// Requests that came in one TLS record three times the connection's input buffer: the reads
+/// after the first find the rest already decrypted (or received) inside the TLS engine, and must
+/// take it from there rather than wait for the socket, where nothing more will come (the client
+/// waits for its answers). The same over SslStream, the other engine.
+[<Fact>]
+let ``requests buffered inside the TLS engine are all answered without the client sending more`` () =
+    for engine in [ "openssl"; "sslstream" ] do
+        use server = serve { httpsOptions [ rsa.Value ] with TlsEngine = engine } hello
+        let stream, _ = tlsConnect server "localhost" SslProtocols.None
+        use _ = stream
+        let count = 300
+        let requests = String.Join("", Array.init count (fun i -> sprintf "GET /p/%04d HTTP/1.1\r\nHost: localhost\r\n\r\n" i))
+        Assert.InRange(requests.Length, 12 * 1024, 16 * 1024 - 64) // one record (16 KiB of plaintext at most)
+        // Quiet for 2 s: the server has answered all it will without the client sending more.
+        let answer = tlsExchange stream requests 2000
+        Assert.Equal(count, (statuses answer).Length)
+        Assert.EndsWith(sprintf "https /p/%04d" (count - 1), answer)
