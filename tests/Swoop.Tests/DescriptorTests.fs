@@ -225,3 +225,26 @@ let ``the server answers on the accept thread, and a connection that must wait l
     Assert.True closed
     Assert.Contains("200 OK", second)
     Assert.EndsWith(port, second)
+
+[<Fact>]
+let ``a close or half-close meant for the socket served before touches not the next one on the reused descriptor`` () =
+    if Direct.available then
+        let first, _, d = attached ()
+        use _ = first
+        let before = d.Token
+        d.Close()
+        // The descriptor serves the next connection: a late task of the first names its token.
+        let second, nextOwned = acceptPair ()
+        use _ = second
+        d.Attach(nextOwned, false)
+        Assert.NotEqual(before, d.Token)
+        d.CloseIf before
+        d.ShutdownSendIf before
+        // Still open both ways: the send goes out and the client reads it, not an end.
+        Assert.Equal(4, d.Transfer(Span(ascii "pong"), true, 0, d.Token))
+        second.ReceiveTimeout <- 2000
+        let buffer = Array.zeroCreate<byte> 16
+        Assert.Equal(4, second.Receive buffer)
+        // The current one's token closes it (a plain close: the client reads its end).
+        d.CloseIf d.Token
+        Assert.Equal("", readToEnd second)

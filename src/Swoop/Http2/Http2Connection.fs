@@ -612,11 +612,16 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
                 c.ShutAfterDrainAsync() |> ignore
 
     member private c.ShutAfterDrainAsync() : Task =
+        // The socket to half-close: by the time the drain ends, this pooled transport may
+        // serve another connection, which must not lose its sending side.
+        let descriptor = transport.Descriptor
+        let socket = transport.Token
+
         task {
             do! c.DrainOutputAsync()
 
             try
-                transport.Descriptor.ShutdownSend()
+                descriptor.ShutdownSendIf socket
             with _ ->
                 ()
         }

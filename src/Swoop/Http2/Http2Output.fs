@@ -405,6 +405,10 @@ type internal Http2Output(transport: Transport, pool: BufferPool) =
             Monitor.Exit gate
 
     member private this.PumpAsync(first: ValueTask) : Task =
+        // The socket this send went to: the transport may serve another connection by the
+        // time a failed send is seen (on the thread pool, after the connection ended).
+        let socket = transport.Token
+
         task {
             inFlight <- first
 
@@ -414,7 +418,7 @@ type internal Http2Output(transport: Transport, pool: BufferPool) =
             with _ ->
                 // The client is gone: the connection's read loop ends too.
                 this.Close()
-                transport.Close()
+                transport.CloseIf socket
         }
 
     /// Completes when everything queued went to the socket (before a close).

@@ -296,6 +296,20 @@ type internal Descriptor() =
         with _ ->
             ()
 
+    /// Whether this descriptor still serves the socket registered as `expected`, open.
+    member private d.Serves(expected: int64) =
+        expected <> 0L && lock gate (fun () -> not closed && Volatile.Read(&d.Token) = expected)
+
+    /// Close, only while the socket registered as `expected` is still the one served: a task
+    /// that outlived its connection (a send's failure seen on the thread pool) must not close
+    /// the next connection this reused descriptor serves.
+    member d.CloseIf(expected: int64) =
+        if d.Serves expected then d.Close()
+
+    /// ShutdownSend, only while the socket registered as `expected` is still the one served.
+    member d.ShutdownSendIf(expected: int64) =
+        if d.Serves expected then d.ShutdownSend()
+
     /// Closes the socket (a plain close: FIN, not reset); a wait pending on an event loop
     /// ends with OperationAborted, as the runtime's would; never throws.
     member d.Close() =

@@ -598,6 +598,10 @@ type internal Transport(pool: BufferPool) =
     /// Closes the socket (if any); never throws.
     member _.Close() = descriptor.Close()
 
+    /// Closes the socket only while it is still the one registered as `expected` (a Token read
+    /// when the caller's work began): for tasks that may outlive their connection.
+    member _.CloseIf(expected: int64) = descriptor.CloseIf expected
+
     /// At the connection's end, once its socket is closed: no writer may start a flight on
     /// it any more, and no operation names its socket, until the next Attach (a WebSocket
     /// task that outlived its handler must not queue bytes for the next client).
