@@ -16,6 +16,19 @@ type internal CallRunner() =
     abstract Streaming: bool
     default _.Streaming = true
 
+/// A thread's scratch for a request path's characters (a gRPC method's lookup).
+[<Sealed; AbstractClass>]
+type internal PathScratch =
+    [<ThreadStatic; DefaultValue>]
+    static val mutable private chars: char[]
+
+    /// The longest path looked up without a string.
+    static member Size = 256
+
+    static member Get() =
+        if isNull PathScratch.chars then PathScratch.chars <- Array.zeroCreate PathScratch.Size
+        PathScratch.chars
+
 module internal Runners =
     let noMessage () =
         RpcException(Status(StatusCode.Internal, "The handler returned no message (null)."))
@@ -38,7 +51,9 @@ type internal UnaryRunner<'Req, 'Resp>(requests: Marshaller<'Req>, responses: Ma
         let read = call.ReadSingleAsync requests
 
         if read.IsCompletedSuccessfully then
-            let response = handler read.Result call
+            // Upcast here: a GrpcCall passed where the function takes a ServerCallContext makes
+            // the compiler wrap the function in a closure per call.
+            let response = handler read.Result (call :> ServerCallContext)
 
             if response.IsCompletedSuccessfully then
                 Runners.answer call response.Result responses
@@ -57,7 +72,7 @@ type internal UnaryRunner<'Req, 'Resp>(requests: Marshaller<'Req>, responses: Ma
     member private _.RunAsync(call: GrpcCall, read: Task<'Req>) : Task =
         task {
             let! request = read
-            let! response = handler request call
+            let! response = handler request (call :> ServerCallContext)
             Runners.answer call response responses
         }
 
@@ -69,7 +84,7 @@ type internal ServerStreamingRunner<'Req, 'Resp>
     override _.Run(call) =
         task {
             let! request = call.ReadSingleAsync requests
-            do! handler request (ResponseStream(call, responses)) call
+            do! handler request (ResponseStream(call, responses)) (call :> ServerCallContext)
         }
 
 [<Sealed>]
@@ -79,7 +94,7 @@ type internal ClientStreamingRunner<'Req, 'Resp>
 
     override _.Run(call) =
         task {
-            let! response = handler (RequestStream(call, requests)) call
+            let! response = handler (RequestStream(call, requests)) (call :> ServerCallContext)
             Runners.answer call response responses
         }
 
@@ -89,7 +104,7 @@ type internal DuplexRunner<'Req, 'Resp>
     inherit CallRunner()
 
     override _.Run(call) =
-        task { do! handler (RequestStream(call, requests)) (ResponseStream(call, responses)) call }
+        task { do! handler (RequestStream(call, requests)) (ResponseStream(call, responses)) (call :> ServerCallContext) }
 
 module internal Dispatch =
     let private cachedTrue = Task.FromResult true
@@ -166,6 +181,18 @@ module internal Dispatch =
         let slash = if path.Length > 1 then path.IndexOf('/', 1) else -1
         if slash > 1 then path.Substring(1, slash - 1) else ""
 
+    /// Finds the method for the request's path from its bytes: no string is made for the
+    /// path of a call (ctx.Path is, for a path with escapes or a long one).
+    let private tryFind (table: Dictionary<string, struct (CallRunner * string)>) (ctx: HttpContext) (found: byref<struct (CallRunner * string)>) =
+        let raw = ctx.RawPathBytes
+
+        if raw.Length > 0 && raw.Length <= PathScratch.Size && raw.IndexOf(byte '%') < 0 then
+            let chars = PathScratch.Get()
+            let n = Text.Encoding.Latin1.GetChars(raw, Span<char>(chars))
+            table.GetAlternateLookup<ReadOnlySpan<char>>().TryGetValue(ReadOnlySpan<char>(chars, 0, n), &found)
+        else
+            table.TryGetValue(ctx.Path, &found)
+
     /// A gRPC request: checked for HTTP/2 and POST, then its method found or UNIMPLEMENTED.
     let serve (table: Dictionary<string, struct (CallRunner * string)>) (services: HashSet<string>) (options: GrpcOptions) (ctx: HttpContext) =
         if ctx.Version <> HttpVersion.Http20 then
@@ -174,13 +201,13 @@ module internal Dispatch =
             ctx.SetHeader("Allow", "POST")
             trailersOnly ctx 405 StatusCode.Internal "gRPC calls are POST requests."
         else
-            let path = ctx.Path
             let mutable found = Unchecked.defaultof<struct (CallRunner * string)>
 
-            if table.TryGetValue(path, &found) then
+            if tryFind table ctx &found then
                 let struct (runner, name) = found
                 run runner name options ctx
             else
+                let path = ctx.Path
                 let service = serviceOf path
 
                 if services.Contains service then

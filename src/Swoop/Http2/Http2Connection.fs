@@ -115,19 +115,19 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
         c.Forget streamId
 
     override c.Consumed(streamId: int, count: int) =
-        // Credited back in batches: a WINDOW_UPDATE per half window read, not per read.
-        withGate (fun () ->
-            c.CreditConnection count
+        // Credited back in batches: a WINDOW_UPDATE per half window read, not per read. Under
+        // Gate (the stream's read holds it), which Kicks after.
+        c.CreditConnection count
 
-            match streams.TryGetValue streamId with
-            | true, s when not s.Ended ->
-                s.ReadUnacknowledged <- s.ReadUnacknowledged + int64 count
+        match streams.TryGetValue streamId with
+        | true, s when not s.Ended ->
+            s.ReadUnacknowledged <- s.ReadUnacknowledged + int64 count
 
-                if s.ReadUnacknowledged >= int64 (Http2Limits.StreamWindow / 2) then
-                    output.WindowUpdate(streamId, int s.ReadUnacknowledged)
-                    s.ReceiveWindow <- s.ReceiveWindow + s.ReadUnacknowledged
-                    s.ReadUnacknowledged <- 0L
-            | _ -> ())
+            if s.ReadUnacknowledged >= int64 (Http2Limits.StreamWindow / 2) then
+                output.WindowUpdate(streamId, int s.ReadUnacknowledged)
+                s.ReceiveWindow <- s.ReceiveWindow + s.ReadUnacknowledged
+                s.ReadUnacknowledged <- 0L
+        | _ -> ()
 
     /// Bytes the connection's window gets back (read by a handler, or taken without one: padding,
     /// a closed stream's DATA), under Gate.
@@ -501,10 +501,6 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
                         clientStreamError id Http2ErrorCode.ProtocolError
                         c.Forget id
         | BlockKind.Request ->
-            // Streams open, or handlers still running for streams already closed (reset):
-            // either is bounded, so that resetting cannot make room for more work.
-            let active = c.ActiveStreams()
-
             if refused then
                 runs.Return s
                 countReset ()
@@ -512,48 +508,69 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
             elif goingAway || peerGoingAway || settings.Stopping then
                 runs.Return s
                 resetStream id Http2ErrorCode.RefusedStream
-            elif active >= Http2Limits.MaxConcurrentStreams then
-                runs.Return s
-                countReset ()
-                resetStream id Http2ErrorCode.RefusedStream
             else
                 s.FinishHead endStream
+                let tooLarge = result = HpackResult.HeaderListTooLarge || s.Check = HeadCheck.TooMany
+                // Counted, entered and perhaps deferred under one hold of the gate. Streams open,
+                // or handlers still running for streams already closed (reset), count against
+                // the limit: either is bounded, so that resetting cannot make room for more work.
+                let mutable overLimit = false
+                let mutable deferred = false
+                Monitor.Enter output.Gate
 
-                if s.Check = HeadCheck.Malformed then
+                try
+                    if c.ActiveStreamsHeld() >= Http2Limits.MaxConcurrentStreams then
+                        overLimit <- true
+                    elif s.Check <> HeadCheck.Malformed then
+                        s.SendWindow <- int64 peer.InitialWindowSize
+                        s.ReceiveWindow <- int64 Http2Limits.StreamWindow
+                        streams[id] <- s
+                        transport.Deadline <- Int64.MaxValue
+                        if not tooLarge then deferred <- runs.Defer s
+                finally
+                    Monitor.Exit output.Gate
+
+                if overLimit then
+                    runs.Return s
+                    countReset ()
+                    resetStream id Http2ErrorCode.RefusedStream
+                elif s.Check = HeadCheck.Malformed then
                     runs.Return s
                     // Malformed requests count as resets: a client cannot make the server
                     // answer errors without end (each costs a decode and a RST_STREAM).
                     countReset ()
                     resetStream id Http2ErrorCode.ProtocolError
-                else
-                    Monitor.Enter output.Gate
-
-                    try
-                        s.SendWindow <- int64 peer.InitialWindowSize
-                        s.ReceiveWindow <- int64 Http2Limits.StreamWindow
-                        streams[id] <- s
-                    finally
-                        Monitor.Exit output.Gate
-
-                    transport.Deadline <- Int64.MaxValue
-
-                    if result = HpackResult.HeaderListTooLarge || s.Check = HeadCheck.TooMany then
-                        runs.Serve(s, 431)
-                    elif not (runs.Defer s) then
-                        if endStream then runs.Serve(s, 0) else opened.Add s
+                elif tooLarge then
+                    runs.Serve(s, 431)
+                elif not deferred then
+                    if endStream then runs.Serve(s, 0) else opened.Add s
         | _ -> ()
 
-    override c.Forget(id: int) =
+    override c.Forget(id: int) = c.ForgetWhen(id, false) |> ignore
+
+    override c.ForgetReceived(id: int) = c.ForgetWhen(id, true)
+
+    /// Forgets stream `id` if its response is over (and, `received`, the client's side too);
+    /// false when it stays for the client's side.
+    member private c.ForgetWhen(id: int, received: bool) : bool =
         let mutable gone: Http2Stream = null
+        let mutable idle = false
+        let mutable receiving = false
         Monitor.Enter output.Gate
 
         try
             match streams.TryGetValue id with
+            | true, s when received && not s.Ended && not s.IsReset -> receiving <- true
             | true, s when s.EndSent || s.IsReset ->
                 streams.Remove id |> ignore
                 // What the handler never read goes back to the connection's window.
                 c.CreditConnection(int s.Unread)
                 gone <- s
+                // The keep-alive timeout starts with the last stream, under the gate as a new
+                // stream's entry ends it (EndBlock): neither can undo the other.
+                if streams.Count = 0 then
+                    idle <- true
+                    transport.Deadline <- Heartbeat.NowMs + settings.KeepAliveMs
             | _ -> ()
         finally
             Monitor.Exit output.Gate
@@ -562,10 +579,10 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
 
         if not (isNull gone) then
             if gone.Mark 1 then runs.Recycle gone
-            c.EndIfIdle()
+            if idle && goingAway then c.CloseGracefully()
 
-    /// No stream left: after a GOAWAY (either way) the connection ends; else the keep-alive
-    /// timeout starts.
+        not receiving
+
     /// Streams in the table (open, or answered and waiting for the client's end).
     member private _.OpenStreams() =
         Monitor.Enter output.Gate
@@ -577,23 +594,22 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
     /// (a stream whose END_STREAM went, waiting for its handler's end or the table's cleanup,
     /// is closed for the client, which may open the next), or handlers still running for
     /// streams already reset, whichever is more. Counted one by one only near the limit.
-    member private _.ActiveStreams() =
+    /// Under the gate.
+    member private _.ActiveStreamsHeld() =
         let running = runs.Running
-        Monitor.Enter output.Gate
 
-        try
-            if streams.Count < Http2Limits.MaxConcurrentStreams then
-                max streams.Count running
-            else
-                let mutable open' = 0
+        if streams.Count < Http2Limits.MaxConcurrentStreams then
+            max streams.Count running
+        else
+            let mutable open' = 0
 
-                for s in streams.Values do
-                    if not (s.EndSent && (s.Ended || s.IsReset)) then open' <- open' + 1
+            for s in streams.Values do
+                if not (s.EndSent && (s.Ended || s.IsReset)) then open' <- open' + 1
 
-                max open' running
-        finally
-            Monitor.Exit output.Gate
+            max open' running
 
+    /// No stream left: after a GOAWAY (either way) the connection ends; else the keep-alive
+    /// timeout starts.
     member private c.EndIfIdle() =
         if c.OpenStreams() = 0 then
             transport.Deadline <- Heartbeat.NowMs + settings.KeepAliveMs
@@ -768,6 +784,7 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
             withGate (fun () -> output.GoAway(ids.Last, Http2ErrorCode.NoError, null))
             c.EndIfIdle()
         else
+            runs.Trim()
             let late = lock output.Gate (fun () -> StreamChecks.drainsDue streams.Values now)
 
             if not (isNull late) then

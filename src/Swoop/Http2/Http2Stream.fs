@@ -17,7 +17,8 @@ open Swoop
 /// What a stream asks of its connection.
 [<AbstractClass; AllowNullLiteral>]
 type internal Http2StreamOwner() =
-    /// The handler read `count` body bytes of stream `streamId`: credit the windows back.
+    /// The handler read `count` body bytes of stream `streamId`: credit the windows back
+    /// (under Gate; a WINDOW_UPDATE it queues goes with the caller's next Kick).
     abstract Consumed: streamId: int * count: int -> unit
     abstract RemoteEndPoint: EndPoint
     abstract IsTls: bool
@@ -31,6 +32,9 @@ type internal Http2StreamOwner() =
     /// The stream is over for the protocol (its END_STREAM sent, or reset): it leaves the
     /// connection's table, and its object is recycled once its handler is done too.
     abstract Forget: streamId: int -> unit
+    /// Forget, once the client's side of the stream is over too (its END_STREAM received, or
+    /// reset): false, the stream left in the table, while the client still sends.
+    abstract ForgetReceived: streamId: int -> bool
 
 [<Sealed; AllowNullLiteral>]
 type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: BufferPool, maxHeaders: int) =
@@ -430,6 +434,8 @@ type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: Bu
                 next.Span.CopyTo destination.Span
                 inbound.Consume next.Length
                 n <- next.Length
+                owner.Consumed(this.Id, n)
+                kick <- true
             elif ended || destination.Length = 0 then
                 n <- 0
             else
@@ -448,7 +454,6 @@ type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: Bu
         if kick then output.Kick()
 
         if isNull waiter then
-            if n > 0 then owner.Consumed(this.Id, n)
             ValueTask<int> n
         elif cancellationToken.CanBeCanceled then
             // Fires at once if the token already has: the wait then ends cancelled.
@@ -708,19 +713,63 @@ type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: Bu
                 do! this.SendFileBodyAsync(file, position + int64 n, left)
         }
 
+    /// A whole response at once (Complete, nothing of it sent yet): its HEADERS, DATA and
+    /// trailers framed under one hold of the gate, straight from the handler's buffers, when
+    /// the body fits one turn and both windows with nothing of the stream's queued (most
+    /// answers: a gRPC call's, a small page's). False, nothing sent: the usual way then.
+    member private this.TrySendWhole(response: OutgoingResponse) : bool =
+        let body = response.Body
+        let n = body.Length
+
+        if n > int64 StreamScheduler.Quantum then
+            false
+        else
+            // The handler takes the response, unless the server answered it (as StartHead).
+            if Interlocked.CompareExchange(&this.Owner, 1, 0) = 2 then
+                raise (OperationCanceledException "the request ran past RequestTimeout and was answered 503: this response can no longer be sent")
+
+            let mutable sent = false
+            Monitor.Enter output.Gate
+
+            try
+                if not reset && not endSent && not queued && (isNull outgoingChain || outgoingChain.IsEmpty)
+                   && n <= this.SendWindow && n <= output.ConnectionWindow then
+                    response.Started <- true
+                    let withTrailers = not (isNull trailers)
+                    output.Headers(this.Id, response.Head, response.FinalLength, false)
+
+                    if n > 0L then
+                        output.Data(this.Id, body, int n, not withTrailers)
+                        this.SentBytes <- this.SentBytes + n
+                        this.SendWindow <- this.SendWindow - n
+                        output.ConnectionWindow <- output.ConnectionWindow - n
+
+                    if withTrailers then output.Trailers(this.Id, trailers)
+                    endSent <- true
+                    this.WakeWriters()
+                    sent <- true
+            finally
+                Monitor.Exit output.Gate
+
+            if sent then output.Kick()
+            sent
+
     override this.Complete(response: OutgoingResponse, _keepAliveAllowed: bool) =
         // A response without a body (HEAD, 204, 304) ends with its HEADERS: no trailers.
         if response.HasTrailers && response.SendsBody then trailers <- response.Trailers
 
         if not response.Started then
             let sendsBody = response.SendsBody && (response.Body.Length > 0L || not (isNull trailers))
-            this.StartHead(response, response.FinalLength, not sendsBody)
 
-            if sendsBody then
-                finishing <- this.SendOutgoingAsync(response.Body, true).AsTask()
-                // An empty chain keeps the segment it leased (a GetSpan with nothing written): back it goes.
+            if sendsBody && this.TrySendWhole response then
                 response.Body.Release()
             else
+                this.StartHead(response, response.FinalLength, not sendsBody)
+
+                if sendsBody then
+                    finishing <- this.SendOutgoingAsync(response.Body, true).AsTask()
+
+                // An empty chain keeps the segment it leased (a GetSpan with nothing written): back it goes.
                 response.Body.Release()
         elif not endSent then
             if response.SendsBody then

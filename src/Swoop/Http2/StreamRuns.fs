@@ -2,7 +2,8 @@
 /// (a few kept for the next), its handler run with the same context as over HTTP/1.1 (inline
 /// on the read loop's thread; one that goes async ends on the thread pool), its response
 /// completed or the stream reset when the handler failed, and the object recycled once both
-/// the protocol and the handler are done with it. While the connection's streams hold more
+/// the protocol and the handler are done with it (as many kept as were in use at once lately,
+/// see Trim). While the connection's streams hold more
 /// than Http2Output.HeldLimit unsent, new streams' handlers wait their turn here (Defer).
 namespace Swoop.Http2
 
@@ -14,7 +15,11 @@ open Swoop
 
 [<Sealed>]
 type internal StreamRuns(owner: Http2StreamOwner, transport: Transport, settings: ConnectionSettings, output: Http2Output) =
+    // Streams kept for the next (under Gate, as the streams' other state); rented and not
+    // returned; the most at once since the last Trim.
     let spare = Stack<Http2Stream>()
+    let mutable inUse = 0
+    let mutable peak = 0
     // Handlers running (some for streams already reset).
     [<VolatileField>]
     let mutable handlers = 0
@@ -30,7 +35,11 @@ type internal StreamRuns(owner: Http2StreamOwner, transport: Transport, settings
     member _.ClearWaiting() = waiting.Clear()
 
     member _.Rent() : Http2Stream =
-        let reused = lock spare (fun () -> if spare.Count > 0 then spare.Pop() else null)
+        Monitor.Enter output.Gate
+        inUse <- inUse + 1
+        if inUse > peak then peak <- inUse
+        let reused = if spare.Count > 0 then spare.Pop() else null
+        Monitor.Exit output.Gate
 
         if isNull reused then
             Http2Stream(owner, output, settings.Pool, settings.Limits.MaxHeaderCount)
@@ -39,14 +48,26 @@ type internal StreamRuns(owner: Http2StreamOwner, transport: Transport, settings
 
     member _.Return(s: Http2Stream) =
         s.Release()
-        // A stream still in the writer's ready queue (its turn not come since it ended) is left
-        // to the collector: reused, the pump could take its turn for the next stream's life.
         Monitor.Enter output.Gate
-        let queued = s.Queued
+        inUse <- inUse - 1
+
+        // As many as the client had open at once come back: a client that keeps 16 calls in
+        // flight finds 16 spare when its next 16 arrive, and allocates none. A stream still in
+        // the writer's ready queue (its turn not come since it ended) is left to the collector:
+        // reused, the pump could take its turn for the next stream's life.
+        if not s.Queued && spare.Count < Http2Limits.MaxConcurrentStreams then spare.Push s
         Monitor.Exit output.Gate
 
-        if spare.Count < 8 && not queued then
-            lock spare (fun () -> spare.Push s)
+    /// From the heartbeat: spare streams beyond what the connection used at once since the
+    /// last Trim go to the collector (a burst's streams are not held for the connection's life).
+    member _.Trim() =
+        Monitor.Enter output.Gate
+
+        while spare.Count > 0 && spare.Count > peak - inUse do
+            spare.Pop() |> ignore
+
+        peak <- inUse
+        Monitor.Exit output.Gate
 
     /// Runs the handler for stream `s` (or answers `status` itself: 431).
     member r.Serve(s: Http2Stream, status: int) =
@@ -95,19 +116,16 @@ type internal StreamRuns(owner: Http2StreamOwner, transport: Transport, settings
     /// clients read slower than handlers write, or open no window), a new stream's handler waits
     /// (true): a client that opens 100 streams of 1 MiB answers and reads none makes the server
     /// hold about HeldLimit, not 100 MiB. Streams wait in order; they count as open.
+    /// Under Gate (the connection enters the stream in its table under the same hold).
     member r.Defer(s: Http2Stream) : bool =
         if isNull resumeWaiting then resumeWaiting <- Action(r.ResumeWaiting)
-        Monitor.Enter output.Gate
 
-        try
-            if waiting.Count > 0 || output.Held > Http2Output.HeldLimit then
-                waiting.Enqueue s
-                if waiting.Count = 1 then output.WhenRoom resumeWaiting
-                true
-            else
-                false
-        finally
-            Monitor.Exit output.Gate
+        if waiting.Count > 0 || output.Held > Http2Output.HeldLimit then
+            waiting.Enqueue s
+            if waiting.Count = 1 then output.WhenRoom resumeWaiting
+            true
+        else
+            false
 
     /// The streams hold HeldLimit or less again (on the thread pool): waiting handlers run, in
     /// order, until they hold more again. A stream reset while it waited is only recycled.
@@ -226,17 +244,10 @@ type internal StreamRuns(owner: Http2StreamOwner, transport: Transport, settings
         if s.Mark 2 then
             // Out of the table already (reset while its handler ran).
             r.Recycle s
-        else
-            Monitor.Enter output.Gate
-            let waiting = not s.Ended && not s.IsReset
-            Monitor.Exit output.Gate
-
-            if waiting then
-                // Its frames still in flight are taken (and checked) for a moment; the heartbeat
-                // then resets it if the client has not finished.
-                s.DrainUntil <- Heartbeat.NowMs + 1000L
-            else
-                owner.Forget s.Id
+        elif not (owner.ForgetReceived s.Id) then
+            // Its frames still in flight are taken (and checked) for a moment; the heartbeat
+            // then resets it if the client has not finished.
+            s.DrainUntil <- Heartbeat.NowMs + 1000L
 
     /// Both the protocol and the handler are done with `s`: its buffers go back, the object
     /// waits for the next stream.

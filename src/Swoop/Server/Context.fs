@@ -259,11 +259,12 @@ type HttpContext internal (exchange: Exchange, head: RequestHead, pool: BufferPo
             response.Status <- v
 
     member _.AddHeader(name: string, value: string) =
-        notStarted ("header " + name + " cannot be added")
+        // The message is made only when it is needed (not a string per header on the hot path).
+        if out.Started then notStarted ("header " + name + " cannot be added")
         response.Add(name, value)
 
     member _.SetHeader(name: string, value: string) =
-        notStarted ("header " + name + " cannot be set")
+        if out.Started then notStarted ("header " + name + " cannot be set")
         response.Set(name, value)
 
     member _.ContentType
@@ -271,7 +272,7 @@ type HttpContext internal (exchange: Exchange, head: RequestHead, pool: BufferPo
         and set (v: string) =
             if not (obj.ReferenceEquals(v, response.ContentType)) then
                 notStarted "the Content-Type cannot change"
-                if not (isNull v) then Response.checkHeader "Content-Type" v
+                if not (isNull v) then Response.checkValue v
 
             response.ContentType <- v
 

@@ -117,30 +117,41 @@ let putContentLength (length: int64) (dest: Span<byte>) (pos: int) =
 let inline headerSize (name: string) (value: string) =
     Encoding.UTF8.GetMaxByteCount(name.Length + value.Length) + 4
 
+/// Refuses a header value with a control character (CR, LF, NUL...; HTAB is fine): it could
+/// end the field or the head early.
+let checkValue (value: string) =
+    if isNull value || hasControlChar value then
+        invalidArg "value" "a header value must not contain CR, LF or other control characters"
+
 /// Refuses a response header that could break the response head: a name that is not a
 /// token, or a value with a control character (CR, LF, NUL...; HTAB is fine).
 let checkHeader (name: string) (value: string) =
     if isNull name || name.Length = 0 || name.AsSpan().ContainsAnyExcept(TokenChars) then
         invalidArg "name" "a header name must be a token"
 
-    if isNull value || hasControlChar value then
-        invalidArg "value" "a header value must not contain CR, LF or other control characters"
+    checkValue value
 
 /// Fields a trailer may not carry (RFC 9110 section 6.5.1): the message's framing and routing,
-/// its content's description, and what a recipient must know before the body.
+/// its content's description, and what a recipient must know before the body. Grouped by
+/// length, so that a name is compared with the few of its own length only.
 let private notInTrailers =
-    [| "Content-Length"; "Transfer-Encoding"; "Trailer"; "TE"; "Host"; "Connection"; "Keep-Alive"
-       "Upgrade"; "Proxy-Connection"; "Content-Type"; "Content-Encoding"; "Content-Range"
-       "Cache-Control"; "Expires"; "Date"; "Location"; "Retry-After"; "Vary"; "Set-Cookie"
-       "WWW-Authenticate"; "Proxy-Authenticate"; "Authorization"; "Age" |]
+    let names =
+        [| "Content-Length"; "Transfer-Encoding"; "Trailer"; "TE"; "Host"; "Connection"; "Keep-Alive"
+           "Upgrade"; "Proxy-Connection"; "Content-Type"; "Content-Encoding"; "Content-Range"
+           "Cache-Control"; "Expires"; "Date"; "Location"; "Retry-After"; "Vary"; "Set-Cookie"
+           "WWW-Authenticate"; "Proxy-Authenticate"; "Authorization"; "Age" |]
+
+    let longest = names |> Array.map String.length |> Array.max
+    Array.init (longest + 1) (fun n -> names |> Array.filter (fun name -> name.Length = n))
 
 /// Checks a response trailer field: a valid field (checkHeader) that trailers may carry.
 let checkTrailer (name: string) (value: string) =
     checkHeader name value
 
-    for forbidden in notInTrailers do
-        if String.Equals(name, forbidden, StringComparison.OrdinalIgnoreCase) then
-            invalidArg "name" (forbidden + " cannot be a trailer field (RFC 9110 6.5.1): send it in the header instead")
+    if name.Length < notInTrailers.Length then
+        for forbidden in notInTrailers[name.Length] do
+            if String.Equals(name, forbidden, StringComparison.OrdinalIgnoreCase) then
+                invalidArg "name" (forbidden + " cannot be a trailer field (RFC 9110 6.5.1): send it in the header instead")
 
 /// A whole error answer that closes the connection: the status, the Date, the server's fixed
 /// fields (`fixedLines`, "Name: value\r\n" each; null: none) and the reason phrase as a

@@ -38,20 +38,25 @@ type internal ResponseHead() =
     /// writes them); Transfer-Encoding is the server's choice and ignored.
     member this.Add(name: string, value: string) =
         Response.checkHeader name value
+        this.Put(name, value)
 
-        if String.Equals(name, "Content-Length", StringComparison.OrdinalIgnoreCase) then
+    /// Add, the field already checked. The names kept apart are told by length first: most
+    /// fields are compared with none of them.
+    member private this.Put(name: string, value: string) =
+        let inline is (known: string) = String.Equals(name, known, StringComparison.OrdinalIgnoreCase)
+
+        match name.Length with
+        | 14 when is "Content-Length" ->
             match Int64.TryParse value with
             | true, n when n >= 0L -> this.ExplicitLength <- n
             | _ -> invalidArg "value" "Content-Length must be a non-negative integer"
-        elif String.Equals(name, "Content-Type", StringComparison.OrdinalIgnoreCase) then
-            this.ContentType <- value
-        elif String.Equals(name, "Connection", StringComparison.OrdinalIgnoreCase) then
+        | 12 when is "Content-Type" -> this.ContentType <- value
+        | 10 when is "Connection" ->
             if value.Contains("close", StringComparison.OrdinalIgnoreCase) then
                 this.CloseRequested <- true
-        elif String.Equals(name, "Transfer-Encoding", StringComparison.OrdinalIgnoreCase) then
-            () // framing is the server's job
-        else
-            if String.Equals(name, "Date", StringComparison.OrdinalIgnoreCase) then
+        | 17 when is "Transfer-Encoding" -> () // framing is the server's job
+        | _ ->
+            if name.Length = 4 && is "Date" then
                 this.UserDate <- true
 
             if count = names.Length then
@@ -74,7 +79,7 @@ type internal ResponseHead() =
                 w <- w + 1
 
         count <- w
-        this.Add(name, value)
+        this.Put(name, value)
 
     /// The fields the handler added, in order (not Content-Type or Content-Length: see those).
     member _.FieldCount = count

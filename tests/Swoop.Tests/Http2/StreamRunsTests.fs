@@ -74,3 +74,55 @@ let ``a client that opens no window holds at most the connection's response boun
 
     for KeyValue(id, n) in bytes do
         Assert.True((n = int64 mib.Length), sprintf "stream %d got %d octets" id n)
+
+[<Fact>]
+let ``a client that keeps 16 streams open at once finds all 16 kept for its next 16`` () =
+    // The handlers of each batch wait until all 16 run: 16 streams are in use at once. The
+    // next batch's must be the same 16 objects (their contexts with them), not 8 kept and 8 new.
+    let seen = Collections.Concurrent.ConcurrentQueue<HttpContext>()
+    let gate = ref (TaskCompletionSource())
+    let running = ref 0
+
+    let handler: RequestHandler =
+        fun ctx ->
+            seen.Enqueue ctx
+            let all = gate.Value.Task
+            if Interlocked.Increment(&running.contents) % 16 = 0 then gate.Value.TrySetResult() |> ignore
+
+            ValueTask(
+                task {
+                    do! all
+                    ctx.Write("ok"B)
+                }
+            )
+
+    use server = serve testOptions handler
+    use socket = connect server
+    use h2 = new H2(new Net.Sockets.NetworkStream(socket, false), socket)
+    h2.Send(Array.concat [ Frames.preface.ToArray(); frameBytes FrameType.Settings 0uy 0 [||] ])
+
+    let batch (first: int) =
+        h2.Send(
+            Array.concat
+                [ for i in 0..15 ->
+                      frameBytes FrameType.Headers 5uy (first + 2 * i) (h2.Block [ ":method", "GET"; ":scheme", "http"; ":path", "/"; ":authority", "localhost" ]) ]
+        )
+
+        let mutable ended = 0
+
+        while ended < 16 && (h2.Until 5000 (fun f -> f.Type = FrameType.Data && f.Has FrameFlags.EndStream)).IsSome do
+            ended <- ended + 1
+
+        Assert.Equal(16, ended)
+
+    batch 1
+    // The streams are recycled once the handler and the protocol are both done with them.
+    Thread.Sleep 200
+    gate.Value <- TaskCompletionSource()
+    batch 33
+    let contexts = seen.ToArray()
+    Assert.Equal(32, contexts.Length)
+    let before = Collections.Generic.HashSet<HttpContext>(contexts[0..15], HashIdentity.Reference)
+    Assert.Equal(16, before.Count)
+    let reused = contexts[16..] |> Array.filter before.Contains |> Array.length
+    Assert.Equal(16, reused)
