@@ -276,9 +276,13 @@ type internal Http2Connection(transport: Transport, settings: ConnectionSettings
                 if received <= 0 then
                     go <- false
                 else
-                    output.BeginBatch()
                     transport.Input.End <- transport.Input.End + received
                     transport.TotalReceived <- transport.TotalReceived + int64 received
+
+            // The batch opens once the frame is whole, not on its first part: while it drips
+            // in, a kick made on this thread (a handler another connection's request resumed
+            // here) must send at once, not wait for the client's next octets.
+            if go then output.BeginBatch()
         }
 
     /// Sends what is queued (a GOAWAY) before the connection closes, within the send timeout.
