@@ -387,11 +387,12 @@ type internal GrpcCall(ctx: HttpContext, methodPath: string, options: GrpcOption
         else
             ctx.ContentType <- "application/grpc"
 
-        ctx.SetHeader("grpc-accept-encoding", Wire.AcceptedEncodings)
+        // The library's own fields: constant names and values, checked once by reading them.
+        ctx.SetKnownHeader("grpc-accept-encoding", Wire.AcceptedEncodings)
 
         if clientAcceptsGzip && String.Equals(options.ResponseCompression, "gzip", StringComparison.OrdinalIgnoreCase) then
             responseGzip <- true
-            ctx.SetHeader("grpc-encoding", "gzip")
+            ctx.SetKnownHeader("grpc-encoding", "gzip")
 
     /// Makes this a gRPC-Web call (before Start): `-text` when `protocol` is WebText.
     member _.UseWeb(protocol: WebProtocol.Protocol) =
@@ -455,9 +456,17 @@ type internal GrpcCall(ctx: HttpContext, methodPath: string, options: GrpcOption
             else
                 ctx.AddHeader(name, value)
 
+        // The status's fields need no check: a constant name, and digits or percent-encoded
+        // printable ASCII for the value.
+        let putKnown (name: string, value: string) =
+            if wroteMessage || ctx.HasStarted then
+                if ctx.SupportsTrailers then ctx.AppendKnownTrailer(name, value)
+            else
+                ctx.SetKnownHeader(name, value)
+
         try
-            put ("grpc-status", Wire.codeText final.StatusCode)
-            if not (String.IsNullOrEmpty final.Detail) then put ("grpc-message", Wire.percentEncode final.Detail)
+            putKnown ("grpc-status", Wire.codeText final.StatusCode)
+            if not (String.IsNullOrEmpty final.Detail) then putKnown ("grpc-message", Wire.percentEncode final.Detail)
 
             if not (isNull responseTrailers) then
                 for entry in responseTrailers do

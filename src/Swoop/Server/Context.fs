@@ -332,7 +332,19 @@ type HttpContext internal (exchange: Exchange, head: RequestHead, pool: BufferPo
 
     member _.SupportsTrailers = not out.Finished && exchange.CanSendTrailers out
 
-    member _.AppendTrailer(name: string, value: string) =
+    member this.AppendTrailer(name: string, value: string) =
+        this.CheckTrailersOpen name
+        out.AddTrailer(name, value)
+
+    member internal this.AppendKnownTrailer(name: string, value: string) =
+        this.CheckTrailersOpen name
+        out.PutTrailer(name, value)
+
+    member internal _.SetKnownHeader(name: string, value: string) =
+        if out.Started then notStarted ("header " + name + " cannot be set")
+        response.Replace(name, value)
+
+    member private _.CheckTrailersOpen(name: string) =
         if out.Finished then
             invalidOp ("trailer " + name + " cannot be added: the response is complete")
 
@@ -344,8 +356,6 @@ type HttpContext internal (exchange: Exchange, head: RequestHead, pool: BufferPo
                 | _ -> "HTTP/1.1 sends trailers only after a chunked body, and this response's head went with a Content-Length"
 
             invalidOp ("trailer " + name + " cannot be sent: " + why + " (check ctx.SupportsTrailers first)")
-
-        out.AddTrailer(name, value)
 
     member _.HasStarted = out.Started
     member _.CloseConnection() = response.CloseRequested <- true

@@ -223,6 +223,10 @@ type HttpContext =
     member internal TrustedProxies: Forwarded.TrustedProxies with get, set
     /// The server's log (for the toolkit's own reports).
     member internal Log: ServerLog with get, set
+    /// SetHeader for a field its caller checked (a library's constant name, a value it made).
+    member internal SetKnownHeader: name: string * value: string -> unit
+    /// AppendTrailer for a field its caller checked (a library's constant name, a value it made).
+    member internal AppendKnownTrailer: name: string * value: string -> unit
     member internal Begin: unit -> unit
     member internal RequestForLog: string
     member internal PathForLog: string

@@ -26,6 +26,10 @@ type internal OutgoingResponse(pool: BufferPool) =
     /// Adds a trailer field (checked by Response.checkTrailer).
     member this.AddTrailer(name: string, value: string) =
         Response.checkTrailer name value
+        this.PutTrailer(name, value)
+
+    /// AddTrailer, the field already checked (a library's constant name and a value it made).
+    member this.PutTrailer(name: string, value: string) =
         if isNull this.Trailers then this.Trailers <- ResizeArray<struct (string * string)>(2)
         this.Trailers.Add(struct (name, value))
 

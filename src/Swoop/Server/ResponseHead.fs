@@ -40,9 +40,9 @@ type internal ResponseHead() =
         Response.checkHeader name value
         this.Put(name, value)
 
-    /// Add, the field already checked. The names kept apart are told by length first: most
-    /// fields are compared with none of them.
-    member private this.Put(name: string, value: string) =
+    /// Add, the field already checked (a library's constant name and a value it made). The
+    /// names kept apart are told by length first: most fields are compared with none of them.
+    member this.Put(name: string, value: string) =
         let inline is (known: string) = String.Equals(name, known, StringComparison.OrdinalIgnoreCase)
 
         match name.Length with
@@ -70,6 +70,10 @@ type internal ResponseHead() =
     /// Replaces every field of that name with one.
     member this.Set(name: string, value: string) =
         Response.checkHeader name value
+        this.Replace(name, value)
+
+    /// Set, the field already checked (a library's constant name and a value it made).
+    member this.Replace(name: string, value: string) =
         let mutable w = 0
 
         for r in 0 .. count - 1 do
