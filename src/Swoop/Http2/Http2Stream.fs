@@ -353,6 +353,14 @@ type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: Bu
     /// Whether the stream waits in the writer's ready queue (under Gate).
     member _.Queued = queued
 
+    /// Frames `n` octets of `source` as DATA (END_STREAM when `last`), counted against the
+    /// stream's window and the connection's. Under Gate.
+    member private this.FrameData(source: BufferChain, n: int, last: bool) =
+        output.Data(this.Id, source, n, last)
+        this.SentBytes <- this.SentBytes + int64 n
+        this.SendWindow <- this.SendWindow - int64 n
+        output.ConnectionWindow <- output.ConnectionWindow - int64 n
+
     interface IStreamSender with
         member _.Queued
             with get () = queued
@@ -371,10 +379,7 @@ type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: Bu
                 if allowed > 0L || (left = 0L && endPending && not withTrailers) then
                     let n = int allowed
                     let last = endPending && int64 n = left && not withTrailers
-                    output.Data(this.Id, outgoing, n, last)
-                    this.SentBytes <- this.SentBytes + int64 n
-                    this.SendWindow <- this.SendWindow - int64 n
-                    output.ConnectionWindow <- output.ConnectionWindow - int64 n
+                    this.FrameData(outgoing, n, last)
                     if last then endSent <- true
                     settleHeld ()
 
@@ -581,10 +586,7 @@ type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: Bu
                 // nothing of this stream's before it, is framed straight from the handler's
                 // buffers: no copy into the stream's own queue, no segment leased for it.
                 let n = int body.Length
-                output.Data(this.Id, body, n, false)
-                this.SentBytes <- this.SentBytes + int64 n
-                this.SendWindow <- this.SendWindow - int64 n
-                output.ConnectionWindow <- output.ConnectionWindow - int64 n
+                this.FrameData(body, n, false)
             else
                 let outgoing = outgoing ()
                 if not (isNull body) then
@@ -739,10 +741,7 @@ type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: Bu
                     output.Headers(this.Id, response.Head, response.FinalLength, false)
 
                     if n > 0L then
-                        output.Data(this.Id, body, int n, not withTrailers)
-                        this.SentBytes <- this.SentBytes + n
-                        this.SendWindow <- this.SendWindow - n
-                        output.ConnectionWindow <- output.ConnectionWindow - n
+                        this.FrameData(body, int n, not withTrailers)
 
                     if withTrailers then output.Trailers(this.Id, trailers)
                     endSent <- true
