@@ -208,13 +208,13 @@ let all: Setting list =
         Set = map (fun v o -> { o with HandshakeTimeout = v }) duration }
       { Name = "MaxConcurrentHandshakes"
         Value = "N"
-        Help = "Most TLS handshakes in progress at once (on the thread pool); more wait within --handshake-timeout."
+        Help = "Most TLS handshakes in progress at once; more wait within --handshake-timeout."
         Kestrel = "no limit"
         Show = fun o -> string o.MaxConcurrentHandshakes
         Set = map (fun v o -> { o with MaxConcurrentHandshakes = v }) (inRange integer) }
       { Name = "TlsEngine"
         Value = "ENGINE"
-        Help = "TLS engine: openssl (Swoop's own binding to the system's OpenSSL 3, Linux) or sslstream (.NET's SslStream). Empty: SWOOP_TLS_ENGINE, else sslstream."
+        Help = "TLS engine: openssl (Swoop's own binding to the system's OpenSSL 3; Linux, else SslStream) or sslstream (.NET's SslStream). Empty: SWOOP_TLS_ENGINE, else openssl where it runs."
         Kestrel = "(SslStream)"
         Show = fun o -> o.TlsEngine
         Set =

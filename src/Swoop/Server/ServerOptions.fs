@@ -265,7 +265,7 @@ module ServerOptions =
                   | ""
                   | "openssl"
                   | "sslstream" -> None
-                  | _ -> Some("TlsEngine", "is '" + o.TlsEngine + "', not a TLS engine (openssl, sslstream, or empty: SWOOP_TLS_ENGINE, else sslstream)")
+                  | _ -> Some("TlsEngine", "is '" + o.TlsEngine + "', not a TLS engine (openssl, sslstream, or empty: SWOOP_TLS_ENGINE, else openssl where it runs)")
               fun () ->
                   let https = o.Listen |> List.exists (function Endpoint.Https _ -> true | _ -> false)
 

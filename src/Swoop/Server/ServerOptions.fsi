@@ -178,7 +178,7 @@ type ServerOptions =
         /// Which TLS engine serves the HTTPS endpoints: `"openssl"`, Swoop's own binding to
         /// the system's OpenSSL 3 (Linux only; elsewhere SslStream), or `"sslstream"`, .NET's
         /// SslStream. Empty (default): the environment variable SWOOP_TLS_ENGINE says, else
-        /// SslStream. Example: `{ ServerOptions.defaults with TlsEngine = "openssl" }`.
+        /// the native engine wherever it runs. Example: `{ ServerOptions.defaults with TlsEngine = "sslstream" }`.
         TlsEngine: string
         /// HTTP/2 on, off, or alone (default `Http2Mode.On`).
         Http2: Http2Mode

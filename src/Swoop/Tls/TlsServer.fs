@@ -128,16 +128,16 @@ type internal TlsServer(store: CertificateStore, handshakeTimeout: TimeSpan, max
 
     /// Which engine runs a server's TLS: Swoop's own binding to OpenSSL 3 (`openssl`) or
     /// SslStream (`sslstream`), as `engine` says, or else the environment variable
-    /// SWOOP_TLS_ENGINE; SslStream by default, and wherever the native engine cannot run (not
-    /// Linux, or not OpenSSL 3).
+    /// SWOOP_TLS_ENGINE; the native engine by default wherever it can run (Linux, with the
+    /// runtime's OpenSSL 3), SslStream elsewhere.
     static member UsesNative(engine: string) =
         let chosen =
-            if String.IsNullOrEmpty engine then
+            if String.IsNullOrWhiteSpace engine then
                 Environment.GetEnvironmentVariable "SWOOP_TLS_ENGINE"
             else
                 engine
 
-        String.Equals(chosen, "openssl", StringComparison.OrdinalIgnoreCase)
+        not (String.Equals(chosen, "sslstream", StringComparison.OrdinalIgnoreCase))
         && SslContexts.available.Value
 
     /// The TLS side of a server with HTTPS endpoints: loads `pairs` (certificate, key) and

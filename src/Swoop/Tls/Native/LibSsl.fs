@@ -50,6 +50,9 @@ let SSL_CTRL_SET_MIN_PROTO_VERSION = 123
 let SSL_CTRL_SET_MAX_PROTO_VERSION = 124
 
 [<Literal>]
+let SSL_CTRL_GET_MIN_PROTO_VERSION = 130
+
+[<Literal>]
 let TLS1_2_VERSION = 0x0303L
 
 [<Literal>]
@@ -127,6 +130,9 @@ extern int SSL_CTX_set_session_id_context(nativeint ctx, byte& id, uint32 length
 
 [<DllImport(Ssl)>]
 extern int SSL_CTX_set_cipher_list(nativeint ctx, nativeint list)
+
+[<DllImport(Ssl)>]
+extern nativeint SSL_CTX_get_ciphers(nativeint ctx)
 
 [<DllImport(Ssl)>]
 extern int SSL_CTX_use_certificate_chain_file(nativeint ctx, nativeint file)
@@ -240,6 +246,12 @@ extern void BIO_set_flags(nativeint bio, int flags)
 
 [<DllImport(Crypto)>]
 extern void BIO_clear_flags(nativeint bio, int flags)
+
+[<DllImport(Crypto)>]
+extern int OPENSSL_sk_num(nativeint stack)
+
+[<DllImport(Crypto)>]
+extern nativeint OPENSSL_sk_value(nativeint stack, int index)
 
 [<DllImport(Crypto)>]
 extern uint64 ERR_get_error()

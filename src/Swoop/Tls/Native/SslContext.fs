@@ -1,5 +1,6 @@
 /// Swoop's own TLS engine's contexts: one OpenSSL SSL_CTX per certificate (its PEM chain and
-/// key), TLS 1.2 and 1.3 only, the ciphers SslStream offers, renegotiation refused, OpenSSL's
+/// key), TLS 1.2 and 1.3 only (or a higher floor the system's OpenSSL configuration sets),
+/// the ciphers SslStream offers (the configuration's own list, if it names one), renegotiation refused, OpenSSL's
 /// default session cache (one session id context for all, so TLS 1.2 ids resume) and tickets,
 /// and buffers released while a connection is idle. The
 /// client's ALPN list is answered with the server's first protocol it offers (h2, then
@@ -154,6 +155,39 @@ module internal SslContexts =
         finally
             Marshal.FreeCoTaskMem p
 
+    // The ciphers a context offers, in its order: pointers to OpenSSL's own table of
+    // ciphers, so two contexts offering the same list give equal arrays.
+    let private cipherIds (ctx: nativeint) =
+        let stack = LibSsl.SSL_CTX_get_ciphers ctx
+
+        if stack = 0n then
+            [||]
+        else
+            Array.init (LibSsl.OPENSSL_sk_num stack) (fun i -> LibSsl.OPENSSL_sk_value(stack, i))
+
+    /// Whether the system's OpenSSL configuration names a cipher list of its own (a
+    /// `CipherString` in its system_default section, which every new context takes): a new
+    /// context then offers other ciphers than one set to OpenSSL's DEFAULT. The
+    /// administrator's list is kept then, as SslStream keeps it; else Swoop sets tls12Ciphers.
+    let systemNamesCiphers: Lazy<bool> =
+        lazy
+            (let configured = LibSsl.SSL_CTX_new(LibSsl.TLS_server_method())
+             let defaults = LibSsl.SSL_CTX_new(LibSsl.TLS_server_method())
+
+             try
+                 configured <> 0n
+                 && defaults <> 0n
+                 && withPath "DEFAULT" (fun p -> LibSsl.SSL_CTX_set_cipher_list(defaults, p)) = 1
+                 && cipherIds configured <> cipherIds defaults
+             finally
+                 if configured <> 0n then
+                     LibSsl.SSL_CTX_free configured
+
+                 if defaults <> 0n then
+                     LibSsl.SSL_CTX_free defaults
+
+                 LibSsl.ERR_clear_error())
+
     /// A context presenting `certPath` (PEM: the certificate, then its chain) with `keyPath`
     /// (its PEM key), offering `alpn` (empty: no ALPN), its SNI callback reading `table`
     /// (null: one certificate, no callback); the error says what OpenSSL found wrong.
@@ -172,7 +206,10 @@ module internal SslContexts =
                 handle.Dispose()
                 Error(what + ": " + reason)
 
-            LibSsl.SSL_CTX_ctrl(ctx, LibSsl.SSL_CTRL_SET_MIN_PROTO_VERSION, LibSsl.TLS1_2_VERSION, 0n) |> ignore
+            // TLS 1.2 at least; a higher floor from the system's configuration stays.
+            if LibSsl.SSL_CTX_ctrl(ctx, LibSsl.SSL_CTRL_GET_MIN_PROTO_VERSION, 0L, 0n) < LibSsl.TLS1_2_VERSION then
+                LibSsl.SSL_CTX_ctrl(ctx, LibSsl.SSL_CTRL_SET_MIN_PROTO_VERSION, LibSsl.TLS1_2_VERSION, 0n) |> ignore
+
             LibSsl.SSL_CTX_set_options(ctx, LibSsl.SSL_OP_NO_RENEGOTIATION ||| LibSsl.SSL_OP_CIPHER_SERVER_PREFERENCE) |> ignore
 
             LibSsl.SSL_CTX_ctrl(ctx, LibSsl.SSL_CTRL_MODE, LibSsl.SSL_MODE_RELEASE_BUFFERS ||| LibSsl.SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER, 0n)
@@ -184,7 +221,7 @@ module internal SslContexts =
 
             if LibSsl.SSL_CTX_set_session_id_context(ctx, &sessionIdContext[0], uint32 sessionIdContext.Length) <> 1 then
                 fail "OpenSSL refused the session id context"
-            elif withPath tls12Ciphers (fun p -> LibSsl.SSL_CTX_set_cipher_list(ctx, p)) <> 1 then
+            elif not systemNamesCiphers.Value && withPath tls12Ciphers (fun p -> LibSsl.SSL_CTX_set_cipher_list(ctx, p)) <> 1 then
                 fail "OpenSSL refused the TLS 1.2 cipher list"
             elif withPath certPath (fun p -> LibSsl.SSL_CTX_use_certificate_chain_file(ctx, p)) <> 1 then
                 fail ("TLS certificate '" + certPath + "' cannot be used by OpenSSL")

@@ -57,12 +57,16 @@ let ``the native engine serves HTTP/1.1 over TLS 1.3 and 1.2 and frees each conn
     Assert.True(within 5000 (fun () -> server.Tls.NativeSessions = 0), "an OpenSSL connection was not freed")
 
 [<Fact>]
-let ``the SslStream engine stays the default`` () =
+let ``the native engine is the default where OpenSSL 3 loads, and sslstream chooses SslStream`` () =
     use server = serve (httpsOptions [ rsa.Value ]) hello
     let chosen = Environment.GetEnvironmentVariable "SWOOP_TLS_ENGINE"
-    Assert.Equal(String.Equals(chosen, "openssl", StringComparison.OrdinalIgnoreCase), server.Tls.IsNative)
+    let expected = not (String.Equals(chosen, "sslstream", StringComparison.OrdinalIgnoreCase)) && OperatingSystem.IsLinux()
+    Assert.Equal(expected, server.Tls.IsNative)
     use sslstream = serve { httpsOptions [ rsa.Value ] with TlsEngine = "sslstream" } hello
     Assert.False(sslstream.Tls.IsNative)
+    let stream, _ = tlsConnect sslstream "localhost" SslProtocols.Tls13
+    use _ = stream
+    Assert.StartsWith("HTTP/1.1 200 OK", tlsExchange stream "GET /a HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n" 2000)
 
 [<Fact>]
 let ``with the native engine the client's SNI name picks the certificate, the first is the default`` () =
@@ -242,3 +246,62 @@ let ``requests buffered inside the TLS engine are all answered without the clien
         let answer = tlsExchange stream requests 2000
         Assert.Equal(count, (statuses answer).Length)
         Assert.EndsWith(sprintf "https /p/%04d" (count - 1), answer)
+
+/// samples/Echo in a process of its own, on HTTPS with `pair`, with `config` as its OpenSSL
+/// configuration (OPENSSL_CONF; OpenSSL reads it once per process): `check` gets the port.
+let private withOpenSslConfig (config: string) (pair: string * string) (check: int -> unit) =
+    let file = Path.GetTempFileName()
+    File.WriteAllText(file, config)
+    let start = Diagnostics.ProcessStartInfo("dotnet", RedirectStandardOutput = true, RedirectStandardError = true, UseShellExecute = false)
+    start.ArgumentList.Add(Path.Combine(AppContext.BaseDirectory, "Echo.dll"))
+
+    for a in [ "--listen"; "https://127.0.0.1:0"; "--tls-cert"; fst pair; "--tls-key"; snd pair ] do
+        start.ArgumentList.Add a
+
+    for name in [ "PORT"; "SWOOP_PORT"; "SWOOP_LISTEN"; "SWOOP_TLS_ENGINE" ] do
+        start.Environment.Remove name |> ignore
+
+    start.Environment["OPENSSL_CONF"] <- file
+    use p = Diagnostics.Process.Start start
+
+    try
+        // "Swoop listening on https://127.0.0.1:PORT" comes first.
+        let mutable port = 0
+
+        while port = 0 do
+            let line = p.StandardOutput.ReadLineAsync()
+            Assert.True(line.Wait 20000 && not (isNull line.Result), "Echo said where it listens")
+            let at = line.Result.IndexOf "https://127.0.0.1:"
+
+            if at >= 0 then
+                port <- int (line.Result.Substring(at + "https://127.0.0.1:".Length).Trim())
+
+        check port
+    finally
+        p.Kill true
+        p.WaitForExit()
+        File.Delete file
+
+let private request = "GET /c HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
+
+[<Fact>]
+let ``the native engine keeps the cipher list and the lowest version the system's OpenSSL configuration names`` () =
+    if SslContexts.available.Value then
+        let config (lines: string) =
+            "openssl_conf = init\n[init]\nssl_conf = ssl\n[ssl]\nsystem_default = tls\n[tls]\n" + lines + "\n"
+
+        withOpenSslConfig (config "CipherString = ECDHE-RSA-AES128-GCM-SHA256") rsa.Value (fun port ->
+            let connect = sprintf "-connect 127.0.0.1:%d -tls1_2 -ign_eof " port
+            let named = TlsTests.sClient (connect + "-cipher ECDHE-RSA-AES128-GCM-SHA256") request
+            Assert.Contains("Cipher is ECDHE-RSA-AES128-GCM-SHA256", named)
+            Assert.Contains("\"method\":\"GET\"", named)
+            // In Swoop's own list, not in the configuration's: refused.
+            let other = TlsTests.sClient (connect + "-cipher ECDHE-RSA-AES256-GCM-SHA384") request
+            Assert.DoesNotContain("\"method\"", other)
+            Assert.Contains("alert handshake failure", other))
+
+        withOpenSslConfig (config "MinProtocol = TLSv1.3") rsa.Value (fun port ->
+            let tls13 = TlsTests.sClient (sprintf "-connect 127.0.0.1:%d -tls1_3 -ign_eof" port) request
+            Assert.Contains("\"method\":\"GET\"", tls13)
+            let tls12 = TlsTests.sClient (sprintf "-connect 127.0.0.1:%d -tls1_2 -ign_eof" port) request
+            Assert.DoesNotContain("\"method\"", tls12))
