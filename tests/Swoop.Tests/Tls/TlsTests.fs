@@ -298,6 +298,32 @@ let sClient (args: string) (input: string) =
     if not (p.WaitForExit 15000) then p.Kill true
     out.Result + err.Result
 
+/// `openssl s_client` with `args`, left running: the process (its stdin open for commands and
+/// data) and a function giving all it printed so far (stdout and stderr, line by line).
+let sClientInteractive (args: string) =
+    let start =
+        Diagnostics.ProcessStartInfo(
+            "openssl",
+            "s_client " + args,
+            RedirectStandardInput = true,
+            RedirectStandardOutput = true,
+            RedirectStandardError = true,
+            UseShellExecute = false
+        )
+
+    let p = Diagnostics.Process.Start start
+    let output = StringBuilder()
+
+    let take (e: Diagnostics.DataReceivedEventArgs) =
+        if not (isNull e.Data) then
+            lock output (fun () -> output.AppendLine e.Data |> ignore)
+
+    p.OutputDataReceived.Add take
+    p.ErrorDataReceived.Add take
+    p.BeginOutputReadLine()
+    p.BeginErrorReadLine()
+    p, (fun () -> lock output (fun () -> output.ToString()))
+
 [<Fact>]
 let ``a TLS 1.2 session is resumed on the next connection (the server ends each with close_notify)`` () =
     use server = serve (httpsOptions [ rsa.Value ]) hello
@@ -310,35 +336,52 @@ let ``a TLS 1.2 session is resumed on the next connection (the server ends each 
     Assert.Contains("https /r", second)
     File.Delete session
 
+/// samples/Echo (built beside the tests) in a process of its own with `args`, `environment`
+/// added to its environment (SWOOP_* endpoint variables removed): the process, and the port
+/// it said it listens on at `scheme`://127.0.0.1.
+let startEcho (args: string list) (environment: (string * string) list) (scheme: string) =
+    let start = Diagnostics.ProcessStartInfo("dotnet", RedirectStandardOutput = true, RedirectStandardError = true, UseShellExecute = false)
+    start.ArgumentList.Add(Path.Combine(AppContext.BaseDirectory, "Echo.dll"))
+
+    for a in args do
+        start.ArgumentList.Add a
+
+    for name in [ "PORT"; "SWOOP_PORT"; "SWOOP_LISTEN"; "SWOOP_TLS_ENGINE" ] do
+        start.Environment.Remove name |> ignore
+
+    for name, value in environment do
+        start.Environment[name] <- value
+
+    let p = Diagnostics.Process.Start start
+    // "Swoop listening on SCHEME://127.0.0.1:PORT" comes first.
+    let prefix = scheme + "://127.0.0.1:"
+    let mutable port = 0
+
+    try
+        while port = 0 do
+            let line = p.StandardOutput.ReadLineAsync()
+            Assert.True(line.Wait 20000 && not (isNull line.Result), "Echo said where it listens")
+            let at = line.Result.IndexOf prefix
+
+            if at >= 0 then
+                port <- int (line.Result.Substring(at + prefix.Length).Trim())
+    with _ ->
+        p.Kill true
+        p.Dispose()
+        reraise ()
+
+    p, port
+
 [<Fact>]
 let ``a server without an HTTPS endpoint never loads TLS: System.Net.Security and System.Net.Http stay unmapped after a request`` () =
     // A process of its own (samples/Echo under the JIT): this one has TLS loaded by the tests
     // above. The JIT loads an assembly when it compiles a method naming one of its types, so
     // the connection's loop must not name SslStream or AuthenticationException (TlsServer.fs).
     if OperatingSystem.IsLinux() then
-        let start = Diagnostics.ProcessStartInfo("dotnet", RedirectStandardOutput = true, RedirectStandardError = true, UseShellExecute = false)
-        start.ArgumentList.Add(Path.Combine(AppContext.BaseDirectory, "Echo.dll"))
-
-        for a in [ "--port"; "0"; "--host"; "127.0.0.1" ] do
-            start.ArgumentList.Add a
-
-        for name in [ "PORT"; "SWOOP_PORT"; "SWOOP_LISTEN" ] do
-            start.Environment.Remove name |> ignore
-
-        use p = Diagnostics.Process.Start start
+        let p, port = startEcho [ "--port"; "0"; "--host"; "127.0.0.1" ] [] "http"
+        use _ = p
 
         try
-            // "Swoop listening on http://127.0.0.1:PORT" comes first.
-            let mutable port = 0
-
-            while port = 0 do
-                let line = p.StandardOutput.ReadLineAsync()
-                Assert.True(line.Wait 20000 && not (isNull line.Result), "Echo said where it listens")
-                let at = line.Result.IndexOf "http://127.0.0.1:"
-
-                if at >= 0 then
-                    port <- int (line.Result.Substring(at + "http://127.0.0.1:".Length).Trim())
-
             use client = new TcpClient("127.0.0.1", port)
             let stream = client.GetStream()
             let request = Encoding.ASCII.GetBytes "GET /a HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n"

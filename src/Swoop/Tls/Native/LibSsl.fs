@@ -86,6 +86,9 @@ let SSL_TLSEXT_ERR_NOACK = 3
 let OPENSSL_NPN_NEGOTIATED = 1
 
 [<Literal>]
+let SSL_KEY_UPDATE_NOT_REQUESTED = 0
+
+[<Literal>]
 let SSL_SENT_SHUTDOWN = 1
 
 [<Literal>]
@@ -196,6 +199,12 @@ extern void SSL_set_shutdown(nativeint ssl, int mode)
 
 [<DllImport(Ssl)>]
 extern int SSL_session_reused(nativeint ssl)
+
+[<DllImport(Ssl)>]
+extern int SSL_get_key_update_type(nativeint ssl)
+
+[<DllImport(Ssl)>]
+extern int SSL_key_update(nativeint ssl, int updateType)
 
 [<DllImport(Ssl)>]
 extern void SSL_get0_alpn_selected(nativeint ssl, nativeint& data, uint32& length)

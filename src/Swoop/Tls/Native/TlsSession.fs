@@ -550,6 +550,13 @@ type internal TlsSession private (count: SessionCount, descriptor: Descriptor, r
 
                 if code = LibSsl.SSL_ERROR_WANT_READ then
                     buffered <- false
+                    // A TLS 1.3 KeyUpdate that asks for ours: OpenSSL owes it before its next
+                    // application data and would send it with our next write; it goes now,
+                    // with this read's answers, so a client waiting for it is not kept waiting.
+                    if LibSsl.SSL_get_key_update_type ssl = LibSsl.SSL_KEY_UPDATE_NOT_REQUESTED
+                       && LibSsl.SSL_key_update(ssl, LibSsl.SSL_KEY_UPDATE_NOT_REQUESTED) = 1 then
+                        LibSsl.SSL_do_handshake ssl |> ignore
+
                     result <- if ended then 0 else -1
                 elif code = LibSsl.SSL_ERROR_ZERO_RETURN then
                     result <- 0

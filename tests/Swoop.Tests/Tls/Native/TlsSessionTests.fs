@@ -126,26 +126,8 @@ let ``TLS 1.2 sessions resume by session id without tickets and by ticket, with 
 [<Fact>]
 let ``a refused renegotiation is answered at once, not with the server's next write`` () =
     use server = serve (nativeOptions [ rsa.Value ]) hello
-
-    let start =
-        Diagnostics.ProcessStartInfo(
-            "openssl",
-            sprintf "s_client -connect 127.0.0.1:%d -tls1_2" server.Port,
-            RedirectStandardInput = true,
-            RedirectStandardOutput = true,
-            RedirectStandardError = true,
-            UseShellExecute = false
-        )
-
-    use p = Diagnostics.Process.Start start
-    let output = StringBuilder()
-    let take (e: Diagnostics.DataReceivedEventArgs) =
-        if not (isNull e.Data) then lock output (fun () -> output.AppendLine e.Data |> ignore)
-    p.OutputDataReceived.Add take
-    p.ErrorDataReceived.Add take
-    p.BeginOutputReadLine()
-    p.BeginErrorReadLine()
-    let text () = lock output (fun () -> output.ToString())
+    let p, text = sClientInteractive (sprintf "-connect 127.0.0.1:%d -tls1_2" server.Port)
+    use _ = p
 
     try
         Assert.True(within 10000 (fun () -> text().Contains "Verify return code"), "no handshake: " + text ())
@@ -154,6 +136,41 @@ let ``a refused renegotiation is answered at once, not with the server's next wr
         p.StandardInput.WriteLine "R"
         p.StandardInput.Flush()
         Assert.True(within 5000 (fun () -> text().Contains "no renegotiation"), "no alert within 5 s: " + text ())
+    finally
+        if not p.HasExited then p.Kill true
+
+    Assert.True(within 5000 (fun () -> server.Tls.NativeSessions = 0), "an OpenSSL connection was not freed")
+
+/// TLS 1.3 key updates, each asking the server to update its keys too (s_client's K): the
+/// server answers every one, and requests before and after them are answered under the new
+/// keys on both sides.
+[<Fact>]
+let ``TLS 1.3 key updates asked for again and again are answered, and the connection serves on`` () =
+    use server = serve (nativeOptions [ rsa.Value ]) hello
+    let p, text = sClientInteractive (sprintf "-connect 127.0.0.1:%d -tls1_3 -msg" server.Port)
+    use _ = p
+    let count (what: string) = (text().Split what).Length - 1
+
+    try
+        Assert.True(within 10000 (fun () -> text().Contains "Verify return code"), "no handshake: " + text ())
+        p.StandardInput.Write "GET /before HTTP/1.1\r\nHost: localhost\r\n\r\n"
+        p.StandardInput.Flush()
+        // Counted by status lines: the body has no line end, and a line reads only once whole.
+        Assert.True(within 5000 (fun () -> count "HTTP/1.1 200 OK" = 1), "no answer before the key updates: " + text ())
+
+        // One command a line, each read by s_client on its own (it looks at a read's first
+        // letter); each answered by the server's own KeyUpdate at once, not with its next write.
+        let answered () = count "<<< TLS 1.3, Handshake [length 0005], KeyUpdate"
+
+        for i in 1..40 do
+            p.StandardInput.WriteLine "K"
+            p.StandardInput.Flush()
+            Assert.True(within 5000 (fun () -> answered () >= i), sprintf "key update %d was not answered: %s" i (text ()))
+
+        p.StandardInput.Write "GET /after HTTP/1.1\r\nHost: localhost\r\n\r\n"
+        p.StandardInput.Flush()
+        Assert.True(within 5000 (fun () -> count "HTTP/1.1 200 OK" = 2), "no answer after the key updates: " + text ())
+        Assert.Contains("https /before", text ())
     finally
         if not p.HasExited then p.Kill true
 
@@ -252,34 +269,14 @@ let ``requests buffered inside the TLS engine are all answered without the clien
 let private withOpenSslConfig (config: string) (pair: string * string) (check: int -> unit) =
     let file = Path.GetTempFileName()
     File.WriteAllText(file, config)
-    let start = Diagnostics.ProcessStartInfo("dotnet", RedirectStandardOutput = true, RedirectStandardError = true, UseShellExecute = false)
-    start.ArgumentList.Add(Path.Combine(AppContext.BaseDirectory, "Echo.dll"))
-
-    for a in [ "--listen"; "https://127.0.0.1:0"; "--tls-cert"; fst pair; "--tls-key"; snd pair ] do
-        start.ArgumentList.Add a
-
-    for name in [ "PORT"; "SWOOP_PORT"; "SWOOP_LISTEN"; "SWOOP_TLS_ENGINE" ] do
-        start.Environment.Remove name |> ignore
-
-    start.Environment["OPENSSL_CONF"] <- file
-    use p = Diagnostics.Process.Start start
+    let p, port = startEcho [ "--listen"; "https://127.0.0.1:0"; "--tls-cert"; fst pair; "--tls-key"; snd pair ] [ "OPENSSL_CONF", file ] "https"
 
     try
-        // "Swoop listening on https://127.0.0.1:PORT" comes first.
-        let mutable port = 0
-
-        while port = 0 do
-            let line = p.StandardOutput.ReadLineAsync()
-            Assert.True(line.Wait 20000 && not (isNull line.Result), "Echo said where it listens")
-            let at = line.Result.IndexOf "https://127.0.0.1:"
-
-            if at >= 0 then
-                port <- int (line.Result.Substring(at + "https://127.0.0.1:".Length).Trim())
-
         check port
     finally
         p.Kill true
         p.WaitForExit()
+        p.Dispose()
         File.Delete file
 
 let private request = "GET /c HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
