@@ -7,61 +7,15 @@ namespace Swoop.Http2
 
 open System
 open System.IO
-open System.Net
 open System.Text
 open System.Threading
 open System.Threading.Tasks
 open Microsoft.Win32.SafeHandles
 open Swoop
 
-/// What a stream asks of its connection.
-[<AbstractClass; AllowNullLiteral>]
-type internal Http2StreamOwner() =
-    /// The handler read `count` body bytes of stream `streamId`: credit the windows back
-    /// (under Gate; a WINDOW_UPDATE it queues goes with the caller's next Kick).
-    abstract Consumed: streamId: int * count: int -> unit
-    abstract RemoteEndPoint: EndPoint
-    abstract IsTls: bool
-    /// The send timeout (a stream waiting on a window the client never opens gives up).
-    abstract SendTimeoutMs: int64
-    /// A stream's response cannot go on (it waited past the send timeout for a window, or its
-    /// handler gave up waiting): reset it (CANCEL) and forget it.
-    abstract Stalled: streamId: int -> unit
-    /// The server resets stream `streamId` (RST_STREAM `code`): its response cannot go on.
-    abstract ResetStream: streamId: int * code: Http2ErrorCode -> unit
-    /// The stream is over for the protocol (its END_STREAM sent, or reset): it leaves the
-    /// connection's table, and its object is recycled once its handler is done too.
-    abstract Forget: streamId: int -> unit
-    /// Forget, once the client's side of the stream is over too (its END_STREAM received, or
-    /// reset): false, the stream left in the table, while the client still sends.
-    abstract ForgetReceived: streamId: int -> bool
-
 [<Sealed; AllowNullLiteral>]
 type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: BufferPool, maxHeaders: int) =
-    inherit Exchange()
-
-    let request = Http2RequestHead(maxHeaders)
-    let head = request.Head
-
-    // ---- request body ----
-    // Made when the first DATA comes (most GETs never have one; an idle stream holds none).
-    let mutable inboundChain: BufferChain = null
-
-    let inbound () =
-        if isNull inboundChain then inboundChain <- BufferChain(pool)
-        inboundChain
-
-    let unread () = if isNull inboundChain then 0L else inboundChain.Length
-    let mutable received = 0L
-    let mutable ended = false
-    let mutable reset = false
-    let mutable readWaiter: TaskCompletionSource<bool> = null
-    let mutable maxBodySize = 0L
-    let mutable slowBody = false
-    let mutable continueSent = false
-    // Reads raise (the request was aborted with its socket: RequestTimeout).
-    let mutable readsAborted = false
-    let mutable rateExempt = false
+    inherit Http2StreamRequest(owner, output, pool, maxHeaders)
 
     // ---- response ----
     // Made when the response has body bytes to send.
@@ -87,14 +41,12 @@ type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: Bu
             held <- now
 
     let releaseChains () =
-        if not (isNull inboundChain) then inboundChain.Release()
         if not (isNull outgoingChain) then outgoingChain.Release()
         if not (isNull stagingChain) then stagingChain.Release()
 
         if held <> 0L then
             Monitor.Enter output.Gate
             try settleHeld () finally Monitor.Exit output.Gate
-    let mutable endSent = false
     // The handler asked for the response's end (its last bytes, then END_STREAM or trailers).
     let mutable endPending = false
     // In the writer's ready queue (see StreamScheduler), under Gate.
@@ -109,74 +61,11 @@ type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: Bu
     // Trailer fields to end the stream with (null: the last DATA ends it).
     let mutable trailers: ResizeArray<struct (string * string)> = null
 
-    /// A handler's read waiting for DATA goes on (`more`: false when the body failed or the
-    /// stream was reset; the read then raises).
-    let wakeReader (more: bool) =
-        if not (isNull readWaiter) then
-            let w = readWaiter
-            readWaiter <- null
-            w.TrySetResult more |> ignore
-    let mutable requestNumber = 0L
-
-    /// The response ended before the request did: until then (heartbeat clock) the client may
-    /// finish its body, then it is told to stop (0: not waiting).
-    member val DrainUntil = 0L with get, set
-
-    /// Its life, two facts set once each (Interlocked): 1 out of the connection's table, 2 its
-    /// handler ended and its last frames were queued. The object is reused only after both.
-    [<DefaultValue>]
-    val mutable Life: int
-
-    /// Sets `fact`; true for the one call that completes both (then the object may be reused).
-    member s.Mark(fact: int) : bool =
-        let mutable result = false
-        let mutable go = true
-
-        while go do
-            let seen = Volatile.Read(&s.Life)
-            let next = seen ||| fact
-
-            if seen = next then go <- false
-            elif Interlocked.CompareExchange(&s.Life, next, seen) = seen then
-                go <- false
-                result <- next = 3
-
-        result
-
-    /// Who answers: 0 nobody yet, 1 the handler (its head went out), 2 the server (a 503 after
-    /// RequestTimeout). Changed with Interlocked.
-    [<DefaultValue>]
-    val mutable Owner: int
-
-    /// When the handler was called (heartbeat clock), 0 once it ended.
-    [<DefaultValue>]
-    val mutable HandlerSince: int64
-
-    /// Time a body read has waited for bytes (heartbeat ticks; the minimum request data rate).
-    [<DefaultValue>]
-    val mutable BodyWaitMs: int64
-
-    /// Response body bytes queued, and time spent waiting for the client's window (heartbeat
-    /// ticks): the minimum response data rate.
-    [<DefaultValue>]
-    val mutable SentBytes: int64
-
-    [<DefaultValue>]
-    val mutable SendWaitMs: int64
 
     /// The response has bytes to send and no window for them now (under Gate).
     member this.WaitingForWindow =
-        not reset && not endSent && not (isNull outgoingChain) && not outgoingChain.IsEmpty
+        not this.IsReset && not this.EndSent && not (isNull outgoingChain) && not outgoingChain.IsEmpty
         && (this.SendWindow <= 0L || output.ConnectionWindow <= 0L)
-
-    /// A handler's read waits for DATA now.
-    member _.WaitingForBody = not (isNull readWaiter)
-
-    /// The body came slower than the minimum data rate: reads raise a 408 from now on.
-    member _.FailBody() =
-        slowBody <- true
-
-        wakeReader false
 
     /// The server answers the request itself (`status`: 503 after RequestTimeout, 408 for a
     /// body too slow) with its reason phrase, unless the handler's head already went. True if
@@ -186,7 +75,7 @@ type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: Bu
             Monitor.Enter output.Gate
 
             try
-                if not reset && not endSent then
+                if not this.IsReset && not this.EndSent then
                     let answer = ResponseHead(Status = status, ContentType = "text/plain")
                     let body = Encoding.ASCII.GetBytes(Response.reasonPhrase status)
                     output.Headers(this.Id, answer, int64 body.Length, false)
@@ -194,7 +83,7 @@ type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: Bu
                     chain.Release()
                     chain.Append(ReadOnlySpan<byte> body)
                     output.Data(this.Id, chain, body.Length, true)
-                    endSent <- true
+                    this.EndSent <- true
                     settleHeld ()
             finally
                 Monitor.Exit output.Gate
@@ -204,149 +93,54 @@ type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: Bu
         else
             false
 
-    /// The stream's id.
-    member val Id = 0 with get, set
-    /// The request head (for the context).
-    member _.Head = head
-    /// The context serving this stream (made once, reused with the stream object).
-    member val Context: HttpContext = null with get, set
-    /// The stream's share of the request metrics (made with the context).
-    member val Meter: ConnectionMeter = null with get, set
-    /// The request's span (null: nothing listens), and when its handler was called (the access log's).
-    member val Span: Diagnostics.Activity = null with get, set
-    member val AccessStart = 0L with get, set
-    /// The handler's unfinished run, and what its end calls (made once per stream object: a
-    /// pending handler costs no state machine of the connection's).
-    member val Pending = ValueTask() with get, set
-    member val OnHandlerEnded: Action = null with get, set
-
-    /// The send window (RFC 9113 section 6.9), under the output's Gate.
-    [<DefaultValue>]
-    val mutable SendWindow: int64
-
-    /// The receive window left to the client, under Gate.
-    [<DefaultValue>]
-    val mutable ReceiveWindow: int64
-
-    /// Body bytes the handler read that no WINDOW_UPDATE has given back yet, under Gate.
-    [<DefaultValue>]
-    val mutable ReadUnacknowledged: int64
-
-    /// Content-length the client declared (-1: none).
-    member _.DeclaredLength = head.ContentLength
-    /// Body bytes received so far.
-    member _.Received = received
-    /// The client sent END_STREAM.
-    member _.Ended = ended
-    /// END_STREAM was sent (or the stream was reset): the response is over.
-    member _.EndSent = endSent
     /// The response's last frames, once queued (the connection recycles the stream after).
     member _.Finishing = finishing
-    /// The request was reset (by the client, or by the server's answer to an error).
-    member _.IsReset = reset
-
-    /// The request's fields as decoded and checked (the HPACK decoder's visitor).
-    member _.Request = request
-
-    /// What checking the head found (after the block was decoded, see FinishHead).
-    member _.Check = request.Check
 
     /// A new stream `id` begins its header block.
     member this.Open(id: int, number: int64) =
-        this.Id <- id
-        requestNumber <- number
-        request.Reset()
-        received <- 0L
-        ended <- false
-        reset <- false
-        readWaiter <- null
+        this.OpenRequest(id, number)
         counted <- false
         flushWaiter <- null
         endWaiter <- null
         endPending <- false
-        endSent <- false
-        this.DrainUntil <- 0L
-        this.ReadUnacknowledged <- 0L
-        this.Owner <- 0
-        this.HandlerSince <- 0L
-        this.BodyWaitMs <- 0L
-        this.SentBytes <- 0L
-        this.SendWaitMs <- 0L
-        slowBody <- false
-        continueSent <- false
-        readsAborted <- false
-        rateExempt <- false
-        Volatile.Write(&this.Life, 0)
         finishing <- Task.CompletedTask
         trailers <- null
         releaseChains ()
 
-    /// After the head's block (see Http2RequestHead.Finish); `endStream` when no body follows.
-    member _.FinishHead(endStream: bool) =
-        request.Finish endStream
-        if endStream then ended <- true
-
-    // ---- request body (from the connection's read loop, under Gate) ----
-
-    /// DATA arrived for this stream: kept until the handler reads it. Returns false when the
-    /// body is longer than its content-length (malformed).
-    member _.Receive(data: ReadOnlySpan<byte>, endStream: bool) : bool =
-        received <- received + int64 data.Length
-
-        // After the response ended nobody reads: the bytes are only counted.
-        if not endSent then (inbound ()).Append data
-
-        if endStream then ended <- true
-
-        let declared = head.ContentLength
-        let ok = declared < 0L || (received <= declared && (not endStream || received = declared))
-
-        wakeReader true
-
-        ok
-
-    /// The client ended the request without a body's DATA (HEADERS with END_STREAM: trailers).
-    member _.EndReceived() =
-        ended <- true
-
-        wakeReader true
-
     /// The stream was reset (RST_STREAM either way, or the connection's end): reads and
     /// writes stop, waiters go on and fail.
     member this.Reset() =
-        reset <- true
-        endSent <- true
-        if not (isNull inboundChain) then inboundChain.Release()
+        this.ResetRequest()
         if not (isNull outgoingChain) then outgoingChain.Release()
         settleHeld ()
 
-        wakeReader false
+        this.WakeReader false
 
         this.WakeWriters()
 
     /// The send window grew (WINDOW_UPDATE, SETTINGS): what waits for it takes its turn again.
     member this.WindowOpened() =
-        if not reset && not endSent && not (isNull outgoingChain) && not outgoingChain.IsEmpty && this.SendWindow > 0L then
+        if not this.IsReset && not this.EndSent && not (isNull outgoingChain) && not outgoingChain.IsEmpty && this.SendWindow > 0L then
             output.Ready(this :> IStreamSender)
 
     /// Under Gate: a flush waiting for room goes on once the stream's unsent bytes are below
     /// the limit (or fails, the stream reset); the end's waiter once END_STREAM is queued.
-    member private _.WakeWriters() =
-        if not (isNull flushWaiter) && (reset || endSent || isNull outgoingChain || outgoingChain.Length <= Http2Output.StreamBufferLimit) then
+    member private this.WakeWriters() =
+        if not (isNull flushWaiter) && (this.IsReset || this.EndSent || isNull outgoingChain || outgoingChain.Length <= Http2Output.StreamBufferLimit) then
             let w = flushWaiter
             flushWaiter <- null
 
-            if reset then
+            if this.IsReset then
                 w.TrySetException(ClientDisconnectedException("the stream was reset before its response was sent", null)) |> ignore
             else
                 w.TrySetResult() |> ignore
 
-        if not (isNull endWaiter) && (reset || endSent) then
+        if not (isNull endWaiter) && (this.IsReset || this.EndSent) then
             let w = endWaiter
             endWaiter <- null
             w.TrySetResult() |> ignore
 
-        if counted && (reset || endSent) then
+        if counted && (this.IsReset || this.EndSent) then
             counted <- false
             output.Sending false
 
@@ -367,7 +161,7 @@ type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: Bu
             and set (v: bool) = queued <- v
 
         member this.SendSlice(most: int) =
-            if reset || endSent then
+            if this.IsReset || this.EndSent then
                 this.WakeWriters()
                 false
             else
@@ -380,170 +174,16 @@ type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: Bu
                     let n = int allowed
                     let last = endPending && int64 n = left && not withTrailers
                     this.FrameData(outgoing, n, last)
-                    if last then endSent <- true
+                    if last then this.EndSent <- true
                     settleHeld ()
 
-                if withTrailers && outgoing.IsEmpty && not endSent then
+                if withTrailers && outgoing.IsEmpty && not this.EndSent then
                     // The trailers end the stream after the last DATA (they need no window).
                     output.Trailers(this.Id, trailers)
-                    endSent <- true
+                    this.EndSent <- true
 
                 this.WakeWriters()
-                not endSent && not outgoing.IsEmpty && this.SendWindow > 0L
-
-    /// Body bytes received and not read.
-    member _.Unread = unread ()
-
-    // ---- Exchange: request ----
-
-    override _.HeadArray = request.Bytes
-    override _.HeadOffset = 0
-    override _.RequestNumber = requestNumber
-    override _.RemoteEndPoint = owner.RemoteEndPoint
-    override _.IsTls = owner.IsTls
-    override _.Protocol = "HTTP/2"
-
-    override this.ReadAsync(destination: Memory<byte>) : ValueTask<int> = this.Read(destination, CancellationToken.None)
-
-    override this.ReadCancellableAsync(destination: Memory<byte>, cancellationToken: CancellationToken) : ValueTask<int> =
-        cancellationToken.ThrowIfCancellationRequested()
-        this.Read(destination, cancellationToken)
-
-    /// A read: what was received, or a wait for DATA that `cancellationToken` (if it can be
-    /// cancelled: only then is it registered, and only while the read waits) may end.
-    member private this.Read(destination: Memory<byte>, cancellationToken: CancellationToken) : ValueTask<int> =
-        if head.ContentLength > maxBodySize then
-            raise (BadRequestException(413, "the request body is larger than the server accepts (" + string maxBodySize + " bytes)"))
-
-        let mutable n = 0
-        let mutable waiter: TaskCompletionSource<bool> = null
-        let mutable kick = false
-        Monitor.Enter output.Gate
-
-        try
-            if reset then
-                raise (ClientDisconnectedException("the client reset the stream", null))
-
-            if readsAborted then
-                raise (OperationCanceledException "the request was aborted: RequestTimeout, or its connection's end")
-
-            if slowBody then
-                raise (BadRequestException(408, "the request body came slower than the minimum data rate (MinRequestBodyDataRate)"))
-
-            if received > maxBodySize then
-                raise (BadRequestException(413, "the request body is larger than the server accepts (" + string maxBodySize + " bytes)"))
-
-            if unread () > 0L then
-                let inbound = inboundChain
-                let next = inbound.Next destination.Length
-                next.Span.CopyTo destination.Span
-                inbound.Consume next.Length
-                n <- next.Length
-                owner.Consumed(this.Id, n)
-                kick <- true
-            elif ended || destination.Length = 0 then
-                n <- 0
-            else
-                // The client waits for "100 Continue" before its body (RFC 9110 section
-                // 10.1.1): sent once, when the handler first waits for the body, as over HTTP/1.1.
-                if head.ExpectContinue && not continueSent && not endSent && Volatile.Read(&this.Owner) = 0 && received = 0L then
-                    continueSent <- true
-                    output.Informational(this.Id, 100)
-                    kick <- true
-
-                waiter <- TaskCompletionSource<bool>(TaskCreationOptions.RunContinuationsAsynchronously)
-                readWaiter <- waiter
-        finally
-            Monitor.Exit output.Gate
-
-        if kick then output.Kick()
-
-        if isNull waiter then
-            ValueTask<int> n
-        elif cancellationToken.CanBeCanceled then
-            // Fires at once if the token already has: the wait then ends cancelled.
-            let w = waiter
-            let registration = cancellationToken.UnsafeRegister((fun _ -> this.CancelRead(w, cancellationToken)), null)
-            ValueTask<int>(this.ReadAfterCancellableWaitAsync(w.Task, destination, cancellationToken, registration))
-        else
-            ValueTask<int>(this.ReadAfterWaitAsync(waiter.Task, destination))
-
-    /// The token of the read waiting on `waiter` fired: the read ends cancelled (unless DATA,
-    /// the body's end or a reset woke it first).
-    member private _.CancelRead(waiter: TaskCompletionSource<bool>, token: CancellationToken) =
-        Monitor.Enter output.Gate
-
-        try
-            if Object.ReferenceEquals(readWaiter, waiter) then
-                readWaiter <- null
-                waiter.TrySetCanceled token |> ignore
-        finally
-            Monitor.Exit output.Gate
-
-    member private this.ReadAfterWaitAsync(wait: Task<bool>, destination: Memory<byte>) : Task<int> =
-        task {
-            let! _ = wait
-            return! this.Read(destination, CancellationToken.None)
-        }
-
-    member private this.ReadAfterCancellableWaitAsync
-        (wait: Task<bool>, destination: Memory<byte>, token: CancellationToken, registration: CancellationTokenRegistration)
-        : Task<int> =
-        task {
-            try
-                let! _ = wait
-                ()
-            finally
-                registration.Dispose()
-
-            return! this.Read(destination, token)
-        }
-
-    /// The request was aborted with its socket (RequestTimeout, the connection's end): a read
-    /// waiting for DATA ends, and reads raise from now on.
-    override _.AbortReads() =
-        Monitor.Enter output.Gate
-
-        try
-            readsAborted <- true
-            wakeReader false
-        finally
-            Monitor.Exit output.Gate
-
-    override _.ExemptFromBodyRate() = rateExempt <- true
-
-    /// Exempt from the minimum body data rate (a gRPC stream, whose messages may pause).
-    member _.RateExempt = rateExempt
-
-    override this.ReadAllAsync() : Task<byte[]> =
-        if head.Body = BodyKind.NoBody then
-            Task.FromResult(Array.Empty<byte>())
-        else
-            let whole = new IO.MemoryStream()
-            this.ReadRestAsync(whole, Array.zeroCreate 16384)
-
-    /// Reads to the end of the body into `whole`.
-    member private this.ReadRestAsync(whole: IO.MemoryStream, buffer: byte[]) : Task<byte[]> =
-        task {
-            let! n = this.ReadAsync(Memory<byte> buffer)
-
-            if n = 0 then
-                return whole.ToArray()
-            else
-                whole.Write(buffer, 0, n)
-                return! this.ReadRestAsync(whole, buffer)
-        }
-
-    override _.MaxBodySize
-        with get () = maxBodySize
-        and set (v: int64) = maxBodySize <- v
-
-    override _.BodyDone = ended && unread () = 0L
-    override _.TrailerCount = if isNull request.Trailers || not ended then 0 else request.Trailers.Count
-    override _.TrailerName(index: int) = let struct (n, _) = request.Trailers[index] in n
-    override _.TrailerValue(index: int) = let struct (_, v) = request.Trailers[index] in v
-    override _.WatchPeer() = if reset then 2 else 0
-    override _.HasPipelined = false
+                not this.EndSent && not outgoing.IsEmpty && this.SendWindow > 0L
 
     // ---- Exchange: response ----
 
@@ -557,11 +197,11 @@ type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: Bu
         Monitor.Enter output.Gate
 
         try
-            if reset then
+            if this.IsReset then
                 raise (ClientDisconnectedException("the client reset the stream", null))
 
             output.Headers(this.Id, response.Head, length, endStream)
-            if endStream then endSent <- true
+            if endStream then this.EndSent <- true
         finally
             Monitor.Exit output.Gate
 
@@ -576,9 +216,9 @@ type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: Bu
         Monitor.Enter output.Gate
 
         try
-            if reset then
+            if this.IsReset then
                 if not (isNull body) then body.Release()
-            elif not (isNull body) && not endStream && not endSent && not queued
+            elif not (isNull body) && not endStream && not this.EndSent && not queued
                  && (isNull outgoingChain || outgoingChain.IsEmpty)
                  && body.Length > 0L && body.Length <= int64 StreamScheduler.Quantum
                  && body.Length <= this.SendWindow && body.Length <= output.ConnectionWindow then
@@ -595,7 +235,7 @@ type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: Bu
 
                 if endStream then endPending <- true
 
-                if not endSent then
+                if not this.EndSent then
                     // What fits in one turn, with window for it and no turn of this stream's
                     // pending, is written now (most answers: no wait, no hop through the pump's
                     // queue); the rest waits for its turns.
@@ -603,14 +243,14 @@ type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: Bu
                        && outgoing.Length <= this.SendWindow && outgoing.Length <= output.ConnectionWindow then
                         (this :> IStreamSender).SendSlice StreamScheduler.Quantum |> ignore
 
-                    if not endSent && ((not outgoing.IsEmpty && this.SendWindow > 0L) || (outgoing.IsEmpty && endPending)) then
+                    if not this.EndSent && ((not outgoing.IsEmpty && this.SendWindow > 0L) || (outgoing.IsEmpty && endPending)) then
                         output.Ready(this :> IStreamSender)
 
-                    if not endSent && not counted && not outgoing.IsEmpty then
+                    if not this.EndSent && not counted && not outgoing.IsEmpty then
                         counted <- true
                         output.Sending true
 
-                    if endSent then
+                    if this.EndSent then
                         ()
                     elif endStream then
                         endWaiter <- TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously)
@@ -734,7 +374,7 @@ type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: Bu
             Monitor.Enter output.Gate
 
             try
-                if not reset && not endSent && not queued && (isNull outgoingChain || outgoingChain.IsEmpty)
+                if not this.IsReset && not this.EndSent && not queued && (isNull outgoingChain || outgoingChain.IsEmpty)
                    && n <= this.SendWindow && n <= output.ConnectionWindow then
                     response.Started <- true
                     let withTrailers = not (isNull trailers)
@@ -744,7 +384,7 @@ type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: Bu
                         this.FrameData(body, int n, not withTrailers)
 
                     if withTrailers then output.Trailers(this.Id, trailers)
-                    endSent <- true
+                    this.EndSent <- true
                     this.WakeWriters()
                     sent <- true
             finally
@@ -770,7 +410,7 @@ type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: Bu
 
                 // An empty chain keeps the segment it leased (a GetSpan with nothing written): back it goes.
                 response.Body.Release()
-        elif not endSent then
+        elif not this.EndSent then
             if response.SendsBody then
                 response.CountStreamed()
                 finishing <- this.SendOutgoingAsync(response.Body, true).AsTask()
@@ -785,12 +425,12 @@ type internal Http2Stream(owner: Http2StreamOwner, output: Http2Output, pool: Bu
     override _.UpgradeAsync(_response: OutgoingResponse, _protocol: string) : Task<Stream> =
         invalidOp "an HTTP/2 stream cannot switch protocols: WebSockets need an HTTP/1.1 connection (RFC 8441 is not supported)"
 
-    override _.CanSendTrailers(_response: OutgoingResponse) = not endSent
+    override this.CanSendTrailers(_response: OutgoingResponse) = not this.EndSent
     override _.IsUpgraded = false
     override _.Unbound() = ()
 
-    override _.Begin(maxSize: int64) = maxBodySize <- maxSize
 
-    override _.Release() =
+    override this.Release() =
         trailers <- null
+        this.ReleaseRequest()
         releaseChains ()

@@ -36,11 +36,7 @@ type HttpContext internal (exchange: Exchange, head: RequestHead, pool: BufferPo
     // The body's length when the response was completed (the protocol then takes the body).
     let mutable completedBytes = 0L
     // The request line for the heartbeat's reports (see RequestForLog).
-    // Grows (never shrinks) up to 256 bytes as longer request lines come: most are short, and
-    // an idle HTTP/2 stream's context holds it.
-    let mutable logLine: byte[] = Array.zeroCreate 32
-    let mutable logLineLength = 0
-    let mutable logLineCut = false
+    let requestLine = RequestLineCopy()
 
     let bytesAt (start: int) (length: int) =
         ReadOnlySpan<byte>(exchange.HeadArray, exchange.HeadOffset + start, length)
@@ -426,15 +422,9 @@ type HttpContext internal (exchange: Exchange, head: RequestHead, pool: BufferPo
     member val internal Log: ServerLog = null with get, set
 
     /// Resets the response and the body reader for the request just parsed.
-    /// The request line's method and path, copied when the request begins into an array of
-    /// the context's own (no allocation): the heartbeat's reports (a blocking handler, a
-    /// request timeout) read them from another thread, where the input buffer may already be
-    /// back in the pool or another request's.
-    member internal _.RequestForLog: string =
-        let length = Volatile.Read(&logLineLength)
-
-        if length <= 0 then "unknown request"
-        else latin1.GetString(Volatile.Read(&logLine), 0, length) + (if logLineCut then "..." else "")
+    /// The request line's method and path, as copied when the request began (see
+    /// RequestLineCopy: the heartbeat's reports read it from another thread).
+    member internal _.RequestForLog: string = requestLine.Text
 
     /// The path alone (see RequestForLog).
     member internal this.PathForLog: string =
@@ -442,24 +432,8 @@ type HttpContext internal (exchange: Exchange, head: RequestHead, pool: BufferPo
         let space = line.IndexOf ' '
         if space >= 0 then line.Substring(space + 1) else line
 
-    member private _.SnapshotRequestLine() =
-        let methodLength = min head.MethodLength 16
-        Volatile.Write(&logLineLength, 0)
-        let needed = methodLength + 1 + head.PathLength
-
-        // A reader on another thread sees an array at least as long as the length it read.
-        if needed > logLine.Length && logLine.Length < 256 then
-            logLine <- Array.zeroCreate (min 256 (max needed (logLine.Length * 2)))
-
-        let pathLength = min head.PathLength (logLine.Length - methodLength - 1)
-        (bytesAt head.MethodStart methodLength).CopyTo(Span<byte>(logLine, 0, methodLength))
-        logLine[methodLength] <- 32uy
-        (bytesAt head.PathStart pathLength).CopyTo(Span<byte>(logLine, methodLength + 1, pathLength))
-        logLineCut <- pathLength < head.PathLength
-        Volatile.Write(&logLineLength, methodLength + 1 + pathLength)
-
     member internal this.Begin() =
-        this.SnapshotRequestLine()
+        requestLine.Take(head, exchange.HeadArray, exchange.HeadOffset)
         this.Encoder <- null
         decoder <- null
         out.Clear(head.Method = HttpMethod.Head)

@@ -10,6 +10,12 @@ open System.Threading
 open Xunit
 open Swoop.Web
 open Swoop.Tests.StaticSupport
+open System.IO
+open System.Threading
+open Swoop
+open Swoop.Tests.Support
+open Swoop.Tests.StaticSupport
+open Swoop.Tests.FilesSite
 
 /// Waits up to `ms` for `condition`.
 let private eventually (ms: int) (condition: unit -> bool) =
@@ -101,3 +107,18 @@ let ``finding a kept entry allocates nothing`` () =
         files.Cache.Find("/big.bin".AsSpan()) |> ignore
 
     Assert.Equal(0L, GC.GetAllocatedBytesForCurrentThread() - before)
+
+[<Fact>]
+let ``a file changed on disk is noticed after the revalidation interval`` () =
+    let _, root = makeSite ()
+    use changing = serveSite { StaticFileOptions.defaults with Revalidate = TimeSpan.FromMilliseconds 100.0 } root
+    let first = getFile changing "/static/hello.txt" []
+    File.WriteAllText(Path.Combine(root, "hello.txt"), "Changed, and longer")
+    File.SetLastWriteTimeUtc(Path.Combine(root, "hello.txt"), DateTime.UtcNow.AddMinutes 1.0)
+    Thread.Sleep 200
+    let second = getFile changing "/static/hello.txt" []
+    Assert.Equal("Changed, and longer", second.Text)
+    Assert.NotEqual(first.Header "ETag", second.Header "ETag")
+    File.Delete(Path.Combine(root, "hello.txt"))
+    Thread.Sleep 200
+    Assert.Equal(404, (getFile changing "/static/hello.txt" []).Status)

@@ -1,5 +1,6 @@
-/// Files.serve end to end, over real sockets: validators and preconditions, ranges, HEAD,
-/// folders, precompressed siblings, the cache noticing changes, and every way out of the root.
+/// Files.serve end to end, over real sockets: validators and preconditions, HEAD, methods,
+/// folders, precompressed siblings, files changing while sent (ranges are in RangesTests,
+/// the cache noticing changes in FileCacheTests, every way out of the root in SafePathTests).
 module Swoop.Tests.FilesTests
 
 open System
@@ -11,16 +12,7 @@ open Swoop
 open Swoop.Web
 open Swoop.Tests.Support
 open Swoop.Tests.StaticSupport
-
-let private site = lazy (makeSite ())
-
-let private server =
-    lazy
-        (let _, root = site.Value
-         serveSite { StaticFileOptions.defaults with CacheControl = [ "/assets/", "public, max-age=31536000, immutable"; "", "no-cache" ] } root)
-
-let private get target headers = getFile server.Value target headers
-let private root () = snd site.Value
+open Swoop.Tests.FilesSite
 
 [<Fact>]
 let ``a small file is served with its type, length, strong ETag and Last-Modified`` () =
@@ -86,46 +78,6 @@ let ``If-Match and If-Unmodified-Since that fail are 412, If-Match first`` () =
     Assert.Equal(200, (get "/static/hello.txt" [ "If-Match: " + etag; "If-Unmodified-Since: Sat, 01 Jan 2000 00:00:00 GMT" ]).Status)
     // Preconditions before ranges and 304s: a failed If-Match wins over If-None-Match.
     Assert.Equal(412, (get "/static/hello.txt" [ "If-Match: \"other\""; "If-None-Match: " + etag ]).Status)
-
-[<Fact>]
-let ``one Range is 206 with Content-Range, from memory and from sendfile`` () =
-    let r = get "/static/hello.txt" [ "Range: bytes=0-4" ]
-    Assert.Equal(206, r.Status)
-    Assert.Equal("Hello", r.Text)
-    Assert.Equal(Some "bytes 0-4/13", r.Header "Content-Range")
-    Assert.Equal("static", (get "/static/hello.txt" [ "Range: bytes=7-" ]).Text)
-    Assert.Equal("tic", (get "/static/hello.txt" [ "Range: bytes=-3" ]).Text)
-    Assert.Equal("Hello, static", (get "/static/hello.txt" [ "Range: bytes=0-999" ]).Text)
-    let big = pattern (3 * 1024 * 1024 + 17)
-    let part = get "/static/big.bin" [ "Range: bytes=1000000-2999999" ]
-    Assert.Equal(206, part.Status)
-    Assert.Equal(Some "bytes 1000000-2999999/3145745", part.Header "Content-Range")
-    Assert.True((big[1000000..2999999] = part.Body))
-
-[<Fact>]
-let ``several ranges, another unit or a malformed Range get the whole file`` () =
-    for range in [ "bytes=0-1,3-4"; "items=0-1"; "bytes=5-2"; "bytes=x-"; "bytes=" ] do
-        let r = get "/static/hello.txt" [ "Range: " + range ]
-        Assert.Equal(200, r.Status)
-        Assert.Equal("Hello, static", r.Text)
-
-[<Fact>]
-let ``a range past the end is 416 with bytes */length`` () =
-    for range in [ "bytes=13-"; "bytes=100-200"; "bytes=-0" ] do
-        let r = get "/static/hello.txt" [ "Range: " + range ]
-        Assert.Equal(416, r.Status)
-        Assert.Equal(Some "bytes */13", r.Header "Content-Range")
-        Assert.Empty r.Body
-
-[<Fact>]
-let ``If-Range applies the Range only while the file is the one named`` () =
-    let first = get "/static/hello.txt" []
-    let etag, lastModified = (first.Header "ETag").Value, (first.Header "Last-Modified").Value
-    Assert.Equal(206, (get "/static/hello.txt" [ "Range: bytes=0-1"; "If-Range: " + etag ]).Status)
-    Assert.Equal(206, (get "/static/hello.txt" [ "Range: bytes=0-1"; "If-Range: " + lastModified ]).Status)
-    Assert.Equal(200, (get "/static/hello.txt" [ "Range: bytes=0-1"; "If-Range: \"old\"" ]).Status)
-    Assert.Equal(200, (get "/static/hello.txt" [ "Range: bytes=0-1"; "If-Range: W/" + etag ]).Status)
-    Assert.Equal(200, (get "/static/hello.txt" [ "Range: bytes=0-1"; "If-Range: Sat, 01 Jan 2000 00:00:00 GMT" ]).Status)
 
 [<Fact>]
 let ``HEAD has GET's headers and no body, for small and large files`` () =
@@ -238,28 +190,6 @@ let ``a small compressible file without siblings is compressed once and served l
     Assert.Equal(None, (getFile off "/static/notes.txt" [ "Accept-Encoding: br" ]).Header "Content-Encoding")
 
 [<Fact>]
-let ``a Range is served from the file itself, never from a compressed sibling`` () =
-    let r = get "/static/app.js" [ "Accept-Encoding: br, gzip"; "Range: bytes=0-6" ]
-    Assert.Equal(206, r.Status)
-    Assert.Equal(None, r.Header "Content-Encoding")
-    Assert.Equal("console", r.Text)
-
-[<Fact>]
-let ``a file changed on disk is noticed after the revalidation interval`` () =
-    let _, root = makeSite ()
-    use changing = serveSite { StaticFileOptions.defaults with Revalidate = TimeSpan.FromMilliseconds 100.0 } root
-    let first = getFile changing "/static/hello.txt" []
-    File.WriteAllText(Path.Combine(root, "hello.txt"), "Changed, and longer")
-    File.SetLastWriteTimeUtc(Path.Combine(root, "hello.txt"), DateTime.UtcNow.AddMinutes 1.0)
-    Thread.Sleep 200
-    let second = getFile changing "/static/hello.txt" []
-    Assert.Equal("Changed, and longer", second.Text)
-    Assert.NotEqual(first.Header "ETag", second.Header "ETag")
-    File.Delete(Path.Combine(root, "hello.txt"))
-    Thread.Sleep 200
-    Assert.Equal(404, (getFile changing "/static/hello.txt" []).Status)
-
-[<Fact>]
 let ``a file deleted or truncated while being sent ends that response only`` () =
     let _, root = makeSite ()
     let path = Path.Combine(root, "large.bin")
@@ -306,83 +236,6 @@ let ``a file deleted or truncated while being sent ends that response only`` () 
     Assert.Equal("Hello, static", (getFile files "/static/hello.txt" []).Text)
 
 [<Fact>]
-let ``a link inside the root is served, a link leaving it is refused unless allowed`` () =
-    Assert.Equal("Hello, static", (get "/static/link-in.txt" []).Text)
-    Assert.Equal(404, (get "/static/link-out" []).Status)
-    Assert.Equal(404, (get "/static/dir-out/secret.txt" []).Status)
-    let _, root = site.Value
-    use following = serveSite { StaticFileOptions.defaults with FollowSymlinks = true } root
-    Assert.Equal("TOP SECRET", (getFile following "/static/link-out" []).Text)
-
-[<Fact>]
-let ``dotfiles are 404 unless allowed`` () =
-    Assert.Equal(404, (get "/static/.secret" []).Status)
-    Assert.Equal(404, (get "/static/.hidden/x.txt" []).Status)
-    Assert.Equal(404, (get "/static/%2esecret" []).Status)
-    let _, root = site.Value
-    use open' = serveSite { StaticFileOptions.defaults with AllowDotfiles = true } root
-    Assert.Equal("dot secret", (getFile open' "/static/.secret" []).Text)
-
-[<Fact>]
-let ``no path, in any encoding, reaches a byte outside the root`` () =
-    let attempts =
-        [ "/static/../outside/secret.txt"
-          "/static/%2e%2e/outside/secret.txt"
-          "/static/%2E%2E/outside/secret.txt"
-          "/static/.%2e/outside/secret.txt"
-          "/static/..%2foutside%2fsecret.txt"
-          "/static/..%2Foutside/secret.txt"
-          "/static/%2e%2e%2foutside%2fsecret.txt"
-          "/static/..%5coutside%5csecret.txt"
-          "/static/..\\outside\\secret.txt"
-          "/static/%5c..%5coutside%5csecret.txt"
-          "/static/%c0%ae%c0%ae/outside/secret.txt"
-          "/static/%c0%ae%c0%ae%c0%afoutside%c0%afsecret.txt"
-          "/static/%e0%80%ae%e0%80%ae/outside/secret.txt"
-          "/static/%252e%252e/outside/secret.txt"
-          "/static/docs/../../outside/secret.txt"
-          "/static/docs/%2e%2e/%2e%2e/outside/secret.txt"
-          "/static/./../outside/secret.txt"
-          "/static/hello.txt%00.html"
-          "/static/%00"
-          "/static//etc/passwd"
-          "/static/%2fetc%2fpasswd"
-          "/static/%2F..%2F..%2Foutside%2Fsecret.txt"
-          "/static/C:%5cWindows"
-          "/static/...%2f...%2foutside"
-          "/static/%u002e%u002e/outside/secret.txt"
-          "/static/..;/outside/secret.txt"
-          "/static/dir-out/secret.txt"
-          "/static/link-out"
-          "http://a/static/../outside/secret.txt"
-          "/static/.."
-          "/static/%2e%2e" ]
-
-    for target in attempts do
-        let r = get target []
-        Assert.True(r.Status = 400 || r.Status = 404, sprintf "%s answered %d" target r.Status)
-        Assert.DoesNotContain("TOP SECRET", Encoding.Latin1.GetString r.Body)
-        Assert.DoesNotContain("root:", Encoding.Latin1.GetString r.Body)
-
-[<Fact>]
-let ``mounted at the root, another method on a file is 405 without opening, reading or keeping it`` () =
-    let _, root = makeSite ()
-    let files = StaticFiles(StaticFileOptions.defaults, root)
-    use rooted = serveRooted files
-    // notes.txt: small and compressible, so a load would read it and compress it twice.
-    let r = fetch rooted "POST" "/notes.txt" []
-    Assert.Equal(405, r.Status)
-    Assert.Contains("GET", (r.Header "Allow").Value)
-    Assert.Equal(405, (fetch rooted "DELETE" "/docs" []).Status)
-    Assert.Equal(0, files.Opens)
-    Assert.Equal(0, files.Cache.Count)
-    Assert.Equal(0L, files.Cache.MemoryUsed)
-    Assert.Equal(404, (fetch rooted "POST" "/nothing.txt" []).Status)
-    Assert.Equal(404, (fetch rooted "POST" "/.secret" []).Status)
-    Assert.Equal(200, (fetch rooted "GET" "/notes.txt" []).Status)
-    Assert.Equal(1, files.Opens)
-
-[<Fact>]
 let ``a FIFO under the root is not served and holds nothing up`` () =
     let _, root = makeSite ()
     let fifo = Path.Combine(root, "pipe.txt")
@@ -393,78 +246,6 @@ let ``a FIFO under the root is not served and holds nothing up`` () =
     Assert.Equal(404, (fetch rooted "GET" "/pipe.txt" []).Status)
     Assert.Equal(404, (fetch rooted "POST" "/pipe.txt" []).Status)
     Assert.True(watch.ElapsedMilliseconds < 3000L, sprintf "took %d ms" watch.ElapsedMilliseconds)
-
-[<Fact>]
-let ``a link to a dotfile is a dotfile, wherever it lies and whatever it is named`` () =
-    let _, root = makeSite ()
-    File.WriteAllText(Path.Combine(root, ".env"), "DB_PASSWORD=hunter2")
-    File.CreateSymbolicLink(Path.Combine(root, "env-alias.txt"), ".env") |> ignore
-    File.CreateSymbolicLink(Path.Combine(root, "docs", "abs-alias.txt"), Path.Combine(root, ".env")) |> ignore
-    Directory.CreateSymbolicLink(Path.Combine(root, "visible"), ".hidden") |> ignore
-    use files = serveSite StaticFileOptions.defaults root
-
-    for target in [ "/static/env-alias.txt"; "/static/docs/abs-alias.txt"; "/static/visible/x.txt" ] do
-        let r = getFile files target []
-        Assert.Equal(404, r.Status)
-        Assert.DoesNotContain("hunter2", r.Text)
-        Assert.DoesNotContain("hidden", r.Text)
-
-    let rooted = StaticFiles(StaticFileOptions.defaults, root)
-    Assert.False(rooted.Exists "/env-alias.txt")
-    use allowing = serveSite { StaticFileOptions.defaults with AllowDotfiles = true } root
-    Assert.Equal("DB_PASSWORD=hunter2", (getFile allowing "/static/env-alias.txt" []).Text)
-    Assert.Equal("hidden", (getFile allowing "/static/visible/x.txt" []).Text)
-
-/// Swaps `path` between `inside` (a real file or folder) and a link to `outside`, until cancelled.
-let private swapping (path: string) (makeInside: string -> unit) (outside: string) (stop: CancellationToken) =
-    Tasks.Task.Run(fun () ->
-        let side = path + ".side"
-        let link = path + ".link"
-
-        while not stop.IsCancellationRequested do
-            // A file is swapped in one rename (atomic); a folder in two.
-            File.CreateSymbolicLink(link, outside) |> ignore
-            if Directory.Exists path && not (File.GetAttributes(path).HasFlag FileAttributes.ReparsePoint) then
-                Directory.Move(path, side)
-                File.Move(link, path)
-                Thread.Yield() |> ignore
-                File.Delete path
-                Directory.Move(side, path)
-            else
-                File.Move(link, path, true)
-                Thread.Yield() |> ignore
-                makeInside side
-                File.Move(side, path, true)
-            Thread.Yield() |> ignore)
-
-[<Fact>]
-let ``a file or folder swapped for a link while requests run never serves an outside byte`` () =
-    let baseDir, root = makeSite ()
-    let outside = Path.Combine(baseDir, "outside")
-    let fileInside (p: string) = File.WriteAllText(p, "INSIDE file")
-    fileInside (Path.Combine(root, "swap.txt"))
-    Directory.CreateDirectory(Path.Combine(root, "swapdir")) |> ignore
-    File.WriteAllText(Path.Combine(root, "swapdir", "secret.txt"), "INSIDE folder")
-    // Nothing kept: every request finds, checks and opens the file anew.
-    use files = serveSite { StaticFileOptions.defaults with MaxCachedFiles = 0 } root
-    use stop = new CancellationTokenSource()
-    let swaps =
-        [ swapping (Path.Combine(root, "swap.txt")) fileInside (Path.Combine(outside, "secret.txt")) stop.Token
-          swapping (Path.Combine(root, "swapdir")) ignore outside stop.Token ]
-    let mutable served = 0
-    let deadline = Environment.TickCount64 + 3000L
-
-    try
-        while Environment.TickCount64 < deadline do
-            for target in [ "/static/swap.txt"; "/static/swapdir/secret.txt" ] do
-                let r = getFile files target []
-                Assert.DoesNotContain("TOP SECRET", r.Text)
-                if r.Status = 200 then served <- served + 1
-    finally
-        stop.Cancel()
-        for s in swaps do (try s.Wait() with _ -> ())
-
-    Assert.True(served > 0, "no request was answered from the inside file: the test proved nothing")
 
 [<Fact>]
 let ``a root that does not exist fails when the app is compiled, in one sentence naming where it resolved`` () =
