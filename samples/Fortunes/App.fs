@@ -33,15 +33,10 @@ let private count (ctx: HttpContext) = queryCount (ctx.TryGetQueryStringValue "q
 /// ping on the other: see Db.Sources); every answer carries `Server: Swoop` (TechEmpower asks
 /// for a Server header; Swoop sends none of its own).
 let create (db: Db.Sources) : HttpHandler =
-    // Experiment (issue 42): FORTUNES_POOL_FIRST=1 moves a database request to the thread pool
-    // before it starts its query, so that one pool worker carries it through.
-    let poolFirst = Environment.GetEnvironmentVariable "FORTUNES_POOL_FIRST" = "1"
-
     // Runs the request's query, then answers its result as JSON.
     let jsonFrom (query: HttpContext -> Task<'T>) : HttpHandler =
         fun _ ctx ->
             task {
-                if poolFirst then do! Task.Yield()
                 let! result = query ctx
                 writeJson ctx result
                 return true
@@ -54,7 +49,6 @@ let create (db: Db.Sources) : HttpHandler =
     let fortunes: HttpHandler =
         fun _ ctx ->
             task {
-                if poolFirst then do! Task.Yield()
                 let! rows = Db.fortunes db.Reads ctx.RequestAborted
                 ctx.WriteHtmlTemplate(Views.fortunesPage, rows)
                 return true
