@@ -33,17 +33,11 @@ let private count (ctx: HttpContext) = queryCount (ctx.TryGetQueryStringValue "q
 /// ping on the other: see Db.Sources); every answer carries `Server: Swoop` (TechEmpower asks
 /// for a Server header; Swoop sends none of its own).
 let create (db: Db.Sources) : HttpHandler =
-    // Experiment (issue 42): FORTUNES_SEND_LATER=1 answers in a work item of its own after the
-    // query, so that Npgsql's read loop completes all the commands of one read before the
-    // responses leave, back to back.
-    let sendLater = Environment.GetEnvironmentVariable "FORTUNES_SEND_LATER" = "1"
-
     // Runs the request's query, then answers its result as JSON.
     let jsonFrom (query: HttpContext -> Task<'T>) : HttpHandler =
         fun _ ctx ->
             task {
                 let! result = query ctx
-                if sendLater then do! Task.Yield()
                 writeJson ctx result
                 return true
             }
@@ -56,7 +50,6 @@ let create (db: Db.Sources) : HttpHandler =
         fun _ ctx ->
             task {
                 let! rows = Db.fortunes db.Reads ctx.RequestAborted
-                if sendLater then do! Task.Yield()
                 ctx.WriteHtmlTemplate(Views.fortunesPage, rows)
                 return true
             }
