@@ -60,12 +60,18 @@ let ``shutdown lets an in-flight request finish, closes idle connections, and co
     task {
         // Continuations elsewhere: the test's own blocking reads must not run inside the handler.
         let mutable started = TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously)
+        // The handler answers once the test lets it: the first at once, the second only after
+        // the shutdown began (a fixed delay raced the test's own call on a busy machine).
+        let mutable release = TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously)
+        release.SetResult()
 
         let slowHandler (ctx: HttpContext) =
             ValueTask(
                 task {
+                    let waitFor = release.Task
                     started.SetResult()
-                    do! Task.Delay 500
+                    do! waitFor
+                    do! Task.Delay 100
                     ctx.WriteString "finished"
                 }
                 :> Task
@@ -80,10 +86,12 @@ let ``shutdown lets an in-flight request finish, closes idle connections, and co
         let first, _ = readAll idle 300
         Assert.EndsWith("finished", text first)
         started <- TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously)
+        release <- TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously)
         use busy = connect server
         busy.Send(ascii "GET /slow HTTP/1.1\r\nHost: a\r\n\r\n") |> ignore
         do! started.Task
         let stopping = server.StopAsync()
+        release.SetResult()
         let r, closed = readAll busy 5000
         Assert.StartsWith("HTTP/1.1 200", text r)
         Assert.Contains("Connection: close", text r)
