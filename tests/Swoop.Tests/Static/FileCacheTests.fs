@@ -106,12 +106,16 @@ let ``finding a kept entry allocates nothing`` () =
             files.Cache.Find("/hello.txt".AsSpan()) |> ignore
             files.Cache.Find("/big.bin".AsSpan()) |> ignore
 
-    // Once unmeasured: the JIT's first compilations of the loop (tier-up, on-stack replacement)
-    // may load types on this thread, which the count would charge to the lookups.
-    finds ()
-    let before = GC.GetAllocatedBytesForCurrentThread()
-    finds ()
-    Assert.Equal(0L, GC.GetAllocatedBytesForCurrentThread() - before)
+    // The least of five rounds of 20,000 lookups: the runtime may allocate on this thread now
+    // and then for its own work (the JIT's tier-up of the loop and of Find, seen as one ~8 KB
+    // charge in a full test run), while a lookup that allocated would show in every round.
+    let rounds =
+        [ for _ in 1..5 ->
+              let before = GC.GetAllocatedBytesForCurrentThread()
+              finds ()
+              GC.GetAllocatedBytesForCurrentThread() - before ]
+
+    Assert.Equal(0L, List.min rounds)
 
 [<Fact>]
 let ``a file changed on disk is noticed after the revalidation interval`` () =
