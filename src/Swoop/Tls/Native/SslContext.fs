@@ -134,12 +134,14 @@ module internal SslContexts =
     let private nameDelegate = ServerNameCallback selectCertificate
     let private namePointer = lazy (Marshal.GetFunctionPointerForDelegate<ServerNameCallback> nameDelegate)
 
-    /// TLS 1.2's suites, in the server's order: those testssl.sh finds SslStream offering on
-    /// Linux when OpenSSL's configuration names none (forward secrecy, AEAD or SHA-2 only; no
-    /// CBC with SHA-1), so the two engines offer the same. TLS 1.3's are OpenSSL's defaults.
+    /// TLS 1.2's suites, in the server's order: forward secrecy and AEAD only (Mozilla's
+    /// "intermediate" list, less its DHE suites: no DH parameters are configured). SslStream's
+    /// default also offers the CBC-SHA256/384 suites, which testssl.sh flags as "potentially
+    /// vulnerable" to LUCKY13; every client that speaks TLS 1.2 and not only CBC has one of these.
+    /// TLS 1.3's are OpenSSL's defaults.
     let tls12Ciphers =
         "ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES256-GCM-SHA384:ECDHE-RSA-AES128-GCM-SHA256:"
-        + "ECDHE-ECDSA-AES256-SHA384:ECDHE-ECDSA-AES128-SHA256:ECDHE-RSA-AES256-SHA384:ECDHE-RSA-AES128-SHA256"
+        + "ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305"
 
     // The session id context every context of Swoop's gives its sessions: the same for all,
     // since a TLS 1.2 session is looked up in the first context's cache before the SNI

@@ -282,6 +282,29 @@ let private withOpenSslConfig (config: string) (pair: string * string) (check: i
 let private request = "GET /c HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
 
 [<Fact>]
+let ``the native engine offers TLS 1.2 only AEAD suites with forward secrecy when the system names none`` () =
+    if SslContexts.available.Value then
+        let p, port = startEcho [ "--listen"; "https://127.0.0.1:0"; "--tls-cert"; fst rsa.Value; "--tls-key"; snd rsa.Value ] [] "https"
+
+        try
+            let connect = sprintf "-connect 127.0.0.1:%d -tls1_2 -ign_eof " port
+
+            for cipher in [ "ECDHE-RSA-AES256-GCM-SHA384"; "ECDHE-RSA-AES128-GCM-SHA256"; "ECDHE-RSA-CHACHA20-POLY1305" ] do
+                let served = TlsTests.sClient (connect + "-cipher " + cipher) request
+                Assert.Contains("Cipher is " + cipher, served)
+                Assert.Contains("\"method\":\"GET\"", served)
+
+            // CBC (LUCKY13's ground) and RSA key transport (no forward secrecy): refused.
+            for cipher in [ "ECDHE-RSA-AES128-SHA256"; "ECDHE-RSA-AES256-SHA384"; "ECDHE-RSA-AES128-SHA"; "AES128-GCM-SHA256" ] do
+                let refused = TlsTests.sClient (connect + "-cipher " + cipher) request
+                Assert.DoesNotContain("\"method\"", refused)
+                Assert.Contains("alert handshake failure", refused)
+        finally
+            p.Kill true
+            p.WaitForExit()
+            p.Dispose()
+
+[<Fact>]
 let ``the native engine keeps the cipher list and the lowest version the system's OpenSSL configuration names`` () =
     if SslContexts.available.Value then
         let config (lines: string) =
