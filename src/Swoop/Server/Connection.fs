@@ -354,6 +354,11 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                         if transport.Input.Start = transport.Input.End then
                             // Nothing buffered: send what is pending, give the buffer back, wait.
                             if transport.OutLength > 0L then
+                                // Completed on a pool thread (a handler resumed by a driver):
+                                // sent when the work item ends, with the others completed in it.
+                                if SendBatch.On && settings.Inline && EngineThread.IsPool then
+                                    do! SendBatch.Later()
+
                                 do! transport.FlushAsync Writer.Connection
 
                             // Nothing unread: the next request starts at the buffer's start.
