@@ -429,3 +429,50 @@ let ``handlers cannot send interim statuses or read past the headers`` () =
     let r, _ = exchange server (ascii "GET / HTTP/1.1\r\nHost: a\r\n\r\n") 500
     Assert.StartsWith("HTTP/1.1 200", r)
     Assert.EndsWith("checked", r)
+
+[<Fact>]
+let ``responses completed together on a pool thread all go out, in order, and a client gone meanwhile harms none`` () =
+    // Handlers that wait on one gate resume together, inline, in the work item that opens it
+    // (as a database driver's read loop resumes them): their connections' sends are queued
+    // there and leave when it ends (SendBatch). Each connection pipelines two requests, so
+    // its second answer is queued from inside the batch's own run.
+    let gate = TaskCompletionSource()
+
+    let handler: RequestHandler =
+        fun ctx ->
+            ValueTask(
+                task {
+                    do! gate.Task
+                    ctx.WriteString(ctx.Path + "|")
+                }
+            )
+
+    use server = serve testOptions handler
+    let clients = [ for _ in 1..8 -> connect server ]
+
+    clients
+    |> List.iteri (fun i s ->
+        s.Send(ascii (sprintf "GET /%d/a HTTP/1.1\r\nHost: a\r\n\r\nGET /%d/b HTTP/1.1\r\nHost: a\r\n\r\n" i i)) |> ignore)
+
+    // One more client asks and resets its connection before the gate opens.
+    let gone = connect server
+    gone.Send(ascii "GET /gone HTTP/1.1\r\nHost: a\r\n\r\n") |> ignore
+    // Every request has reached its handler (an answer would need the gate).
+    Threading.Thread.Sleep 300
+    gone.LingerState <- Sockets.LingerOption(true, 0)
+    gone.Close()
+    Threading.Thread.Sleep 100
+    Task.Run(fun () -> gate.SetResult()).Wait()
+
+    clients
+    |> List.iteri (fun i s ->
+        let responses = text (fst (readAll s 500))
+        Assert.Equal<int list>([ 200; 200 ], statuses responses)
+        let a = responses.IndexOf(sprintf "/%d/a|" i)
+        let b = responses.IndexOf(sprintf "/%d/b|" i)
+        Assert.True(a > 0 && b > a, sprintf "client %d: both answers, in order: %s" i responses)
+        s.Dispose())
+
+    // The server serves on.
+    let r, _ = exchange server (ascii "GET /after HTTP/1.1\r\nHost: a\r\n\r\n") 500
+    Assert.EndsWith("/after|", r)

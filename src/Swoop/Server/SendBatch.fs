@@ -39,9 +39,6 @@ type internal SendBatch private () =
     [<ThreadStatic; DefaultValue>]
     static val mutable private current: SendBatch
 
-    /// Experiment switch (SWOOP_SEND_BATCH=1), for measuring beside the plain path.
-    static member val On = Environment.GetEnvironmentVariable "SWOOP_SEND_BATCH" = "1"
-
     /// Queues `continuation state` to run when the current work item ends (with the others
     /// queued meanwhile on this thread, in order).
     member b.Add(continuation: Action<obj>, state: obj) =
