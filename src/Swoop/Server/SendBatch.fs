@@ -8,7 +8,9 @@
 /// again, and on loopback the sender pays for that wake-up (about 20 µs each, measured under
 /// `sendto`; docs/performance.md, "The switch paths, by call chain"). Queued here, the
 /// responses of one read go out back to back and wake the client once for several, as
-/// Kestrel's output queue (IOQueue) makes them.
+/// Kestrel's output queue (IOQueue) makes them. Measured (docs/performance.md, "Answers sent
+/// when the pool's work item ends"): less server CPU a request and a higher rate on /fortunes
+/// in every pair, about 11 answers a batch; on /db within the spread.
 ///
 /// The connection's own state machine waits (`do! SendBatch.Later()`) and is resumed by the
 /// batch, which then sends as before: the order of a connection's sends, its WriteRights and
