@@ -31,6 +31,8 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
     // Fields, not locals: a mutable local that lives across an await in a task becomes a
     // heap-allocated ref cell, once per call (and per loop pass when declared in the loop).
     let mutable handlerOk = true
+    // The current handler did not complete synchronously (see SendBatch's use in RunAsync).
+    let mutable handlerWaited = false
     let mutable received = 0
     // RunAsync's loop state: go on serving; linger before closing; the first receive.
     let mutable go = true
@@ -319,6 +321,7 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
 
             go <- true
             linger <- false
+            handlerWaited <- false
             // The first request usually came with the connection: receive it at once, without
             // first waiting for data with a zero-byte receive (one system call fewer).
             fresh <- true
@@ -354,7 +357,18 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                         if transport.Input.Start = transport.Input.End then
                             // Nothing buffered: send what is pending, give the buffer back, wait.
                             if transport.OutLength > 0L then
+                                // A handler that waited and was resumed on a pool thread (by a
+                                // database driver's read loop, say) while the connection is
+                                // served by Swoop's loops: its answer leaves when that work item
+                                // ends, with the others completed in it (see SendBatch). On a
+                                // loop thread, or after a synchronous handler, it leaves now.
+                                if handlerWaited && settings.Inline && EngineThread.IsPool then
+                                    handlerWaited <- false
+                                    do! SendBatch.Later()
+
                                 do! transport.FlushAsync Writer.Connection
+
+                            handlerWaited <- false
 
                             // Nothing unread: the next request starts at the buffer's start.
                             transport.Input.Start <- 0
@@ -470,6 +484,7 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
 
                                         // Awaited in the connection's own state machine (no task per call), no throw.
                                         let running = pending.AsTask()
+                                        handlerWaited <- true
 
                                         // Answers of earlier pipelined requests go out now, not after this
                                         // handler (the handler's own sends wait for this one).
