@@ -363,7 +363,6 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                                 // ends, with the others completed in it (see SendBatch). On a
                                 // loop thread, or after a synchronous handler, it leaves now.
                                 if handlerWaited && settings.Inline && EngineThread.IsPool then
-                                    handlerWaited <- false
                                     do! SendBatch.Later()
 
                                 do! transport.FlushAsync Writer.Connection

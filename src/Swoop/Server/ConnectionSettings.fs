@@ -126,11 +126,7 @@ type internal EngineThread =
         EngineThread.kind = 2
 
     /// Whether code runs on a thread-pool thread.
-    static member IsPool =
-        if EngineThread.kind = 0 then
-            EngineThread.kind <- if Thread.CurrentThread.IsThreadPoolThread then 1 else 2
-
-        EngineThread.kind = 1
+    static member IsPool = not EngineThread.IsCurrent
 
 /// The blocking watch. A handler call whose synchronous part holds a socket engine thread
 /// for ThresholdMs (seen by the 1 s heartbeat, so after 0.5 to 1.5 s) is logged (event 42).

@@ -1,6 +1,6 @@
 /// Swoop's own TLS engine's contexts: one OpenSSL SSL_CTX per certificate (its PEM chain and
 /// key), TLS 1.2 and 1.3 only (or a higher floor the system's OpenSSL configuration sets),
-/// the ciphers SslStream offers (the configuration's own list, if it names one), renegotiation refused, OpenSSL's
+/// forward secrecy with AEAD for TLS 1.2 (the configuration's own list, if it names one), renegotiation refused, OpenSSL's
 /// default session cache (one session id context for all, so TLS 1.2 ids resume) and tickets,
 /// and buffers released while a connection is idle. The
 /// client's ALPN list is answered with the server's first protocol it offers (h2, then
