@@ -7,7 +7,9 @@ a pair shares its minute) and then summarised as median (min-max).
   summary.py RAW.tsv --save DIR --meta M   # and write DIR/results.json and DIR/report.md
 
 RAW.tsv lines: subject, rep, test, req/s, p99 (wrk's text), server us/req, postgres us/req.
-M is a JSON file with what the run was (command, subjects' options, machine, commit)."""
+M is a JSON file with what the run was (command, subjects' options, machine, commit, and the peers
+skipped with why: Oxpecker where its package does not restore). Ratios are Swoop over every other
+subject present, whichever peers the run had."""
 import json
 import os
 import statistics
@@ -105,6 +107,9 @@ def main():
             f.write("Subjects and their Npgsql options:\n\n")
             for name, options in meta["subjects"].items():
                 f.write(f"- {name}: `{options}`\n")
+            if meta.get("skipped"):
+                # A peer asked for but not built here (Oxpecker without its package) is named, with why.
+                f.write(f"\nSkipped: {meta['skipped']}.\n")
             f.write("\n## Medians over repetitions (min-max)\n\n" + "\n".join(lines) + "\n")
             f.write("\n## Swoop ÷ peer, repetition by repetition, median (min-max)\n\n"
                     "Above 1 is Swoop ahead for req/s; below 1 is Swoop ahead for CPU per request and p99.\n\n"
