@@ -95,7 +95,11 @@ def main():
         with open(os.path.join(folder, "report.md"), "w") as f:
             f.write(f"# TechEmpower's test types with a database: {os.path.basename(folder)}\n\n")
             f.write(f"`{meta['command']}` at commit `{meta['commit']}`, {meta['started']} to {meta['ended']} (UTC).\n\n")
-            f.write(f"Machine: {meta['machine']}. Server on core 0; PostgreSQL and wrk (`-t1 -c{meta['connections']}`, "
+            levels = str(meta["connections"]).split(",")
+            # Several levels: the first level's tests are named plainly, the others test@N.
+            wrk = f"`-t1 -c{levels[0]}`" if len(levels) == 1 else \
+                f"`-t1 -c{levels[0]}`, and `-c{'`, `-c'.join(levels[1:])}` for the tests named @N"
+            f.write(f"Machine: {meta['machine']}. Server on core 0; PostgreSQL and wrk ({wrk}, "
                     f"{meta['duration']} s a test after a warm-up) on core 1; load average before the run "
                     f"{meta['load_before']}, after {meta['load_after']}; idle cores poll: {meta['idle_polling']}; "
                     f"the run's niceness {meta['nice']}.\n\n")
