@@ -9,7 +9,8 @@ a pair shares its minute) and then summarised as median (min-max).
 RAW.tsv lines: subject, rep, test, req/s, p99 (wrk's text), server us/req, postgres us/req.
 M is a JSON file with what the run was (command, subjects' options, machine, commit, and the peers
 skipped with why: Oxpecker where its package does not restore). Ratios are Swoop over every other
-subject present, whichever peers the run had."""
+subject present, whichever peers the run had; the driver alone (bench/db/driver, no HTTP) is not
+a peer but a floor: its own table sets its CPU per query and its p99 beside each server's."""
 import json
 import os
 import statistics
@@ -62,7 +63,7 @@ def summary(rows):
               "| --- | --- | ---: | ---: | ---: | ---: |"]
     for test in tests:
         for peer in subjects:
-            if peer == "swoop":
+            if peer in ("swoop", "driver"):
                 continue
             if not paired(rows, test, "swoop", peer, "rps"):
                 continue
@@ -76,16 +77,44 @@ def summary(rows):
                 else:
                     cells.append("-")
             ratios.append(f"| {test} | {peer} | " + " | ".join(cells) + " |")
-    return lines, ratios
+    return lines, ratios, floor(rows, tests, subjects)
+
+
+def floor(rows, tests, subjects):
+    """The driver alone against each server, repetition by repetition: the database work's
+    share of a server's CPU per request (no server using this driver and recipe goes below
+    it), and how the driver's own p99 compares with the server's."""
+    if "driver" not in subjects:
+        return []
+    table = ["| test | server | driver's CPU/query ÷ server's CPU/req | driver's p99 ÷ server's |",
+             "| --- | --- | ---: | ---: |"]
+    for test in tests:
+        for server in subjects:
+            if server == "driver" or not paired(rows, test, "driver", server, "server_us"):
+                continue
+            cells = []
+            for key in ("server_us", "p99_ms"):
+                m, lo, hi = spread(paired(rows, test, "driver", server, key))
+                cells.append(f"{m:.2f} ({lo:.2f}-{hi:.2f})")
+            table.append(f"| {test} | {server} | " + " | ".join(cells) + " |")
+    return table
+
+
+FLOOR_TITLE = "The driver alone (no HTTP) against each server, repetition by repetition, median (min-max)"
+FLOOR_NOTE = ("The driver's CPU a query is the least CPU a request any server spends on the test with "
+              "this driver and recipe; a server at 0.7x another's CPU needs this share below 0.7 at least.")
 
 
 def main():
     rows = load(sys.argv[1])
-    lines, ratios = summary(rows)
+    lines, ratios, floors = summary(rows)
     print("\nmedians over repetitions (min-max)")
     print("\n".join(lines))
     print("\nSwoop ÷ peer, repetition by repetition, median (min-max)")
     print("\n".join(ratios))
+    if floors:
+        print(f"\n{FLOOR_TITLE}\n{FLOOR_NOTE}")
+        print("\n".join(floors))
     if "--save" in sys.argv:
         folder = sys.argv[sys.argv.index("--save") + 1]
         meta = json.load(open(sys.argv[sys.argv.index("--meta") + 1]))
@@ -118,6 +147,8 @@ def main():
             f.write("\n## Swoop ÷ peer, repetition by repetition, median (min-max)\n\n"
                     "Above 1 is Swoop ahead for req/s; below 1 is Swoop ahead for CPU per request and p99.\n\n"
                     + "\n".join(ratios) + "\n")
+            if floors:
+                f.write(f"\n## {FLOOR_TITLE}\n\n{FLOOR_NOTE}\n\n" + "\n".join(floors) + "\n")
         print(f"\nsaved: {folder}/results.json, report.md")
 
 
