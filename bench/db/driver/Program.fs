@@ -5,6 +5,8 @@
 /// the runtime and the kernel spend on that test's database work alone, the least any server
 /// that serves the test with this driver and recipe can spend a request (the fortunes page is
 /// read and sorted, not rendered).
+/// (bench/db/recipes compares ways of writing the queries, each its own SQL; this runs the
+/// sample's own code, on bench/db/run's schedule, beside the servers.)
 ///
 /// It follows bench/db/run's schedule and tells it when to read the CPU counters, on stdout:
 ///   measuring TEST LEVEL           (the measured window starts)
