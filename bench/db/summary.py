@@ -5,6 +5,8 @@ a pair shares its minute) and then summarised as median (min-max).
 
   summary.py RAW.tsv                       # print the summary
   summary.py RAW.tsv --save DIR --meta M   # and write DIR/results.json and DIR/report.md
+  summary.py RAW.tsv --first-level 64      # the connections of tests named without @N (the
+                                           # driver's table then gives each p99 over the mean latency)
 
 RAW.tsv lines: subject, rep, test, req/s, p99 (wrk's text), server us/req, postgres us/req.
 M is a JSON file with what the run was (command, subjects' options, machine, commit, and the peers
@@ -80,14 +82,27 @@ def summary(rows):
     return lines, ratios, floor(rows, tests, subjects)
 
 
-def floor(rows, tests, subjects):
+def tail_shape(rows, test, subject, first_level):
+    """p99 over the mean latency, per repetition: with a closed loop of N connections the mean
+    is N ÷ rate, so this is the tail's shape apart from the rate."""
+    level = int(test.split("@")[1]) if "@" in test else first_level
+    if not level:
+        return []
+    return [r["p99_ms"] / (level / r["rps"] * 1000) for r in rows
+            if r["test"] == test and r["subject"] == subject and r["rps"]]
+
+
+def floor(rows, tests, subjects, first_level=None):
     """The driver alone against each server, repetition by repetition: the database work's
     share of a server's CPU per request (no server using this driver and recipe goes below
-    it), and how the driver's own p99 compares with the server's."""
+    it), how the driver's own p99 compares with the server's, and (knowing the connections)
+    each one's p99 over its mean latency."""
     if "driver" not in subjects:
         return []
-    table = ["| test | server | driver's CPU/query ÷ server's CPU/req | driver's p99 ÷ server's |",
-             "| --- | --- | ---: | ---: |"]
+    shapes = first_level is not None
+    table = ["| test | server | driver's CPU/query ÷ server's CPU/req | driver's p99 ÷ server's |"
+             + (" p99 ÷ mean: driver, server |" if shapes else ""),
+             "| --- | --- | ---: | ---: |" + (" ---: |" if shapes else "")]
     for test in tests:
         for server in subjects:
             if server == "driver" or not paired(rows, test, "driver", server, "server_us"):
@@ -96,6 +111,9 @@ def floor(rows, tests, subjects):
             for key in ("server_us", "p99_ms"):
                 m, lo, hi = spread(paired(rows, test, "driver", server, key))
                 cells.append(f"{m:.2f} ({lo:.2f}-{hi:.2f})")
+            if shapes:
+                mine, theirs = tail_shape(rows, test, "driver", first_level), tail_shape(rows, test, server, first_level)
+                cells.append(f"{statistics.median(mine):.1f}, {statistics.median(theirs):.1f}" if mine and theirs else "-")
             table.append(f"| {test} | {server} | " + " | ".join(cells) + " |")
     return table
 
@@ -107,7 +125,13 @@ FLOOR_NOTE = ("The driver's CPU a query is the least CPU a request any server sp
 
 def main():
     rows = load(sys.argv[1])
-    lines, ratios, floors = summary(rows)
+    lines, ratios, _ = summary(rows)
+    first_level = None
+    if "--first-level" in sys.argv:
+        first_level = int(sys.argv[sys.argv.index("--first-level") + 1])
+    elif "--meta" in sys.argv:
+        first_level = int(str(json.load(open(sys.argv[sys.argv.index("--meta") + 1]))["connections"]).split(",")[0])
+    floors = floor(rows, list(dict.fromkeys(r["test"] for r in rows)), list(dict.fromkeys(r["subject"] for r in rows)), first_level)
     print("\nmedians over repetitions (min-max)")
     print("\n".join(lines))
     print("\nSwoop ÷ peer, repetition by repetition, median (min-max)")
