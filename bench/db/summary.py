@@ -79,7 +79,7 @@ def summary(rows):
                 else:
                     cells.append("-")
             ratios.append(f"| {test} | {peer} | " + " | ".join(cells) + " |")
-    return lines, ratios, floor(rows, tests, subjects)
+    return lines, ratios
 
 
 def tail_shape(rows, test, subject, first_level):
@@ -92,11 +92,13 @@ def tail_shape(rows, test, subject, first_level):
             if r["test"] == test and r["subject"] == subject and r["rps"]]
 
 
-def floor(rows, tests, subjects, first_level=None):
+def floor(rows, first_level=None):
     """The driver alone against each server, repetition by repetition: the database work's
     share of a server's CPU per request (no server using this driver and recipe goes below
     it), how the driver's own p99 compares with the server's, and (knowing the connections)
     each one's p99 over its mean latency."""
+    tests = list(dict.fromkeys(r["test"] for r in rows))
+    subjects = list(dict.fromkeys(r["subject"] for r in rows))
     if "driver" not in subjects:
         return []
     shapes = first_level is not None
@@ -125,13 +127,13 @@ FLOOR_NOTE = ("The driver's CPU a query is the least CPU a request any server sp
 
 def main():
     rows = load(sys.argv[1])
-    lines, ratios, _ = summary(rows)
+    lines, ratios = summary(rows)
     first_level = None
     if "--first-level" in sys.argv:
         first_level = int(sys.argv[sys.argv.index("--first-level") + 1])
     elif "--meta" in sys.argv:
         first_level = int(str(json.load(open(sys.argv[sys.argv.index("--meta") + 1]))["connections"]).split(",")[0])
-    floors = floor(rows, list(dict.fromkeys(r["test"] for r in rows)), list(dict.fromkeys(r["subject"] for r in rows)), first_level)
+    floors = floor(rows, first_level)
     print("\nmedians over repetitions (min-max)")
     print("\n".join(lines))
     print("\nSwoop ÷ peer, repetition by repetition, median (min-max)")
