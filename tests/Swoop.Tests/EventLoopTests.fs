@@ -37,7 +37,7 @@ let private sendAll (sender: SocketOp) (d: Descriptor) (payload: byte[]) =
 
 let private result (vt: ValueTask<int>) =
     let t = vt.AsTask()
-    Assert.True(t.Wait 3000, "the wait never woke")
+    Assert.True(t.Wait 10000, "the wait never woke")
     t.Result
 
 
@@ -146,7 +146,7 @@ let ``a close under a wait fails it with OperationAborted, not on the closing th
             }
 
         d.Close()
-        Assert.True(after.Wait 3000)
+        Assert.True(after.Wait 10000, "the close never failed the wait")
         Assert.Equal(SocketError.OperationAborted, after.Result)
         Assert.NotEqual(closer, resumedOn)
         Assert.True(receiver.Pending |> not)
@@ -260,7 +260,7 @@ let ``a receive a handler left waiting never reads the next socket's bytes`` () 
         second.Send(ascii "mine") |> ignore
         Assert.Equal("mine", Encoding.ASCII.GetString(buffer, 0, result next))
         let ended = abandoned.AsTask()
-        Assert.True(ended.ContinueWith(fun (_: Task<int>) -> ()).Wait 3000)
+        Assert.True(ended.ContinueWith(fun (_: Task<int>) -> ()).Wait 10000)
         Assert.True(ended.IsFaulted)
         d.Close()
 
