@@ -33,10 +33,16 @@ let ``several parameters in one segment cannot make matching slow`` () =
         for filler in [ '-'; 'a'; '9' ] do
             let path = "/r/" + String(filler, 8000)
             let path2 = "/posts/" + String.replicate 4000 "a-"
-            let sw = Stopwatch.StartNew()
-            Template.matchFrom p (path.AsSpan()) 0 captures |> ignore
-            Template.matchFrom p (path2.AsSpan()) 0 captures |> ignore
-            Assert.True(sw.ElapsedMilliseconds < 50L, sprintf "%s on %c: %d ms" fmt filler sw.ElapsedMilliseconds)
+            // The best of three: a thread preempted on a busy machine is not a slow match.
+            let fastest =
+                [ for _ in 1..3 ->
+                      let sw = Stopwatch.StartNew()
+                      Template.matchFrom p (path.AsSpan()) 0 captures |> ignore
+                      Template.matchFrom p (path2.AsSpan()) 0 captures |> ignore
+                      sw.ElapsedMilliseconds ]
+                |> List.min
+
+            Assert.True(fastest < 50L, sprintf "%s on %c: %d ms" fmt filler fastest)
 
 [<Fact>]
 let ``matching still finds the split a pattern means`` () =
