@@ -31,8 +31,16 @@ type internal MemoryEnd(reader: PipeReader, writer: PipeWriter) =
         ValueTask<int>(
             task {
                 let! result = reader.ReadAsync cancellation
-                // Nothing consumed, nothing examined: the bytes stay for the next read.
-                reader.AdvanceTo result.Buffer.Start
+
+                // Woken by this end's own close (CancelPendingRead), the reader is completed:
+                // nothing to give back.
+                if not result.IsCanceled && Volatile.Read(&disposed) = 0 then
+                    try
+                        // Nothing consumed, nothing examined: the bytes stay for the next read.
+                        reader.AdvanceTo result.Buffer.Start
+                    with :? InvalidOperationException when Volatile.Read(&disposed) = 1 ->
+                        ()
+
                 return 0
             }
         )
@@ -43,6 +51,7 @@ type internal MemoryEnd(reader: PipeReader, writer: PipeWriter) =
                 return! reading
             with
             | :? InvalidOperationException
+            | :? OperationCanceledException
             | :? ObjectDisposedException when Volatile.Read(&disposed) = 1 -> return 0
         }
 
@@ -53,6 +62,11 @@ type internal MemoryEnd(reader: PipeReader, writer: PipeWriter) =
 
     override _.Dispose(disposing: bool) =
         if disposing && Interlocked.Exchange(&disposed, 1) = 0 then
+            // A read waiting on this end (the server's idle wait for a next request) ends now, as
+            // a socket's does when its own side closes it; otherwise it would wait for the other
+            // end to close, which an HTTP client's pool does only when it next sweeps its idle
+            // connections (15 s later for SocketsHttpHandler's defaults).
+            reader.CancelPendingRead()
             reader.Complete()
             writer.Complete()
 
