@@ -36,6 +36,14 @@ let private ask (s: Socket) (path: string) =
     Assert.False(closed, "the connection closed after " + path)
     text bytes
 
+/// Each socket's answer (index, text), read at once on a thread each (readAll blocks: as
+/// pool work items they would wait for the pool to grow, one by one 300 ms apiece).
+let private readEach (sockets: Socket[]) =
+    sockets
+    |> Array.mapi (fun i s -> Task.Factory.StartNew((fun () -> i, text (fst (readAll s 300))), TaskCreationOptions.LongRunning))
+    |> Task.WhenAll
+    |> fun all -> all.Result
+
 /// Whether this machine parks at all: only connections on Swoop's own event loops do.
 let private loops = Epoll.available ()
 
@@ -66,19 +74,19 @@ let ``parked connections coming back at once each get the answer to their own re
         let sockets = Array.init count (fun _ -> connect server)
 
         try
-            sockets |> Array.iteri (fun i s -> Assert.Contains("path=/first/" + string i, ask s ("/first/" + string i)))
+            for i in 0 .. count - 1 do
+                sockets[i].Send(get ("/first/" + string i)) |> ignore
+
+            for i, answer in readEach sockets do
+                Assert.Contains("path=/first/" + string i, answer)
+
             Assert.True(eventually (fun () -> server.ParkedConnectionCount = count), "parked: " + string server.ParkedConnectionCount)
 
             // Every client sends at once; each reads its own answer.
             for i in 0 .. count - 1 do
                 sockets[i].Send(get ("/again/" + string i + "?k=" + string (i * 7))) |> ignore
 
-            let answers =
-                sockets
-                |> Array.mapi (fun i s -> Task.Run(fun () -> i, text (fst (readAll s 300))))
-                |> Task.WhenAll
-
-            for i, answer in answers.Result do
+            for i, answer in readEach sockets do
                 Assert.Contains("path=/again/" + string i + "?k=" + string (i * 7) + "", answer)
                 Assert.Equal(1, (answer.Split "HTTP/1.1 200").Length - 1)
 
