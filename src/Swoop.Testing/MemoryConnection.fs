@@ -1,6 +1,7 @@
 /// Two ends of an in-memory connection: what one end writes, the other reads, through a pipe
 /// each way with the socket's kind of backpressure (a writer waits while 64 KiB are unread).
-/// Disposing an end ends both of its directions: the other end reads its end of stream.
+/// Disposing an end ends both of its directions: the other end reads its end of stream, and a
+/// read still waiting on this end returns 0 at once, as a socket's does when its own side closes it.
 namespace Swoop.Testing
 
 open System
