@@ -263,7 +263,7 @@ let ``streamed responses are chunked, or close-delimited for HTTP/1.0`` () =
     use server = serve testOptions streaming
     use s = connect server
     s.Send(ascii "GET /a HTTP/1.1\r\nHost: a\r\n\r\nGET /b HTTP/1.1\r\nHost: a\r\n\r\n") |> ignore
-    let r = text (fst (readAll s 1000))
+    let r = readUntilDone s 10000 (fun r -> (statuses r).Length = 2 && r.EndsWith "part2\r\n0\r\n\r\n")
     Assert.Equal<int list>([ 200; 200 ], statuses r)
     Assert.Contains("Transfer-Encoding: chunked\r\n", r)
     Assert.Contains("\r\n\r\n6\r\npart1,\r\n5\r\npart2\r\n0\r\n\r\n", r)
@@ -294,7 +294,7 @@ let ``a streamed response reads its request's head after the first flush, and th
         s.Send(ascii "GET /a HTTP/1.1\r\nHost: a\r\nX-Name: first\r\n\r\nGET /b HTTP/1.1\r\nHost: a\r\nX-Name: second\r\n\r\nGET /c HTTP/1.1\r\nHo") |> ignore
         Threading.Thread.Sleep 100
         s.Send(ascii "st: a\r\nX-Name: third\r\n\r\n") |> ignore
-        let r = text (fst (readAll s 1000))
+        let r = readUntilDone s 10000 (fun r -> (statuses r).Length = 3 && r.Contains "/c=third" && r.EndsWith "0\r\n\r\n")
         Assert.Equal<int list>([ 200; 200; 200 ], statuses r)
 
         for expected in [ "/a=first"; "/b=second"; "/c=third" ] do
@@ -302,7 +302,7 @@ let ``a streamed response reads its request's head after the first flush, and th
 
         // Idle, then one more on the same connection: its input is a pooled segment again.
         s.Send(ascii "GET /d HTTP/1.1\r\nHost: a\r\nX-Name: fourth\r\n\r\n") |> ignore
-        let r2 = text (fst (readAll s 1000))
+        let r2 = readUntilDone s 10000 (fun r -> r.Contains "/d=fourth" && r.EndsWith "0\r\n\r\n")
         Assert.Equal<int list>([ 200 ], statuses r2)
         Assert.Contains("/d=fourth", r2)
 

@@ -81,7 +81,7 @@ let ``responses completed together on a pool thread all go out, in order, and a 
 
     clients
     |> List.iteri (fun i s ->
-        let responses = text (fst (readAll s 500))
+        let responses = readUntilDone s 10000 (fun r -> (statuses r).Length >= 2 && r.EndsWith(sprintf "/%d/b|" i))
         Assert.Equal<int list>([ 200; 200 ], statuses responses)
         let a = responses.IndexOf(sprintf "/%d/a|" i)
         let b = responses.IndexOf(sprintf "/%d/b|" i)

@@ -63,6 +63,31 @@ let readAll (s: Socket) (quietMs: int) =
 
     out.ToArray(), closed
 
+/// Reads until what came so far is `complete` (or the peer closes, or `ms` pass in all), for
+/// answers that come in pieces (flushes, pipelined answers on the thread pool): a busy machine
+/// may pause between the pieces longer than any quiet window a test can afford.
+let readUntilDone (s: Socket) (ms: int) (complete: string -> bool) =
+    let buffer = Array.zeroCreate<byte> 65536
+    let out = ResizeArray<byte>()
+    let clock = Diagnostics.Stopwatch.StartNew()
+    let mutable go = true
+
+    while go && not (complete (text (out.ToArray()))) do
+        let left = ms - int clock.ElapsedMilliseconds
+
+        if left <= 0 then
+            go <- false
+        else
+            s.ReceiveTimeout <- left
+
+            try
+                let n = s.Receive buffer
+                if n = 0 then go <- false else out.AddRange(ArraySegment(buffer, 0, n))
+            with :? SocketException ->
+                go <- false
+
+    text (out.ToArray())
+
 /// The first request of a test process waits for the JIT (over half a second in Debug):
 /// one throwaway exchange, before the first test server starts, keeps that out of the
 /// tests' short read timeouts.
