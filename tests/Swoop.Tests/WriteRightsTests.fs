@@ -32,7 +32,7 @@ let ``a handler that finds the connection loop sending waits for it, then sends`
         let waiting = rights.WaitToEnterAsync Writer.Handler
         Assert.False(waiting.IsCompleted)
         rights.Leave()
-        do! waiting.WaitAsync(TimeSpan.FromSeconds 5.0)
+        do! waiting.WaitAsync(TimeSpan.FromSeconds 10.0)
         Assert.Equal(int Writer.Handler, rights.InFlight)
         rights.Leave()
         Assert.Equal(0, rights.InFlight)
@@ -66,7 +66,7 @@ let ``the server's answer waits for the running flight, then nothing else may se
         let quiet = rights.QuietAsync()
         Assert.False(quiet.IsCompleted)
         rights.LastAnswerSent()
-        do! quiet.WaitAsync(TimeSpan.FromSeconds 5.0)
+        do! quiet.WaitAsync(TimeSpan.FromSeconds 10.0)
     }
 
 [<Fact>]

@@ -63,4 +63,4 @@ type GrpcTlsTests(fixture: TlsFixture) =
         Assert.Equal(StatusCode.Unimplemented, (failure (invoker.AsyncUnaryCall(unimplementedService, null, CallOptions(), Empty()).ResponseAsync)).StatusCode)
         let late = invoker.AsyncUnaryCall(sleep, null, CallOptions(deadline = Nullable(DateTime.UtcNow.AddMilliseconds 200.0)), Empty())
         Assert.Equal(StatusCode.DeadlineExceeded, (failure late.ResponseAsync).StatusCode)
-        Assert.True(seen.SleepCancelled.Task.Wait 5000, "the sleeping handler was not cancelled")
+        Assert.True(seen.SleepCancelled.Task.Wait 10000, "the sleeping handler was not cancelled")

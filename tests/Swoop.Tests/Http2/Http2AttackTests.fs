@@ -106,7 +106,7 @@ let ``CONTINUATION flood: a header block that never ends is cut at its bound`` (
                 h2.Frame(FrameType.Continuation, 0uy, 1, filler))
 
     Assert.True(away.IsSome, "no GOAWAY")
-    Assert.True(h2.Closed 5000)
+    Assert.True(h2.Closed 10000)
     Assert.True(neighbourServed server)
 
 [<Fact>]
@@ -197,7 +197,7 @@ let ``a zero window stalls only its own stream, which gives up after the send ti
     // No window for the response body at all.
     h2.Settings [ SettingId.InitialWindowSize, 0u ]
     h2.Get(1, "/big", [], true)
-    Assert.True((h2.Until 5000 (fun f -> f.Type = FrameType.Headers && f.StreamId = 1)).IsSome)
+    Assert.True((h2.Until 10000 (fun f -> f.Type = FrameType.Headers && f.StreamId = 1)).IsSome)
     Assert.True(neighbourServed server)
     // The stream's send waits at most the send timeout, then it is reset.
     let reset = h2.Until 10000 (fun f -> f.Type = FrameType.RstStream && f.StreamId = 1)
@@ -233,7 +233,7 @@ let ``a header block dripped in CONTINUATION frames is cut after the request hea
         with _ ->
             closed <- true
 
-    Assert.True(closed || h2.Closed 5000, "the connection still open after " + string started.ElapsedMilliseconds + " ms")
+    Assert.True(closed || h2.Closed 10000, "the connection still open after " + string started.ElapsedMilliseconds + " ms")
     Assert.True(started.ElapsedMilliseconds < 9000L)
 
 /// The frame header alone of a frame announcing `length` octets.
@@ -253,12 +253,12 @@ let ``an oversize frame ends the connection on its header: its payload is never 
         h2.Request(1, "POST", "/slow", [], false)
         h2.Send(frameHeader frameType 0uy streamId (16 * 1024 * 1024 - 1))
         let mutable reset = false
-        let away = h2.Until 5000 (fun f -> (if f.Type = FrameType.RstStream && f.StreamId = 7 then reset <- true); f.Type = FrameType.GoAway)
+        let away = h2.Until 10000 (fun f -> (if f.Type = FrameType.RstStream && f.StreamId = 7 then reset <- true); f.Type = FrameType.GoAway)
         Assert.True(away.IsSome, "no GOAWAY for an oversize " + string frameType)
         Assert.Equal(Http2ErrorCode.FrameSizeError, away.Value.ErrorCode)
         // RFC 9113 section 5.1: no RST_STREAM on an idle stream.
         Assert.False(reset, "RST_STREAM on a stream never opened")
-        Assert.True(h2.Closed 5000)
+        Assert.True(h2.Closed 10000)
 
     Assert.True(neighbourServed server)
 
@@ -268,7 +268,7 @@ let ``trailers whose stream the server forgot before their block ended are decod
     use h2 = open' server
     // A request with a body the handler never reads: answered at once, then drained ~1 s.
     h2.Request(1, "POST", "/", [], false)
-    Assert.True((h2.Until 5000 (fun f -> f.StreamId = 1 && f.Type = FrameType.Data)).IsSome)
+    Assert.True((h2.Until 10000 (fun f -> f.StreamId = 1 && f.Type = FrameType.Data)).IsSome)
     // Trailers begin (a field the server's table must take in), and end after the drain. The
     // client's SETTINGS ACK went (Until sent it): nothing interrupts the block.
     let trailers = h2.Block [ "x-trailer-field", "kept-in-the-table" ]
@@ -306,7 +306,7 @@ let ``a stream the server reset is never served again`` () =
         Threading.Thread.Sleep 200
         h2.Get(1, "/", [], true)
         let mutable answered = false
-        let away = h2.Until 5000 (fun f -> (if f.StreamId = 1 && f.Type = FrameType.Headers then answered <- true); f.Type = FrameType.GoAway)
+        let away = h2.Until 10000 (fun f -> (if f.StreamId = 1 && f.Type = FrameType.Headers then answered <- true); f.Type = FrameType.GoAway)
         Assert.False(answered, "the reset stream was answered again")
         Assert.True(away.IsSome, "no GOAWAY")
         // Served at most once: a stream opened with a body to come starts its handler once the
@@ -321,7 +321,7 @@ let ``HEADERS on a stream the client half-closed is a stream error: that stream 
     h2.Get(1, "/slow", [], true)
     Threading.Thread.Sleep 100
     h2.Get(1, "/", [], true)
-    let reset = h2.Until 5000 (fun f -> f.StreamId = 1 && f.Type = FrameType.RstStream)
+    let reset = h2.Until 10000 (fun f -> f.StreamId = 1 && f.Type = FrameType.RstStream)
     Assert.True(reset.IsSome, "no RST_STREAM")
     Assert.Equal(Http2ErrorCode.StreamClosed, reset.Value.ErrorCode)
     h2.Get(3, "/", [], true)
@@ -334,7 +334,7 @@ let ``an HPACK bomb in CONTINUATION frames is refused as soon as its list passes
     use server = serve testOptions app
     use h2 = open' server
     // The server's SETTINGS first (acknowledged): no frame of ours may interrupt the block.
-    Assert.True((h2.Until 5000 (fun f -> f.Type = FrameType.Settings && not (f.Has FrameFlags.Ack))).IsSome)
+    Assert.True((h2.Until 10000 (fun f -> f.Type = FrameType.Settings && not (f.Has FrameFlags.Ack))).IsSome)
     // A 4,000-octet entry (literal with indexing, never Huffman), then one-octet references.
     let entry = Array.concat [ [| 0x40uy; 0x01uy; byte 'x'; 0x7fuy; 0xa1uy; 0x1euy |]; Array.create 4000 (byte 'v') ]
     let start = Array.append (h2.Block [ ":method", "GET"; ":scheme", "http"; ":path", "/"; ":authority", "x" ]) entry
@@ -363,7 +363,7 @@ let ``an HPACK bomb in CONTINUATION frames is refused as soon as its list passes
 let ``a header block is refused at the header list limit plus one frame`` () =
     use server = serve testOptions app
     use h2 = open' server
-    Assert.True((h2.Until 5000 (fun f -> f.Type = FrameType.Settings && not (f.Has FrameFlags.Ack))).IsSome)
+    Assert.True((h2.Until 10000 (fun f -> f.Type = FrameType.Settings && not (f.Has FrameFlags.Ack))).IsSome)
     // A literal announcing a 1 MB value: the block can never complete. The limit is 32 KiB, one
     // frame 16 KiB: four frames of 16,000 octets (64,000) are past it.
     let start = Array.append (h2.Block [ ":method", "GET"; ":scheme", "http"; ":path", "/"; ":authority", "x" ]) [| 0x40uy; 0x01uy; byte 'x'; 0x7fuy; 0xc1uy; 0x83uy; 0x3duy |]
@@ -376,7 +376,7 @@ let ``a header block is refused at the header list limit plus one frame`` () =
         with _ ->
             ()
 
-    let away = h2.GoAway 5000
+    let away = h2.GoAway 10000
     Assert.True(away.IsSome, "no GOAWAY after 64,000 octets of one header block")
     Assert.Equal(Http2ErrorCode.EnhanceYourCalm, away.Value.ErrorCode)
 

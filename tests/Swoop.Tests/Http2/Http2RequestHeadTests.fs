@@ -16,7 +16,7 @@ let private request (h2: H2) (streamId: int) (fields: (string * string) list) =
     h2.Frame(FrameType.Headers, 5uy, streamId, h2.Block fields)
 
 let private resetCode (h2: H2) (streamId: int) =
-    h2.Until 5000 (fun f -> f.StreamId = streamId && (f.Type = FrameType.RstStream || f.Type = FrameType.Headers))
+    h2.Until 10000 (fun f -> f.StreamId = streamId && (f.Type = FrameType.RstStream || f.Type = FrameType.Headers))
     |> Option.filter (fun f -> f.Type = FrameType.RstStream)
     |> Option.map (fun f -> f.ErrorCode)
 
@@ -74,7 +74,7 @@ let ``expect 100-continue is answered with an interim 100 when the handler reads
     use h2 = open' server
     h2.Request(1, "POST", "/echo", [ "expect", "100-continue"; "content-length", "5" ], false)
     let decoder = HpackDecoder(4096, 65536)
-    let interim = h2.Until 5000 (fun f -> f.StreamId = 1 && f.Type = FrameType.Headers)
+    let interim = h2.Until 10000 (fun f -> f.StreamId = 1 && f.Type = FrameType.Headers)
     Assert.True(interim.IsSome, "no 100 Continue: the client would wait out its timer")
     Assert.False(interim.Value.Has FrameFlags.EndStream)
     let fields = Support.Collect()

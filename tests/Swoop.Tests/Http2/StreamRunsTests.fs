@@ -110,7 +110,7 @@ let ``a client that keeps 16 streams open at once finds all 16 kept for its next
 
         let mutable ended = 0
 
-        while ended < 16 && (h2.Until 5000 (fun f -> f.Type = FrameType.Data && f.Has FrameFlags.EndStream)).IsSome do
+        while ended < 16 && (h2.Until 10000 (fun f -> f.Type = FrameType.Data && f.Has FrameFlags.EndStream)).IsSome do
             ended <- ended + 1
 
         Assert.Equal(16, ended)

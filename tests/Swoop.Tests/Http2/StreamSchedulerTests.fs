@@ -107,7 +107,7 @@ let ``a small response among a dozen 1 MiB downloads on one connection is answer
     let deadline = DateTime.UtcNow.AddSeconds 20.0
 
     while not answered && DateTime.UtcNow < deadline do
-        match h2.Until 5000 (fun f -> f.Type = FrameType.Data) with
+        match h2.Until 10000 (fun f -> f.Type = FrameType.Data) with
         | Some f when f.StreamId = 25 -> answered <- true
         | Some f ->
             bigBytes <- bigBytes + int64 f.Payload.Length

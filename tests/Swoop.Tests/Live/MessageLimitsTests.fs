@@ -33,7 +33,7 @@ let ``a message over the limit closes the connection with 1009`` () =
         Assert.Equal(Nullable WebSocketCloseStatus.MessageTooBig, client.CloseStatus)
         do! client.CloseOutputAsync(WebSocketCloseStatus.MessageTooBig, "", timeout ())
 
-        match within 5000 ended.Task with
+        match within 10000 ended.Task with
         | Closed(Some WebSocketCloseStatus.MessageTooBig, _) -> ()
         | other -> failwithf "ended with %A" other
     }
@@ -60,19 +60,19 @@ let ``a message still incomplete MessageTimeout after its first frame closes the
         // Then a message begun and never finished (as 60 clients holding 1 MiB each did).
         do! sendFragment client 100_000
         let! live = seen.Task.WaitAsync(TimeSpan.FromSeconds 10.0)
-        Assert.True(waitUntil 5000 (fun () -> live.BufferedBytes >= 100_000L), sprintf "%d bytes held" live.BufferedBytes)
+        Assert.True(waitUntil 10000 (fun () -> live.BufferedBytes >= 100_000L), sprintf "%d bytes held" live.BufferedBytes)
         let buffer = Array.zeroCreate<byte> 256
         let! r = client.ReceiveAsync(ArraySegment buffer, timeout ())
         Assert.Equal(WebSocketMessageType.Close, r.MessageType)
         Assert.Equal(Nullable WebSocketCloseStatus.PolicyViolation, client.CloseStatus)
         Assert.True(watch.ElapsedMilliseconds >= 1900L && watch.ElapsedMilliseconds < 6000L, sprintf "closed after %d ms" watch.ElapsedMilliseconds)
 
-        match within 5000 ended.Task with
+        match within 10000 ended.Task with
         | Closed(Some WebSocketCloseStatus.PolicyViolation, "message too slow") -> ()
         | other -> failwithf "ended with %A" other
 
         Assert.Equal(0L, live.BufferedBytes)
-        Assert.True(waitUntil 5000 (fun () -> server.ConnectionCount = 0))
+        Assert.True(waitUntil 10000 (fun () -> server.ConnectionCount = 0))
     }
 
 [<Fact>]
@@ -88,9 +88,9 @@ let ``messages in progress past MaxBufferedBytes close the connection that would
         use! third = connectWith server ignore
         do! sendFragment first 100_000
         let! live = seen.Task.WaitAsync(TimeSpan.FromSeconds 10.0)
-        Assert.True(waitUntil 5000 (fun () -> live.BufferedBytes = 131_072L), sprintf "%d bytes held" live.BufferedBytes)
+        Assert.True(waitUntil 10000 (fun () -> live.BufferedBytes = 131_072L), sprintf "%d bytes held" live.BufferedBytes)
         do! sendFragment second 100_000
-        Assert.True(waitUntil 5000 (fun () -> live.BufferedBytes = 262_144L), sprintf "%d bytes held" live.BufferedBytes)
+        Assert.True(waitUntil 10000 (fun () -> live.BufferedBytes = 262_144L), sprintf "%d bytes held" live.BufferedBytes)
         do! sendFragment third 100_000
         let buffer = Array.zeroCreate<byte> 256
         let! r = third.ReceiveAsync(ArraySegment buffer, timeout ())
@@ -98,14 +98,14 @@ let ``messages in progress past MaxBufferedBytes close the connection that would
         Assert.Equal(Nullable(enum<WebSocketCloseStatus> 1013), third.CloseStatus)
         do! third.CloseOutputAsync(WebSocketCloseStatus.NormalClosure, "", timeout ())
         // The third's buffer went back; the first two still hold theirs.
-        Assert.True(waitUntil 5000 (fun () -> live.BufferedBytes = 262_144L), sprintf "%d bytes held" live.BufferedBytes)
+        Assert.True(waitUntil 10000 (fun () -> live.BufferedBytes = 262_144L), sprintf "%d bytes held" live.BufferedBytes)
 
         for client in [ first; second ] do
             do! client.SendAsync(ArraySegment(Encoding.ASCII.GetBytes "end"), WebSocketMessageType.Text, true, timeout ())
             let! back = receiveText client
             Assert.Equal(100_003, back.Length)
 
-        Assert.True(waitUntil 5000 (fun () -> live.BufferedBytes = 0L), sprintf "%d bytes held" live.BufferedBytes)
+        Assert.True(waitUntil 10000 (fun () -> live.BufferedBytes = 0L), sprintf "%d bytes held" live.BufferedBytes)
     }
 
 [<Fact>]
@@ -148,11 +148,11 @@ let ``a receive loop of its own on session.Socket is held to MaxMessageSize: 100
         let! r = client.ReceiveAsync(ArraySegment buffer, timeout ())
         Assert.Equal(WebSocketMessageType.Close, r.MessageType)
         Assert.Equal(Nullable WebSocketCloseStatus.MessageTooBig, client.CloseStatus)
-        let e = within 5000 failure.Task
+        let e = within 10000 failure.Task
         Assert.IsType<WebSocketException> e |> ignore
         Assert.Contains("MaxMessageSize", e.Message)
         Assert.Equal(10_000L, largest.Value)
-        Assert.True(waitUntil 5000 (fun () -> server.ConnectionCount = 0))
+        Assert.True(waitUntil 10000 (fun () -> server.ConnectionCount = 0))
     }
 
 [<Fact>]
@@ -179,7 +179,7 @@ let ``a receive loop of its own on session.Socket is held to MessageTimeout: 100
         let! r = client.ReceiveAsync(ArraySegment buffer, timeout ())
         Assert.Equal(WebSocketMessageType.Close, r.MessageType)
         Assert.Equal(Nullable WebSocketCloseStatus.PolicyViolation, client.CloseStatus)
-        let e = within 5000 failure.Task
+        let e = within 10000 failure.Task
         Assert.Contains("MessageTimeout", e.Message)
-        Assert.True(waitUntil 5000 (fun () -> server.ConnectionCount = 0))
+        Assert.True(waitUntil 10000 (fun () -> server.ConnectionCount = 0))
     }

@@ -35,7 +35,7 @@ let ``a full queue drops and counts, without waiting, and reports the drops`` ()
     let queue = LogQueue(sink, 4)
     Assert.True(queue.Post(event 0))
     // The writer holds event 0 in the blocked sink: the queue itself is empty again.
-    Assert.True(sink.Entered.Wait 5000)
+    Assert.True(sink.Entered.Wait 10000)
 
     for i in 1..4 do
         Assert.True(queue.Post(event i))
@@ -94,7 +94,7 @@ let ``waiting for what was posted waits for the event the writer holds, not only
     let queue = LogQueue(sink, 4)
     Assert.True(queue.Post(event 0))
     // Taken off the queue, held in the sink: the queue is empty, the event not written.
-    Assert.True(sink.Entered.Wait 5000)
+    Assert.True(sink.Entered.Wait 10000)
     Assert.Equal(0, queue.Count)
     let clock = Stopwatch.StartNew()
     queue.WaitWritten(TimeSpan.FromMilliseconds 300.0)

@@ -200,7 +200,7 @@ let ``a client that never finishes its handshake is closed after HandshakeTimeou
     let _, closed = readAll silent 8000
     Assert.True(closed, "the stalled handshake was not closed")
     Assert.InRange(watch.ElapsedMilliseconds, 500L, 6000L)
-    Assert.True(waitUntil 3000 (fun () -> server.ConnectionCount = 0))
+    Assert.True(waitUntil 10000 (fun () -> server.ConnectionCount = 0))
 
 [<Fact>]
 let ``an http endpoint beside an https one stays plain`` () =
@@ -258,7 +258,7 @@ let ``replaced certificate files are used for new connections; open connections 
     File.Copy(snd second, keyPath, true)
 
     let reloaded =
-        waitUntil 8000 (fun () ->
+        waitUntil 10000 (fun () ->
             let s, cert = tlsConnect server "localhost" SslProtocols.None
             use _ = s
             cert.GetPublicKeyString() <> beforeCert.GetPublicKeyString())
