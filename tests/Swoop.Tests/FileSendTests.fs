@@ -181,8 +181,11 @@ let ``a client that stops reading a file is cut by the minimum data rate`` () =
             s.ReceiveBufferSize <- 4096
             s.Connect("127.0.0.1", server.Port)
             s.Send(ascii "GET /f HTTP/1.1\r\nHost: a\r\n\r\n") |> ignore
-            // Read nothing: the server's sends fill the buffers, then wait, then fall below the rate.
-            do! Task.Delay 8000
+            // Read nothing: the server's sends fill the buffers, then wait, then fall below the
+            // rate, and the server cuts the connection (a fixed 8 s wait could end before a busy
+            // machine's cut, and then reading fast would let the whole file through).
+            Assert.True(waitUntil 10000 (fun () -> server.ConnectionCount = 1), "the connection was not taken")
+            Assert.True(waitUntil 20000 (fun () -> server.ConnectionCount = 0), "the connection was not cut")
             let buffer = Array.zeroCreate<byte> 65536
             s.ReceiveTimeout <- 10000
             let mutable total = 0L

@@ -41,10 +41,22 @@ let ``requests, connections, bad requests and bytes reach an OpenTelemetry expor
     Assert.Equal(418, (get server "/teapots/8").Status)
     // A malformed request line: a bad request, answered by the server itself.
     exchange server (ascii "GET /x HTTP/1.1 extra\r\nHost: a\r\n\r\n") 2000 |> ignore
-    // The connections' ends are counted as they close: give the last one a moment.
-    Threading.Thread.Sleep 300
-    provider.ForceFlush() |> ignore
-    let all = points exported
+    // The connections' ends (and a request's duration, after its answer went out) are counted
+    // as they close: export again until the last is in (a fixed 300 ms was not always enough
+    // on a busy machine). Each export holds the totals so far (cumulative): the latest alone.
+    let snapshot () =
+        exported.Clear()
+        provider.ForceFlush() |> ignore
+        points exported
+
+    let complete (all: (string * Map<string, string> * string) list) =
+        let has name = all |> List.exists (fun (n, _, _) -> n = name)
+
+        has "kestrel.connection.duration" && has "swoop.bad_requests"
+        && all |> List.exists (fun (n, tags, v) -> n = "http.server.request.duration" && tags.TryFind "http.route" = Some "/teapots/{p1}" && v = "2")
+
+    Support.waitUntil 10000 (fun () -> complete (snapshot ())) |> ignore
+    let all = snapshot ()
     let named name = all |> List.filter (fun (n, _, _) -> n = name)
 
     let teapots =
@@ -91,7 +103,7 @@ let ``a metrics listener that throws at a connection's end cannot keep its socke
 
     // And the server's count of open connections comes back to nothing.
     let sw = Diagnostics.Stopwatch.StartNew()
-    while server.ConnectionCount > 0 && sw.ElapsedMilliseconds < 3000L do
+    while server.ConnectionCount > 0 && sw.ElapsedMilliseconds < 10000L do
         Threading.Thread.Sleep 20
 
     Assert.Equal(0, server.ConnectionCount)

@@ -10,14 +10,15 @@ open Xunit
 open Swoop
 open Swoop.Tests.Support
 
-/// A handler for "/wait": waits on RequestAborted (at most 10 s) and reports through
-/// `fired` whether the token fired; other paths answer their path at once.
-let waiting (fired: TaskCompletionSource<bool>) : RequestHandler =
+/// A handler for "/wait": says it `started`, waits on RequestAborted (at most 10 s) and
+/// reports through `fired` whether the token fired; other paths answer their path at once.
+let waitingFrom (started: TaskCompletionSource<bool>) (fired: TaskCompletionSource<bool>) : RequestHandler =
     fun ctx ->
         if ctx.Path = "/wait" then
             ValueTask(
                 task {
                     let token = ctx.RequestAborted
+                    started.TrySetResult true |> ignore
 
                     try
                         do! Task.Delay(10_000, token)
@@ -33,16 +34,24 @@ let waiting (fired: TaskCompletionSource<bool>) : RequestHandler =
             ctx.WriteString ctx.Path
             ValueTask.CompletedTask
 
+let waiting (fired: TaskCompletionSource<bool>) = waitingFrom (TaskCompletionSource<bool>()) fired
+
+/// Waits until the handler runs: the client's reset or FIN must come after the server read
+/// the request (a fixed 200 ms was not always enough on a busy machine).
+let private handlerStarted (started: TaskCompletionSource<bool>) =
+    Assert.True(within 10000 started.Task, "the handler did not start")
+
 [<Fact>]
 let ``a reset while the handler runs fires RequestAborted`` () =
     let fired = TaskCompletionSource<bool>()
-    use server = serve testOptions (waiting fired)
+    let started = TaskCompletionSource<bool>()
+    use server = serve testOptions (waitingFrom started fired)
     let s = connect server
     s.Send(ascii "GET /wait HTTP/1.1\r\nHost: a\r\n\r\n") |> ignore
-    Thread.Sleep 200
+    handlerStarted started
     s.LingerState <- LingerOption(true, 0)
     s.Dispose()
-    Assert.True(within 3000 fired.Task)
+    Assert.True(within 10000 fired.Task)
 
 [<Fact>]
 let ``a reset fires RequestAborted on a connection whose pooled context lent a token before`` () =
@@ -51,6 +60,7 @@ let ``a reset fires RequestAborted on a connection whose pooled context lent a t
     // token again and must still hear its client's reset (it was not heard: a database query
     // behind the token ran on after the client left).
     let fired = TaskCompletionSource<bool>()
+    let started = TaskCompletionSource<bool>()
 
     let handler: RequestHandler =
         fun ctx ->
@@ -59,7 +69,7 @@ let ``a reset fires RequestAborted on a connection whose pooled context lent a t
                 ctx.WriteString "asked"
                 ValueTask.CompletedTask
             else
-                waiting fired ctx
+                waitingFrom started fired ctx
 
     use server = serve testOptions handler
 
@@ -70,20 +80,21 @@ let ``a reset fires RequestAborted on a connection whose pooled context lent a t
     Thread.Sleep 200
     let s = connect server
     s.Send(ascii "GET /wait HTTP/1.1\r\nHost: a\r\n\r\n") |> ignore
-    Thread.Sleep 200
+    handlerStarted started
     s.LingerState <- LingerOption(true, 0)
     s.Dispose()
-    Assert.True(within 3000 fired.Task)
+    Assert.True(within 10000 fired.Task)
 
 [<Fact>]
 let ``a FIN while the handler runs, with nothing pipelined, fires RequestAborted`` () =
     let fired = TaskCompletionSource<bool>()
-    use server = serve testOptions (waiting fired)
+    let started = TaskCompletionSource<bool>()
+    use server = serve testOptions (waitingFrom started fired)
     use s = connect server
     s.Send(ascii "GET /wait HTTP/1.1\r\nHost: a\r\n\r\n") |> ignore
-    Thread.Sleep 200
+    handlerStarted started
     s.Shutdown SocketShutdown.Send
-    Assert.True(within 3000 fired.Task)
+    Assert.True(within 10000 fired.Task)
     // The half-closed client still gets the answer the handler wrote after the token fired.
     let answer, _ = readAll s 2000
     Assert.EndsWith("waited", text answer)
@@ -112,7 +123,7 @@ let ``a FIN behind a pipelined request is a half-close: the token does not fire,
     use s = connect server
     s.Send(ascii "GET /first HTTP/1.1\r\nHost: a\r\n\r\nGET /second HTTP/1.1\r\nHost: a\r\n\r\n") |> ignore
     s.Shutdown SocketShutdown.Send
-    Assert.False(within 5000 fired.Task)
+    Assert.False(within 10000 fired.Task)
     let answer, _ = readAll s 2000
     let answer = text answer
     Assert.Equal<int list>([ 200; 200 ], statuses answer)
@@ -123,7 +134,7 @@ let ``the request timeout fires RequestAborted`` () =
     let fired = TaskCompletionSource<bool>()
     use server = serve { testOptions with RequestTimeout = TimeSpan.FromMilliseconds 300.0 } (waiting fired)
     let answer, closed = exchange server (ascii "GET /wait HTTP/1.1\r\nHost: a\r\n\r\n") 3000
-    Assert.True(within 3000 fired.Task)
+    Assert.True(within 10000 fired.Task)
     Assert.StartsWith("HTTP/1.1 503", answer)
     Assert.True closed
 
@@ -141,16 +152,17 @@ let ``a request that never asks for the token, and finishes, is not aborted late
                 :> Task
             )
 
-    // 1 s: far above the handler's 50 ms even on a loaded machine, and shorter than the 8
-    // requests take together (1.6 s): a deadline left from an earlier request would fire.
-    use server = serve { testOptions with RequestTimeout = TimeSpan.FromMilliseconds 1000.0 } handler
+    // 2 s: far above the handler's 50 ms, with room for a busy machine's late continuations,
+    // and shorter than the 10 requests take together (over 3 s): a deadline left from an
+    // earlier request would fire.
+    use server = serve { testOptions with RequestTimeout = TimeSpan.FromMilliseconds 2000.0 } handler
     use s = connect server
 
-    for _ in 1..8 do
+    for _ in 1..10 do
         s.Send(ascii "GET /x HTTP/1.1\r\nHost: a\r\n\r\n") |> ignore
         let answer, _ = readAll s 300
         Assert.StartsWith("HTTP/1.1 200", text answer)
-        Thread.Sleep 150
+        Thread.Sleep 300
 
 [<Fact>]
 let ``a timeout's 503 goes after the answers pipelined before it, in order`` () =
@@ -206,7 +218,7 @@ let ``a streamed response past the timeout is cut: its next flush raises and the
 
     use server = serve { testOptions with RequestTimeout = TimeSpan.FromMilliseconds 300.0 } handler
     let answer, closed = exchange server (ascii "GET /stream HTTP/1.1\r\nHost: a\r\n\r\n") 4000
-    Assert.True(outcome.Task.Wait 4000)
+    Assert.True(outcome.Task.Wait 10000)
     Assert.Equal("flush refused", outcome.Task.Result)
     Assert.Contains("part one;", answer)
     Assert.DoesNotContain("part two", answer)

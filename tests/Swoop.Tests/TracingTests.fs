@@ -20,8 +20,9 @@ let private tag (activity: Activity) (name: string) =
     | null -> null
     | value -> string value
 
-/// The spans exported while `run` ran (the provider is flushed before they are read).
-let private traced (run: unit -> unit) =
+/// The spans exported while `run` ran (the provider is flushed before they are read), once a
+/// span for each of `paths` is among them.
+let private traced (paths: string list) (run: unit -> unit) =
     let exported = List<Activity>()
 
     do
@@ -29,8 +30,14 @@ let private traced (run: unit -> unit) =
             Sdk.CreateTracerProviderBuilder().AddSource("Swoop").AddInMemoryExporter(exported).Build()
 
         run ()
-        // The last span ends just after its answer went out.
-        Threading.Thread.Sleep 200
+        // A span ends just after its answer went out, so the last may still be open: wait for it
+        // (a fixed pause lost the race when the machine was busy). The exporter adds from the
+        // thread that ends the span; a read that races an add is retried.
+        let exportedPaths () =
+            try exported.ToArray() |> Array.filter (isNull >> not) |> Array.map (fun s -> tag s "url.path") |> set
+            with _ -> Set.empty
+
+        Support.waitUntil 10000 (fun () -> paths |> List.forall (exportedPaths ()).Contains) |> ignore
         provider.ForceFlush() |> ignore
 
     List.ofSeq exported
@@ -49,7 +56,7 @@ let ``a routed request is a server span parented from traceparent, named by its 
         ]
 
     let spans =
-        traced (fun () ->
+        traced [ "/users/42" ] (fun () ->
             use server = serveApp app
             let answer =
                 request server "GET" "/users/42?secret=1" [ "traceparent: 00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"; "tracestate: vendor=x" ] ""
@@ -78,7 +85,7 @@ let ``without traceparent a request starts its own trace; a handler's failure is
         choose [ GET >=> route "/ok" >=> text "ok"; GET >=> route "/boom" >=> (fun _ _ -> failwith "boom") ]
 
     let spans =
-        traced (fun () ->
+        traced [ "/ok"; "/boom" ] (fun () ->
             use server = serveApp app
             Assert.Equal(200, (get server "/ok").Status)
             Assert.Equal(500, (get server "/boom").Status))
@@ -106,7 +113,7 @@ let ``a streamed response's span ends when the stream ends`` () =
             )
 
     let spans =
-        traced (fun () ->
+        traced [ "/stream" ] (fun () ->
             use server = Support.serve Support.testOptions handler
             let answer, _ = Support.exchange server (Support.ascii "GET /stream HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n") 2000
             Assert.Contains("HTTP/1.1 200", answer))
@@ -129,7 +136,7 @@ let ``the server's log events inside a traced request carry its trace and span i
     let app = GET >=> route "/boom" >=> (fun _ _ -> failwith "boom")
 
     let spans =
-        traced (fun () ->
+        traced [ "/boom" ] (fun () ->
             use server = Support.serve { Support.testOptions with LogSink = Some sink } (Web.handler WebOptions.defaults app)
             let answer, _ = Support.exchange server (Support.ascii "GET /boom HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n") 2000
             Assert.StartsWith("HTTP/1.1 500", answer)

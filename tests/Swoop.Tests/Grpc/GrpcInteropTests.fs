@@ -112,13 +112,15 @@ type GrpcInteropTests(fixture: InteropFixture) =
     [<Fact>]
     member _.``cancel_after_begin: the client cancels a client stream before sending; the handler sees it`` () =
         use cancel = new CancellationTokenSource()
+        let started = Volatile.Read(&seen.InputStarted)
         use call = invoker.AsyncClientStreamingCall(streamingInputCall, null, CallOptions(cancellationToken = cancel.Token))
-        // Let the request reach the server (headers) before the cancellation.
+        // Let the request reach the server's handler before the cancellation (a fixed 100 ms
+        // was not always enough on a busy machine).
         call.RequestStream.WriteAsync(zeros 1) |> wait
-        Thread.Sleep 100
+        Assert.True(eventually 10000 (fun () -> Volatile.Read(&seen.InputStarted) > started), "the handler did not start")
         cancel.Cancel()
         Assert.Equal(StatusCode.Cancelled, (failure call.ResponseAsync).StatusCode)
-        Assert.True(seen.InputCancelled.Task.Wait 5000, "the handler's CancellationToken did not fire")
+        Assert.True(seen.InputCancelled.Task.Wait 10000, "the handler's CancellationToken did not fire")
 
     [<Fact>]
     member _.``cancel_after_first_response: the client cancels a duplex call after one answer; the handler sees it`` () =
@@ -129,7 +131,7 @@ type GrpcInteropTests(fixture: InteropFixture) =
         Assert.Equal(31415, call.ResponseStream.Current.Value.Length)
         cancel.Cancel()
         Assert.Equal(StatusCode.Cancelled, (failure (call.ResponseStream.MoveNext CancellationToken.None)).StatusCode)
-        Assert.True(seen.DuplexCancelled.Task.Wait 5000, "the handler's CancellationToken did not fire")
+        Assert.True(seen.DuplexCancelled.Task.Wait 10000, "the handler's CancellationToken did not fire")
 
     [<Fact>]
     member _.``timeout_on_sleeping_server: a 1 ms deadline ends in DEADLINE_EXCEEDED`` () =
@@ -145,7 +147,7 @@ type GrpcInteropTests(fixture: InteropFixture) =
     member _.``timeout on a sleeping unary handler: its token fires at the deadline`` () =
         use call = invoker.AsyncUnaryCall(sleep, null, CallOptions(deadline = Nullable(DateTime.UtcNow.AddMilliseconds 200.0)), Empty())
         Assert.Equal(StatusCode.DeadlineExceeded, (failure call.ResponseAsync).StatusCode)
-        Assert.True(seen.SleepCancelled.Task.Wait 5000, "the sleeping handler was not cancelled")
+        Assert.True(seen.SleepCancelled.Task.Wait 10000, "the sleeping handler was not cancelled")
 
     [<Fact>]
     member _.``custom_metadata: initial and -bin trailing metadata echoed, unary and duplex`` () =
@@ -218,9 +220,15 @@ type GrpcInteropTests(fixture: InteropFixture) =
         // 2000 messages of 32 KiB: 64 MiB, far more than the windows and buffers between the two.
         use call = invoker.AsyncServerStreamingCall(flood, null, CallOptions(), Int32Value(Value = 2000))
         Assert.True(call.ResponseStream.MoveNext CancellationToken.None |> within 10000)
-        Thread.Sleep 500
-        let stalled = seen.FloodWritten
-        Thread.Sleep 300
+        // Until the handler stalls: no message written for 300 ms (the windows and buffers may
+        // take longer than a fixed pause to fill on a busy machine: up to 10 s).
+        let clock = Diagnostics.Stopwatch.StartNew()
+        let mutable stalled = -1
+
+        while stalled <> seen.FloodWritten && clock.ElapsedMilliseconds < 10_000L do
+            stalled <- seen.FloodWritten
+            Thread.Sleep 300
+
         Assert.Equal(stalled, seen.FloodWritten)
         Assert.True(stalled < 500, sprintf "the handler wrote %d messages to a client that reads none" stalled)
         let mutable count = 1

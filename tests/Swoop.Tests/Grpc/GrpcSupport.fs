@@ -35,6 +35,9 @@ type Observed() =
     member val FloodEnded = 0 with get, set
     /// The grpc-accept-encoding of the last call that asked for a compressed answer.
     member val AcceptEncoding = "" with get, set
+    /// StreamingInputCall handlers that started.
+    [<DefaultValue>]
+    val mutable InputStarted: int
     /// Hold calls whose handler has not ended yet, and those whose handler started.
     [<DefaultValue>]
     val mutable Holding: int
@@ -134,6 +137,7 @@ let methods (seen: Observed) =
       Grpc.clientStreaming (Service + "/StreamingInputCall") (fun (requests: IAsyncEnumerable<BytesValue>) call ->
           task {
               call.CancellationToken.Register(fun () -> seen.InputCancelled.TrySetResult() |> ignore) |> ignore
+              Interlocked.Increment(&seen.InputStarted) |> ignore
               let mutable total = 0L
               let e = requests.GetAsyncEnumerator()
 

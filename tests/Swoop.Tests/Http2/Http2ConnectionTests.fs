@@ -152,12 +152,14 @@ let ``response fields go lowercase, HTTP/1.1's own fields stay out, and split co
 [<Fact>]
 let ``RST_STREAM from the client fires RequestAborted`` () =
     let aborted = TaskCompletionSource()
+    let started = TaskCompletionSource()
 
     let handler: RequestHandler =
         fun ctx ->
             ValueTask(
                 task {
                     use _ = ctx.RequestAborted.Register(fun () -> aborted.TrySetResult() |> ignore)
+                    started.TrySetResult() |> ignore
                     do! Task.Delay(Timeout.Infinite, ctx.RequestAborted)
                 }
             )
@@ -165,7 +167,8 @@ let ``RST_STREAM from the client fires RequestAborted`` () =
     use server = serve testOptions handler
     use h2 = open' server
     h2.Get(1, "/slow", [], true)
-    Thread.Sleep 100
+    // The reset while the handler runs (a fixed 100 ms was not always enough on a busy machine).
+    Assert.True(started.Task.Wait 10000, "the handler did not start")
     h2.Rst(1, Http2ErrorCode.Cancel)
     Assert.True(aborted.Task.Wait 10000)
 
@@ -193,7 +196,7 @@ let ``RequestAborted says cancelled as soon as the reset is read, with the threa
         h2.Rst(1, Http2ErrorCode.Cancel)
         // Frames are handled in order: once the PING is answered, the reset was read.
         h2.Ping 9UL
-        Assert.True((h2.Until 5000 (fun f -> f.Type = FrameType.Ping && f.Has FrameFlags.Ack)).IsSome)
+        Assert.True((h2.Until 10000 (fun f -> f.Type = FrameType.Ping && f.Has FrameFlags.Ack)).IsSome)
         Assert.True(token.IsCancellationRequested, "the token still says not cancelled after the reset was read")
     finally
         release.Set()
@@ -220,11 +223,13 @@ let ``malformed requests are reset with PROTOCOL_ERROR and the connection goes o
 [<Fact>]
 let ``GOAWAY on shutdown: streams in flight finish, new ones are refused`` () =
     let gate = TaskCompletionSource()
+    let started = TaskCompletionSource()
 
     let handler: RequestHandler =
         fun ctx ->
             ValueTask(
                 task {
+                    started.TrySetResult() |> ignore
                     do! gate.Task
                     ctx.WriteString "finished"
                 }
@@ -233,7 +238,8 @@ let ``GOAWAY on shutdown: streams in flight finish, new ones are refused`` () =
     let server = serve testOptions handler
     use h2 = open' server
     h2.Get(1, "/", [], true)
-    Thread.Sleep 200
+    // Stream 1 in flight before the stop (a fixed 200 ms was not always enough on a busy machine).
+    Assert.True(started.Task.Wait 10000, "the handler did not start")
     let stopping = server.StopAsync()
     let away = h2.GoAway 10000
     Assert.True(away.IsSome)
@@ -279,7 +285,7 @@ let ``RequestTimeout per stream: a handler that has not answered gets a 503 and 
     // suite beside builds) has delayed it by seconds, so the wait is generous.
     use answer = slow |> within 30000
     Assert.Equal(HttpStatusCode.ServiceUnavailable, answer.StatusCode)
-    Assert.True(aborted.Task.Wait 5000)
+    Assert.True(aborted.Task.Wait 10000)
 
 [<Fact>]
 let ``a body read waiting for DATA ends when its token fires, and the bytes that come later are read after`` () =
@@ -382,7 +388,7 @@ let ``an idle connection is told GOAWAY NO_ERROR after the keep-alive timeout, t
     use server = serve { testOptions with KeepAliveTimeout = TimeSpan.FromSeconds 1.0 } app
     use h2 = open' server
     h2.Get(1, "/", [], true)
-    Assert.True((h2.Until 5000 (fun f -> f.StreamId = 1 && f.Type = FrameType.Data)).IsSome)
+    Assert.True((h2.Until 10000 (fun f -> f.StreamId = 1 && f.Type = FrameType.Data)).IsSome)
     let away = h2.GoAway 10000
     Assert.True(away.IsSome, "no GOAWAY")
     Assert.Equal(Http2ErrorCode.NoError, away.Value.ErrorCode)
@@ -398,7 +404,7 @@ let ``with HTTP/2 only, an HTTP/1.1 request gets GOAWAY PROTOCOL_ERROR, and a pr
     Assert.Contains("\u0007\u0000\u0000\u0000\u0000\u0000\u0000\u0000\u0000\u0000\u0000\u0000\u0000\u0001", answer)
     use h2 = open' server
     h2.Get(1, "/", [], true)
-    Assert.True((h2.Until 5000 (fun f -> f.StreamId = 1 && f.Type = FrameType.Data)).IsSome)
+    Assert.True((h2.Until 10000 (fun f -> f.StreamId = 1 && f.Type = FrameType.Data)).IsSome)
 
 [<Fact>]
 let ``a client that opens its window slower than the minimum response data rate has its stream reset`` () =

@@ -60,7 +60,7 @@ let ``an event stream answers text/event-stream, no-cache, chunked, and resumes 
     let ended = TaskCompletionSource<bool>()
     use server = serveApp (route "/events" >=> eventStream (counting ended))
     use s = open' server "/events" "Last-Event-ID: 7\r\n"
-    let got = readUntil s "id: 9\n" 5000
+    let got = readUntil s "id: 9\n" 10000
     Assert.StartsWith("HTTP/1.1 200 OK\r\n", got)
     Assert.Contains("\r\nContent-Type: text/event-stream\r\n", got)
     Assert.Contains("\r\nCache-Control: no-cache\r\n", got)
@@ -86,14 +86,14 @@ let guideTicks (stream: EventStream) : Task =
 let ``the guide's example resumes after a numeric Last-Event-ID and starts over after a hostile one`` () =
     use server = serveApp (route "/ticks" >=> eventStream guideTicks)
     use resumed = open' server "/ticks" "Last-Event-ID: 41\r\n"
-    Assert.Contains("event: tick\nid: 42\ndata: 42\n\n", readUntil resumed "id: 42\n" 5000)
+    Assert.Contains("event: tick\nid: 42\ndata: 42\n\n", readUntil resumed "id: 42\n" 10000)
     // Not a number: the stream still runs (from the start), no error after the 200 head.
     use hostile = open' server "/ticks" "Last-Event-ID: not-a-number\r\n"
-    let got = readUntil hostile "id: 2\n" 5000
+    let got = readUntil hostile "id: 2\n" 10000
     Assert.Contains("event: tick\nid: 1\ndata: 1\n\n", got)
     Assert.Contains("id: 2\n", got)
     use huge = open' server "/ticks" "Last-Event-ID: 99999999999999999999\r\n"
-    Assert.Contains("id: 1\n", readUntil huge "id: 1\n" 5000)
+    Assert.Contains("id: 1\n", readUntil huge "id: 1\n" 10000)
 
 [<Fact>]
 let ``Last-Event-ID is read as UTF-8, as ids are sent`` () =
@@ -103,7 +103,7 @@ let ``Last-Event-ID is read as UTF-8, as ids are sent`` () =
     use server = serveApp (route "/events" >=> eventStream session)
     use s = connect server
     s.Send(Encoding.UTF8.GetBytes "GET /events HTTP/1.1\r\nHost: a\r\nLast-Event-ID: né-7\r\n\r\n") |> ignore
-    let got = readUntil s "\n\n" 5000
+    let got = readUntil s "\n\n" 10000
     Assert.Contains("data: after né-7\n\n", got)
 
 [<Fact>]
@@ -117,7 +117,9 @@ let ``a session that ends by itself ends the response cleanly, and the connectio
     use server = serveApp (choose [ route "/events" >=> eventStream session; route "/next" >=> Writers.text "next" ])
     use s = connect server
     s.Send(ascii "GET /events HTTP/1.1\r\nHost: a\r\n\r\nGET /next HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n") |> ignore
-    let raw, _ = readAll s 2000
+    // The connection closes after /next: a long quiet window costs nothing and outlasts a pause
+    // between the pieces on a busy machine.
+    let raw, _ = readAll s 10000
     let got = text raw
     Assert.Contains("data: one\n\n", got)
     Assert.Contains("event: last\ndata: two\n\n\r\n0\r\n\r\n", got)
@@ -137,12 +139,12 @@ let ``a client that goes away ends the stream, and its connection closes`` () =
     let ended = TaskCompletionSource<bool>()
     use server = serveApp (route "/events" >=> eventStream (counting ended))
     let s = open' server "/events" ""
-    readUntil s "id: 2\n" 5000 |> ignore
+    readUntil s "id: 2\n" 10000 |> ignore
     Assert.Equal(1, server.ConnectionCount)
     s.Dispose()
-    Assert.True(ended.Task.Wait 5000, "the session did not end")
+    Assert.True(ended.Task.Wait 10000, "the session did not end")
     Assert.True(ended.Task.Result, "the stream did not see its client go")
-    Assert.True(waitUntil 5000 (fun () -> server.ConnectionCount = 0))
+    Assert.True(waitUntil 10000 (fun () -> server.ConnectionCount = 0))
 
 [<Fact>]
 let ``an event stream outlives RequestTimeout`` () =
@@ -152,7 +154,7 @@ let ``an event stream outlives RequestTimeout`` () =
     use s = open' server "/events" ""
     Thread.Sleep 3000
     Assert.False(ended.Task.IsCompleted, "the stream was cut")
-    let got = readUntil s "id: 150\n" 10000
+    let got = readUntil s "id: 150\n" 15000
     Assert.Contains("id: 150\n", got)
 
 [<Fact>]
@@ -160,10 +162,11 @@ let ``the server's stop ends an event stream at once`` () =
     let ended = TaskCompletionSource<bool>()
     let server = serve testOptions (Web.handler WebOptions.defaults (route "/events" >=> eventStream (counting ended)))
     use s = open' server "/events" ""
-    readUntil s "id: 2\n" 5000 |> ignore
+    readUntil s "id: 2\n" 10000 |> ignore
     let stopping = server.StopAsync()
-    Assert.True(stopping.Wait 5000, "the stop waited for the stream")
-    Assert.True(ended.Task.Wait 5000, "the session did not end")
+    // Well under ShutdownTimeout (30 s), which a stop that waited for the stream would take.
+    Assert.True(stopping.Wait 10000, "the stop waited for the stream")
+    Assert.True(ended.Task.Wait 10000, "the session did not end")
     (server :> IDisposable).Dispose()
 
 [<Fact>]
@@ -191,19 +194,29 @@ let ``a producer writing to a client that does not read stalls in its flush, mem
     let s = connect server
     s.ReceiveBufferSize <- 65536
     s.Send(ascii "GET /big HTTP/1.1\r\nHost: a\r\n\r\n") |> ignore
-    Thread.Sleep 1500
-    let first = Volatile.Read &produced.contents
-    Thread.Sleep 1000
-    let second = Volatile.Read &produced.contents
-    // The socket's buffers filled, then the flush waited: no progress, nothing piled up.
+    // The socket's buffers fill, then the flush waits: no progress for a second, nothing piled
+    // up. (Filling them may take longer than a fixed pause on a busy machine: up to 10 s.)
+    let stalled () =
+        let first = Volatile.Read &produced.contents
+        Thread.Sleep 1000
+        first, Volatile.Read &produced.contents
+
+    let mutable first, second = stalled ()
+    let clock = Diagnostics.Stopwatch.StartNew()
+
+    while first <> second && clock.ElapsedMilliseconds < 10_000L do
+        let before, after = stalled ()
+        first <- before
+        second <- after
+
     Assert.Equal(first, second)
     Assert.True(second < 32L * 1024L * 1024L, sprintf "%d bytes produced for a client that reads nothing" second)
     Assert.False(ended.Task.IsCompleted)
     // The client leaves: the flush fails, the handler ends, the connection goes.
     s.LingerState <- LingerOption(true, 0)
     s.Dispose()
-    Assert.True(ended.Task.Wait 5000, "the stalled flush never ended")
-    Assert.True(waitUntil 5000 (fun () -> server.ConnectionCount = 0))
+    Assert.True(ended.Task.Wait 10000, "the stalled flush never ended")
+    Assert.True(waitUntil 10000 (fun () -> server.ConnectionCount = 0))
 
 [<Fact>]
 let ``a broadcast reaches every client, and a client that leaves is detached`` () =
@@ -212,28 +225,28 @@ let ``a broadcast reaches every client, and a client that leaves is detached`` (
     let clients = [ for _ in 1..3 -> open' server "/events" "" ]
 
     for c in clients do
-        readUntil c "\r\n\r\n" 5000 |> ignore
+        readUntil c "\r\n\r\n" 10000 |> ignore
 
-    Assert.True(waitUntil 5000 (fun () -> hub.Count = 3))
+    Assert.True(waitUntil 10000 (fun () -> hub.Count = 3))
     hub.Publish(ServerSentEvent.Create("to all", id = "1"))
 
     for c in clients do
-        Assert.Contains("id: 1\ndata: to all\n\n", readUntil c "to all" 5000)
+        Assert.Contains("id: 1\ndata: to all\n\n", readUntil c "to all" 10000)
 
     clients.Head.Dispose()
-    Assert.True(waitUntil 5000 (fun () -> hub.Count = 2))
+    Assert.True(waitUntil 10000 (fun () -> hub.Count = 2))
 
     for c in clients.Tail do
         c.Dispose()
 
-    Assert.True(waitUntil 5000 (fun () -> hub.Count = 0 && server.ConnectionCount = 0))
+    Assert.True(waitUntil 10000 (fun () -> hub.Count = 0 && server.ConnectionCount = 0))
 
 [<Fact>]
 let ``the hub sends heartbeat comments to idle clients`` () =
     use hub = new EventHub(TimeSpan.FromMilliseconds 100.0)
     use server = serveApp (route "/events" >=> eventStream hub.AttachAsync)
     use c = open' server "/events" ""
-    let got = readUntil c "\r\n:\n" 5000
+    let got = readUntil c "\r\n:\n" 10000
     Assert.Contains("\r\n:\n", got)
 
 [<Fact>]
@@ -248,9 +261,9 @@ let ``a client too slow for a broadcast is cut once MaxQueuedBytes wait for it, 
     use server = serveApp (route "/events" >=> eventStream attach)
     use slow = open' server "/events" ""
     slow.ReceiveBufferSize <- 65536
-    readUntil slow "\r\n\r\n" 5000 |> ignore
-    Assert.True(waitUntil 5000 (fun () -> hub.Count = 1))
-    let stream = within 5000 seen.Task
+    readUntil slow "\r\n\r\n" 10000 |> ignore
+    Assert.True(waitUntil 10000 (fun () -> hub.Count = 1))
+    let stream = within 10000 seen.Task
     let big = ServerSentEvent.Create(String('z', 65536))
 
     for _ in 1..2000 do
@@ -261,7 +274,7 @@ let ``a client too slow for a broadcast is cut once MaxQueuedBytes wait for it, 
     // Counted in bytes, not events: 256 events of 64 KiB were 16 MiB.
     let bound = EventStreamOptions.defaults.MaxQueuedBytes
     Assert.True(stream.PeakQueuedBytes <= bound, sprintf "%d bytes waited (bound %d)" stream.PeakQueuedBytes bound)
-    Assert.True(waitUntil 5000 (fun () -> stream.QueuedBytes = 0), sprintf "%d bytes still held" stream.QueuedBytes)
+    Assert.True(waitUntil 10000 (fun () -> stream.QueuedBytes = 0), sprintf "%d bytes still held" stream.QueuedBytes)
 
 [<Fact>]
 let ``sends not awaited, to a client that never reads, are bounded by MaxQueuedBytes and the stream is cut`` () =
@@ -297,12 +310,12 @@ let ``sends not awaited, to a client that never reads, are bounded by MaxQueuedB
     Assert.True(sent < 100_000, "the stream was never cut")
     Assert.True(stream.WasCut, "the stream ended but was not cut")
     Assert.True(stream.PeakQueuedBytes <= bound, sprintf "%d bytes waited (bound %d)" stream.PeakQueuedBytes bound)
-    let e = within 5000 refused.Task
+    let e = within 10000 refused.Task
     Assert.IsAssignableFrom<OperationCanceledException> e |> ignore
     Assert.Contains("MaxQueuedBytes", e.Message)
     Assert.True(waitUntil 10000 (fun () -> server.ConnectionCount = 0), "the connection stayed open")
     // What waited is let go of (the write in flight once the connection closed).
-    Assert.True(waitUntil 5000 (fun () -> stream.QueuedBytes = 0), sprintf "%d bytes still held" stream.QueuedBytes)
+    Assert.True(waitUntil 10000 (fun () -> stream.QueuedBytes = 0), sprintf "%d bytes still held" stream.QueuedBytes)
 
 [<Fact>]
 let ``events larger than MaxQueuedBytes still go out, one at a time, to a client that reads`` () =
@@ -376,7 +389,7 @@ let ``broadcast events go out as exact chunks, one an event, small and large ali
     use hub = new EventHub(TimeSpan.Zero)
     use server = serveApp (route "/events" >=> eventStream hub.AttachAsync)
     let clients = [ for _ in 1..3 -> open' server "/events" "" ]
-    Assert.True(waitUntil 5000 (fun () -> hub.Count = 3))
+    Assert.True(waitUntil 10000 (fun () -> hub.Count = 3))
 
     let events =
         [ ServerSentEvent.Create "a"
@@ -398,11 +411,11 @@ let ``a hub's freed places are taken again, and every stream gets each event onc
     use hub = new EventHub(TimeSpan.Zero)
     use server = serveApp (route "/events" >=> eventStream hub.AttachAsync)
     let first = [ for _ in 1..3 -> open' server "/events" "" ]
-    Assert.True(waitUntil 5000 (fun () -> hub.Count = 3))
+    Assert.True(waitUntil 10000 (fun () -> hub.Count = 3))
     first.Head.Dispose()
-    Assert.True(waitUntil 5000 (fun () -> hub.Count = 2))
+    Assert.True(waitUntil 10000 (fun () -> hub.Count = 2))
     let later = [ for _ in 1..2 -> open' server "/events" "" ]
-    Assert.True(waitUntil 5000 (fun () -> hub.Count = 4))
+    Assert.True(waitUntil 10000 (fun () -> hub.Count = 4))
     hub.Publish(ServerSentEvent.Create("once", id = "7"))
 
     for c in first.Tail @ later do

@@ -57,12 +57,14 @@ let ``concurrent misses for one key run the handler once`` () =
 let ``waiters run the handler themselves after the lock timeout`` () =
     task {
         let runs = ref 0
+        // The filler runs until the test lets it (a fixed 1.5 s could pass first on a busy machine).
+        let release = TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously)
 
         let slow: HttpHandler =
             fun next ctx ->
                 task {
                     let n = Interlocked.Increment(&runs.contents)
-                    if n = 1 then do! Task.Delay 1500
+                    if n = 1 then do! release.Task
                     return! text "ok" next ctx
                 }
 
@@ -71,11 +73,13 @@ let ``waiters run the handler themselves after the lock timeout`` () =
         use a = server.CreateClient()
         use b = server.CreateClient()
         let first = get a "/"
-        do! Task.Delay 100
+        // The first is the filler: its handler runs before the second asks.
+        Assert.True(Support.waitUntil 10000 (fun () -> Volatile.Read(&runs.contents) = 1), "the filler did not start")
         let! (s, _, _) = get b "/"
         Assert.Equal(200, s)
         Assert.False(first.IsCompleted, "the filler is still running")
         Assert.Equal(2, runs.Value)
+        release.SetResult()
         let! _ = first
         ()
     }
@@ -180,13 +184,14 @@ let ``the least recently used entries go when the size bound is passed`` () =
 let ``entries expire`` () =
     task {
         let runs = ref 0
-        let policy = OutputCachePolicy.defaults |> OutputCachePolicy.expire (TimeSpan.FromMilliseconds 200.0)
+        // 1 s: the second request comes within it even on a busy machine (200 ms was tight).
+        let policy = OutputCachePolicy.defaults |> OutputCachePolicy.expire (TimeSpan.FromMilliseconds 1000.0)
         use server = TestServer.Create(outputCache (OutputCache.store 1_000_000L) policy >=> counted runs)
         use client = server.CreateClient()
         let! _ = get client "/e"
         let! _ = get client "/e"
         Assert.Equal(1, runs.Value)
-        do! Task.Delay 300
+        do! Task.Delay 1100
         let! _ = get client "/e"
         Assert.Equal(2, runs.Value)
     }
