@@ -23,23 +23,37 @@ let ``a handler that holds one loop delays no other client's new connection`` ()
                 ctx.WriteString "done")
 
         use server = serve testOptions handler
+
         // Ten slow requests pipelined on one connection: its loop is held for 2 s, no pause.
-        use slow = connect server
-        slow.Send(ascii (String.replicate 10 "GET /slow HTTP/1.1\r\nHost: a\r\n\r\n")) |> ignore
-        Thread.Sleep 100
-        let mutable slowest = 0L
+        // The slowest of twenty new connections meanwhile, for one round.
+        let round () =
+            use slow = connect server
+            slow.Send(ascii (String.replicate 10 "GET /slow HTTP/1.1\r\nHost: a\r\n\r\n")) |> ignore
+            Thread.Sleep 100
+            let mutable slowest = 0L
 
-        for _ in 1..20 do
-            let sw = Stopwatch.StartNew()
-            let answer, _ = exchange server (ascii "GET /fast HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n") 1000
-            slowest <- max slowest sw.ElapsedMilliseconds
-            Assert.EndsWith("done", answer)
+            for _ in 1..20 do
+                let sw = Stopwatch.StartNew()
+                let answer, _ = exchange server (ascii "GET /fast HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n") 1000
+                slowest <- max slowest sw.ElapsedMilliseconds
+                Assert.EndsWith("done", answer)
 
-        // Behind the held loop a new connection would wait up to 200 ms (or 2 s, if the
-        // accept thread ran the slow handler itself).
-        Assert.True(slowest < 150L, sprintf "the slowest new connection took %d ms" slowest)
-        let answers, _ = readAll slow 3000
-        Assert.Equal(10, (statuses (text answers)).Length)
+            let answers, _ = readAll slow 3000
+            Assert.Equal(10, (statuses (text answers)).Length)
+            slowest
+
+        // Behind the held loop a new connection would wait up to 200 ms, and every one after
+        // the first there nearly all of it, in each round (or 2 s, if the accept thread ran the
+        // slow handler itself). The best of three rounds: one preempted exchange on a busy
+        // machine takes as long.
+        let mutable slowest = round ()
+        let mutable rounds = 1
+
+        while slowest >= 150L && rounds < 3 do
+            slowest <- min slowest (round ())
+            rounds <- rounds + 1
+
+        Assert.True(slowest < 150L, sprintf "the slowest new connection took %d ms (best of %d rounds)" slowest rounds)
 
 [<Fact>]
 let ``connections opened one at a time, as a proxy's upstream pool opens them, are served by every loop`` () =

@@ -46,7 +46,7 @@ let private readResponse (s: Socket) (timeoutMs: int) =
 let private sendBlockAt (path: string) (server: RunningServer) =
     let s = connect server
     s.Send(ascii "GET /fast HTTP/1.1\r\nHost: a\r\n\r\n") |> ignore
-    Assert.EndsWith("fast", readResponse s 3000)
+    Assert.EndsWith("fast", readResponse s 10000)
     Thread.Sleep 100
     s.Send(ascii ("GET " + path + " HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n")) |> ignore
     s
@@ -63,43 +63,44 @@ let ``a handler blocking an I/O thread is reported, and later ones do not stall 
         let watched = Environment.GetEnvironmentVariable "DOTNET_SYSTEM_NET_SOCKETS_INLINE_COMPLETIONS" = "1"
 
         use first = sendBlock server
-        Assert.EndsWith("blocked", readResponse first 5000)
+        Assert.EndsWith("blocked", readResponse first 10000)
 
         if watched then
-            Assert.True(LogSupport.waitFor 2000 (fun () -> reports () <> ""), "no BlockingHandler event")
+            Assert.True(LogSupport.waitFor 10000 (fun () -> reports () <> ""), "no BlockingHandler event")
             Assert.Contains("GET /block", reports ())
             Assert.Contains("held an event-loop thread", reports ())
             Assert.DoesNotContain("from now on", reports ())
 
         use again = sendBlock server
-        Assert.EndsWith("blocked", readResponse again 5000)
+        Assert.EndsWith("blocked", readResponse again 10000)
 
         if watched then
-            Assert.True(LogSupport.waitFor 2000 (fun () -> (reports ()).Contains "from now on handlers start on the thread pool"))
+            Assert.True(LogSupport.waitFor 10000 (fun () -> (reports ()).Contains "from now on handlers start on the thread pool"))
 
         // Keep-alive connections waiting for their next request, spread over the engine threads.
         let waiting =
             [ for _ in 1..8 ->
                   let c = connect server
                   c.Send(ascii "GET /fast HTTP/1.1\r\nHost: a\r\n\r\n") |> ignore
-                  Assert.EndsWith("fast", readResponse c 3000)
+                  Assert.EndsWith("fast", readResponse c 10000)
                   c ]
 
         // A third blocking call starts on the thread pool now: every waiting connection is
         // answered while it still runs. (Were it holding an engine thread, the connections that
         // thread serves would wait the whole 6 s.) The bound leaves room for the thread pool,
         // which may take a second to add the thread these answers need while one of its threads
-        // sleeps in the handler (seen in a full run: 1,325 ms).
+        // sleeps in the handler (seen in a full run: 1,325 ms). 4 s still tells the bug apart: a
+        // connection on a held engine thread waits out the rest of the 6 s sleep (about 5.7 s).
         use third = sendBlockAt "/block-long" server
         Thread.Sleep 300
 
         for c in waiting do
             let clock = Stopwatch.StartNew()
             c.Send(ascii "GET /fast HTTP/1.1\r\nHost: a\r\n\r\n") |> ignore
-            Assert.EndsWith("fast", readResponse c 3000)
+            Assert.EndsWith("fast", readResponse c 10000)
 
             Assert.True(
-                clock.ElapsedMilliseconds < 2500L,
+                clock.ElapsedMilliseconds < 4000L,
                 sprintf
                     "answered after %d ms (thread pool: %d threads, %d work items queued)"
                     clock.ElapsedMilliseconds

@@ -205,7 +205,8 @@ let ``a handler past the request timeout gets its request answered 503, and othe
         let! answer, closed = stuck
         Assert.StartsWith("HTTP/1.1 503", answer)
         Assert.True closed
-        Assert.True(sw.ElapsedMilliseconds < 4000L, sprintf "%d ms" sw.ElapsedMilliseconds)
+        // About 0.5 s; room for a busy machine (a request left to hang is never answered).
+        Assert.True(sw.ElapsedMilliseconds < 8000L, sprintf "%d ms" sw.ElapsedMilliseconds)
         never.SetResult()
     }
 

@@ -23,15 +23,16 @@ let ``a slow request head gets 408 and is closed; an idle keep-alive connection 
     let r, closed = readAll slow 5000
     Assert.StartsWith("HTTP/1.1 408", text r)
     Assert.True(closed)
-    Assert.InRange(watch.Elapsed.TotalSeconds, 0.5, 3.5)
+    // The upper bounds only tell "timed out" from "never": room for late heartbeats on a busy machine.
+    Assert.InRange(watch.Elapsed.TotalSeconds, 0.5, 8.0)
 
     use idle = connect server
     idle.Send(ascii "GET / HTTP/1.1\r\nHost: a\r\n\r\n") |> ignore
     let watch2 = Stopwatch.StartNew()
-    let r2, closed2 = readAll idle 6000
+    let r2, closed2 = readAll idle 10000
     Assert.StartsWith("HTTP/1.1 200", text r2)
     Assert.True(closed2, "idle connection closed by the server")
-    Assert.InRange(watch2.Elapsed.TotalSeconds, 1.5, 5.5)
+    Assert.InRange(watch2.Elapsed.TotalSeconds, 1.5, 10.0)
 
 [<Fact>]
 let ``a head still dripping when it times out gets its 408 whole, not a reset`` () =
@@ -99,7 +100,7 @@ let ``shutdown lets an in-flight request finish, closes idle connections, and co
         Assert.True(closed)
         let _, idleClosed = readAll idle 3000
         Assert.True(idleClosed, "idle connection closed at shutdown")
-        let! first = Task.WhenAny(stopping, Task.Delay 5000)
+        let! first = Task.WhenAny(stopping, Task.Delay 10000)
         Assert.Same(stopping, first)
         Assert.Equal(0, server.ConnectionCount)
         // No longer accepting.
@@ -114,7 +115,7 @@ let ``without DeferAccept, a connection that never sent anything is served and c
         use silent = connect server
         let watch = Stopwatch.StartNew()
 
-        while server.ConnectionCount = 0 && watch.ElapsedMilliseconds < 5000L do
+        while server.ConnectionCount = 0 && watch.ElapsedMilliseconds < 10000L do
             do! Task.Delay 10
 
         Assert.Equal(1, server.ConnectionCount)
@@ -138,7 +139,7 @@ let ``with DeferAccept (the default, Linux), a connection is the server's when i
             // The kernel gives up waiting after its first SYN-ACK retransmission (about 1 s).
             let watch = Stopwatch.StartNew()
 
-            while server.ConnectionCount < 2 && watch.ElapsedMilliseconds < 6000L do
+            while server.ConnectionCount < 2 && watch.ElapsedMilliseconds < 10000L do
                 do! Task.Delay 20
 
             Assert.Equal(2, server.ConnectionCount)

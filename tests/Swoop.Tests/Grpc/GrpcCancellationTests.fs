@@ -65,8 +65,10 @@ type GrpcCancellationTests(fixture: CancellationFixture) =
         let took = clock.ElapsedMilliseconds
         // Woken in its write (TaskCanceledException), or at its next write past the deadline.
         Assert.True(how = "TaskCanceledException" || how = "OperationCanceledException", $"the write ended with {how}")
-        Assert.True(took >= 350L && took < 3000L, $"the blocked write ended after {took} ms (deadline 400 ms)")
-        Assert.True(eventually 5000 (fun () -> Volatile.Read(&seen.Spilling) = 0), "a handler still holds its call")
+        // The bound has room for a busy machine and stays below the data-rate check's 5 s grace,
+        // which would wake a write the deadline did not.
+        Assert.True(took >= 350L && took < 4500L, $"the blocked write ended after {took} ms (deadline 400 ms)")
+        Assert.True(eventually 10000 (fun () -> Volatile.Read(&seen.Spilling) = 0), "a handler still holds its call")
         // The stream was reset (RST_STREAM CANCEL): the body, read now, fails rather than ends.
         let read =
             task {
@@ -88,7 +90,8 @@ type GrpcCancellationTests(fixture: CancellationFixture) =
         use call = invoker.AsyncServerStreamingCall(spill, null, CallOptions(deadline = Nullable(DateTime.UtcNow.AddMilliseconds 1000.0)), Empty())
         call.ResponseHeadersAsync |> within 10000 |> ignore
         let how = spillEnded 10000
-        Assert.True(clock.ElapsedMilliseconds < 4000L, $"the blocked write ended after {clock.ElapsedMilliseconds} ms (deadline 1000 ms)")
+        // Below the data-rate check's 5 s grace, with what room is left for a busy machine.
+        Assert.True(clock.ElapsedMilliseconds < 4500L, $"the blocked write ended after {clock.ElapsedMilliseconds} ms (deadline 1000 ms)")
         // The server's deadline or the client's (its RST_STREAM), whichever comes first.
         Assert.True(List.contains how [ "TaskCanceledException"; "OperationCanceledException"; "ClientDisconnectedException" ], $"the write ended with {how}")
         // The client's own deadline gives DeadlineExceeded; when the server's (the same
@@ -96,7 +99,7 @@ type GrpcCancellationTests(fixture: CancellationFixture) =
         // which gRPC's HTTP/2 mapping reports as Cancelled (seen once in CI). Both end the call.
         let status = (failure (call.ResponseStream.MoveNext CancellationToken.None)).StatusCode
         Assert.True(List.contains status [ StatusCode.DeadlineExceeded; StatusCode.Cancelled ], $"the call ended {status}")
-        Assert.True(eventually 5000 (fun () -> Volatile.Read(&seen.Spilling) = 0), "a handler still holds its call")
+        Assert.True(eventually 10000 (fun () -> Volatile.Read(&seen.Spilling) = 0), "a handler still holds its call")
 
     [<Fact>]
     member _.``the client's cancel (RST_STREAM) wakes a write blocked on its window`` () =
@@ -110,9 +113,10 @@ type GrpcCancellationTests(fixture: CancellationFixture) =
         let clock = Diagnostics.Stopwatch.StartNew()
         cancel.Cancel()
         Assert.Equal("ClientDisconnectedException", spillEnded 10000)
-        Assert.True(clock.ElapsedMilliseconds < 3000L, $"the blocked write ended {clock.ElapsedMilliseconds} ms after the cancel")
+        // Below what is left of the data-rate check's 5 s grace, with room for a busy machine.
+        Assert.True(clock.ElapsedMilliseconds < 4000L, $"the blocked write ended {clock.ElapsedMilliseconds} ms after the cancel")
         Assert.Equal(StatusCode.Cancelled, (failure (call.ResponseStream.MoveNext CancellationToken.None)).StatusCode)
-        Assert.True(eventually 5000 (fun () -> Volatile.Read(&seen.Spilling) = 0), "a handler still holds its call")
+        Assert.True(eventually 10000 (fun () -> Volatile.Read(&seen.Spilling) = 0), "a handler still holds its call")
 
     [<Fact>]
     member _.``the deadline wakes a duplex handler waiting for its next message: DEADLINE_EXCEEDED`` () =
@@ -135,7 +139,7 @@ type GrpcCancellationTests(fixture: CancellationFixture) =
             waiting ()
             waiting ()
             Assert.Equal("TaskCanceledException", ended ())
-            Assert.True(eventually 5000 (fun () -> Volatile.Read(&seen.Holding) = 0), "a handler still holds its call")
+            Assert.True(eventually 10000 (fun () -> Volatile.Read(&seen.Holding) = 0), "a handler still holds its call")
         finally
             held.TrySetResult() |> ignore
 
@@ -145,7 +149,7 @@ type GrpcCancellationTests(fixture: CancellationFixture) =
         waiting ()
         Assert.Equal(StatusCode.DeadlineExceeded, (failure (call.ResponseStream.MoveNext CancellationToken.None)).StatusCode)
         ended () |> ignore
-        Assert.True(eventually 5000 (fun () -> Volatile.Read(&seen.Holding) = 0), "a handler still holds its call")
+        Assert.True(eventually 10000 (fun () -> Volatile.Read(&seen.Holding) = 0), "a handler still holds its call")
 
     [<Fact>]
     member _.``the client's cancel wakes a duplex handler waiting for its next message`` () =
@@ -157,7 +161,7 @@ type GrpcCancellationTests(fixture: CancellationFixture) =
         cancel.Cancel()
         Assert.Equal(StatusCode.Cancelled, (failure (call.ResponseStream.MoveNext CancellationToken.None)).StatusCode)
         Assert.Equal("ClientDisconnectedException", ended ())
-        Assert.True(eventually 5000 (fun () -> Volatile.Read(&seen.Holding) = 0), "a handler still holds its call")
+        Assert.True(eventually 10000 (fun () -> Volatile.Read(&seen.Holding) = 0), "a handler still holds its call")
 
     [<Fact>]
     member _.``cancelled and timed-out calls leave nothing held: more of them than a connection's streams, then a call`` () =
@@ -184,6 +188,6 @@ type GrpcCancellationTests(fixture: CancellationFixture) =
         Assert.True(eventually 10000 (fun () -> Volatile.Read(&seen.Holding) = 0), "a handler still holds its call")
         let started = Volatile.Read(&seen.HoldStarted) - startedBefore
         Assert.True(started >= 75, $"{started} handlers started")
-        Assert.True(eventually 2000 (fun () -> seen.HoldEnds.Count = started), $"{seen.HoldEnds.Count} handlers of {started} were woken")
+        Assert.True(eventually 10000 (fun () -> seen.HoldEnds.Count = started), $"{seen.HoldEnds.Count} handlers of {started} were woken")
         let answer = invoker.AsyncUnaryCall(emptyCall, null, CallOptions(), Empty()).ResponseAsync |> within 10000
         Assert.NotNull answer

@@ -75,7 +75,8 @@ type GrpcProtocolTests(fixture: ProtocolFixture) =
         let clock = Stopwatch.StartNew()
         let answer = rawCall server ("/" + Service + "/Sleep") [ "grpc-timeout", "200m" ] (frame false [||])
         Assert.Equal("4", answer.Status)
-        Assert.True(clock.ElapsedMilliseconds < 5000L, sprintf "answered after %d ms" clock.ElapsedMilliseconds)
+        // About 0.2 s: room for a busy machine, still far from the handler's 30 s sleep.
+        Assert.True(clock.ElapsedMilliseconds < 10000L, sprintf "answered after %d ms" clock.ElapsedMilliseconds)
         // The answer can leave before the handler's own catch has run (it runs on the thread pool).
         Assert.True(seen.SleepCancelled.Task.Wait 10000, "the handler was not cancelled")
 
@@ -126,7 +127,8 @@ type GrpcProtocolTests(fixture: ProtocolFixture) =
             let clock = Stopwatch.StartNew()
             let answer = rawCallWith client server "/test.Echo/Shout" [] (new HeldContent(prefix, held.Task)) |> within 10000
             Assert.Equal("8", answer.Status)
-            Assert.True(clock.ElapsedMilliseconds < 5000L)
+            // At once; room for a busy machine (a server waiting for the bytes never answers).
+            Assert.True(clock.ElapsedMilliseconds < 8000L)
         finally
             held.TrySetResult() |> ignore
 

@@ -190,7 +190,8 @@ type GrpcWebTests(fixture: GrpcWebFixture) =
         // (500 ms) ends that wait (the connection is closed: HTTP/1.1 cannot drop one answer),
         // long before the 30 s send timeout would.
         Assert.True(waitUntil 10000 (fun () -> seen.FloodEnded > endedBefore), "the handler ended")
-        Assert.True(clock.ElapsedMilliseconds < 5000L, sprintf "the handler ended after %d ms" clock.ElapsedMilliseconds)
+        // About 0.5 s: room for a busy machine, still far from the 30 s send timeout.
+        Assert.True(clock.ElapsedMilliseconds < 10000L, sprintf "the handler ended after %d ms" clock.ElapsedMilliseconds)
         Assert.True(seen.FloodWritten - writtenBefore < 1000, "the handler was held")
         // The client then finds the connection's end (a FIN or a reset) after what was sent.
         socket.ReceiveTimeout <- 5000

@@ -147,7 +147,7 @@ let ``the queue holds its bound and the rest are rejected at once`` () =
         let pending = [| for c in clients -> send c "/" null |]
 
         // One runs, two wait, three are turned away without waiting.
-        let deadline = DateTime.UtcNow.AddSeconds 5.0
+        let deadline = DateTime.UtcNow.AddSeconds 10.0
 
         while (pending |> Array.filter (fun t -> t.IsCompleted) |> Array.length) < 3 && DateTime.UtcNow < deadline do
             do! Task.Delay 20
@@ -190,7 +190,8 @@ let ``the concurrency permit is given back when the handler fails`` () =
 let ``partitions past the bound share one overflow limiter, and idle ones are evicted`` () =
     task {
         let policy =
-            let p = RateLimit.fixedWindow 1 (TimeSpan.FromSeconds 1.0) |> RateLimit.byClientAddress |> RateLimit.maxPartitions 3
+            // 2 s: the two overflow requests fall in one window even on a busy machine.
+            let p = RateLimit.fixedWindow 1 (TimeSpan.FromSeconds 2.0) |> RateLimit.byClientAddress |> RateLimit.maxPartitions 3
             { p with IdleTimeout = TimeSpan.FromMilliseconds 100.0 }
 
         let limit = rateLimit policy
@@ -208,7 +209,7 @@ let ``partitions past the bound share one overflow limiter, and idle ones are ev
         Assert.Equal<int list>([ 200; 429 ], [ x; y ])
         Assert.Equal(3, partitionCount limit)
         // A window later the partitions are whole again, and soon after evicted.
-        let deadline = DateTime.UtcNow.AddSeconds 5.0
+        let deadline = DateTime.UtcNow.AddSeconds 10.0
 
         while partitionCount limit > 0 && DateTime.UtcNow < deadline do
             do! Task.Delay 50

@@ -231,7 +231,9 @@ let ``hostile paths against templates are answered quickly`` () =
     let sw = Diagnostics.Stopwatch.StartNew()
     Assert.Equal(404, (get server ("/posts/" + String.replicate 3000 "a-")).Status)
     Assert.Equal(404, (get server ("/r/" + String('-', 6000))).Status)
-    Assert.True(sw.ElapsedMilliseconds < 2000L, sprintf "%d ms" sw.ElapsedMilliseconds)
+    // Milliseconds as a rule; room for two requests on a busy machine, still far from a
+    // matcher that backtracks through every split.
+    Assert.True(sw.ElapsedMilliseconds < 5000L, sprintf "%d ms" sw.ElapsedMilliseconds)
     Assert.Equal("my-slug 42", (get server "/posts/my-slug-42").Body)
 
 [<Fact>]
