@@ -35,7 +35,7 @@ let private attached () =
 
 /// Reads until the peer closes; a reset throws.
 let private readToEnd (s: Socket) =
-    s.ReceiveTimeout <- 2000
+    s.ReceiveTimeout <- 10000
     let buffer = Array.zeroCreate<byte> 4096
     let got = StringBuilder()
     let mutable n = s.Receive buffer
@@ -242,7 +242,7 @@ let ``a close or half-close meant for the socket served before touches not the n
         d.ShutdownSendIf before
         // Still open both ways: the send goes out and the client reads it, not an end.
         Assert.Equal(4, d.Transfer(Span(ascii "pong"), true, 0, d.Token))
-        second.ReceiveTimeout <- 2000
+        second.ReceiveTimeout <- 10000
         let buffer = Array.zeroCreate<byte> 16
         Assert.Equal(4, second.Receive buffer)
         // The current one's token closes it (a plain close: the client reads its end).

@@ -171,7 +171,7 @@ let ``a send bigger than the socket's buffers waits for room and all of it arriv
         Assert.False(sending.IsCompleted)
         let got = Array.zeroCreate<byte> total
         let mutable read = 0
-        client.ReceiveTimeout <- 5000
+        client.ReceiveTimeout <- 10000
 
         while read < total do
             let n = client.Receive(got, read, min 4096 (total - read), SocketFlags.None)

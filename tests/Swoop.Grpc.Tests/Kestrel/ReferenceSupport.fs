@@ -43,6 +43,9 @@ module GrpcSupport =
         member val SleepCancelled = TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously)
         member val FloodWritten = 0 with get, set
         member val AcceptEncoding = "" with get, set
+        /// StreamingInputCall handlers that started.
+        [<DefaultValue>]
+        val mutable InputStarted: int
 
     let wait (t: Task) =
         if not (t.Wait 10000) then failwith "nothing after 10 s"
@@ -164,6 +167,7 @@ module GrpcSupport =
         default _.StreamingInputCall(requests: IAsyncStreamReader<BytesValue>, call: ServerCallContext) : Task<Int64Value> =
             task {
                 call.CancellationToken.Register(fun () -> seen.InputCancelled.TrySetResult() |> ignore) |> ignore
+                Threading.Interlocked.Increment(&seen.InputStarted) |> ignore
                 let mutable total = 0L
 
                 while! requests.MoveNext call.CancellationToken do

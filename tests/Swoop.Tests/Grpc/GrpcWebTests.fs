@@ -194,7 +194,7 @@ type GrpcWebTests(fixture: GrpcWebFixture) =
         Assert.True(clock.ElapsedMilliseconds < 10000L, sprintf "the handler ended after %d ms" clock.ElapsedMilliseconds)
         Assert.True(seen.FloodWritten - writtenBefore < 1000, "the handler was held")
         // The client then finds the connection's end (a FIN or a reset) after what was sent.
-        socket.ReceiveTimeout <- 5000
+        socket.ReceiveTimeout <- 10000
         let buffer = Array.zeroCreate<byte> 65536
         let mutable outcome = ""
 
@@ -202,7 +202,7 @@ type GrpcWebTests(fixture: GrpcWebFixture) =
             try
                 if socket.Receive buffer = 0 then outcome <- "closed"
             with :? SocketException as e ->
-                outcome <- (if e.SocketErrorCode = SocketError.TimedOut then "still open after 5 s" else "closed")
+                outcome <- (if e.SocketErrorCode = SocketError.TimedOut then "still open after 10 s" else "closed")
 
         Assert.Equal("closed", outcome)
 

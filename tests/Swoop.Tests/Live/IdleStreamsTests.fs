@@ -42,7 +42,7 @@ let ``idle event streams hold little memory each, and one broadcast reaches them
     let buffer = Array.zeroCreate<byte> 4096
 
     for c in clients do
-        c.ReceiveTimeout <- 5000
+        c.ReceiveTimeout <- 10000
         let mutable got = ""
 
         while not (got.Contains "to everyone") do

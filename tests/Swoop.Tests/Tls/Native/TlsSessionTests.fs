@@ -186,7 +186,7 @@ let private clientHello () =
     let ssl = new SslStream(client.GetStream(), false, (fun _ _ _ _ -> true))
     let handshake = ssl.AuthenticateAsClientAsync "localhost"
     let buffer = Array.zeroCreate<byte> 16384
-    accepted.ReceiveTimeout <- 5000
+    accepted.ReceiveTimeout <- 10000
     let n = accepted.Receive buffer
     accepted.Close()
     (try handshake.Wait 5000 |> ignore with _ -> ())
