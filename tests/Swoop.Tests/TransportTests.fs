@@ -14,12 +14,13 @@ open Swoop
 open Swoop.Tests.Support
 
 /// Reads whatever comes until the server closes or goes quiet for `quietMs`, `pace`
-/// milliseconds between receives of at most `step` bytes (a slow reader).
+/// milliseconds between receives of at most `step` bytes (a slow reader). The first bytes
+/// may take up to 10 s on a busy machine (as Support.readAll).
 let private readSlowly (s: Socket) (step: int) (pace: int) (quietMs: int) =
     let buffer = Array.zeroCreate<byte> step
     let got = ResizeArray<byte>()
     let mutable go = true
-    s.ReceiveTimeout <- quietMs
+    s.ReceiveTimeout <- max quietMs 10000
 
     while go do
         let n = try s.Receive buffer with :? SocketException -> 0
@@ -28,6 +29,7 @@ let private readSlowly (s: Socket) (step: int) (pace: int) (quietMs: int) =
             go <- false
         else
             got.AddRange(ArraySegment(buffer, 0, n))
+            s.ReceiveTimeout <- quietMs
             Thread.Sleep pace
 
     got.ToArray()
