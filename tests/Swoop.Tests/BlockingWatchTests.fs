@@ -66,7 +66,7 @@ let ``a handler blocking an I/O thread is reported, and later ones do not stall 
         Assert.EndsWith("blocked", readResponse first 10000)
 
         if watched then
-            Assert.True(LogSupport.waitFor 10000 (fun () -> reports () <> ""), "no BlockingHandler event")
+            Assert.True(waitUntil 10000 (fun () -> reports () <> ""), "no BlockingHandler event")
             Assert.Contains("GET /block", reports ())
             Assert.Contains("held an event-loop thread", reports ())
             Assert.DoesNotContain("from now on", reports ())
@@ -75,7 +75,7 @@ let ``a handler blocking an I/O thread is reported, and later ones do not stall 
         Assert.EndsWith("blocked", readResponse again 10000)
 
         if watched then
-            Assert.True(LogSupport.waitFor 10000 (fun () -> (reports ()).Contains "from now on handlers start on the thread pool"))
+            Assert.True(waitUntil 10000 (fun () -> (reports ()).Contains "from now on handlers start on the thread pool"))
 
         // Keep-alive connections waiting for their next request, spread over the engine threads.
         let waiting =

@@ -69,9 +69,9 @@ let ``shutdown lets an in-flight request finish, closes idle connections, and co
         let slowHandler (ctx: HttpContext) =
             ValueTask(
                 task {
-                    let waitFor = release.Task
+                    let waitUntil = release.Task
                     started.SetResult()
-                    do! waitFor
+                    do! waitUntil
                     do! Task.Delay 100
                     ctx.WriteString "finished"
                 }

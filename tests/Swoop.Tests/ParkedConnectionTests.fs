@@ -20,15 +20,6 @@ let private echoPath =
 let private get (path: string) =
     ascii ("GET " + path + " HTTP/1.1\r\nHost: a\r\n\r\n")
 
-/// Waits (up to 10 s) until `condition` holds; false if it never did.
-let private eventually (condition: unit -> bool) =
-    let clock = Diagnostics.Stopwatch.StartNew()
-
-    while not (condition ()) && clock.ElapsedMilliseconds < 10_000L do
-        Thread.Sleep 50
-
-    condition ()
-
 /// Sends one request and reads its answer (the connection stays open).
 let private ask (s: Socket) (path: string) =
     s.Send(get path) |> ignore
@@ -53,7 +44,7 @@ let ``an idle keep-alive connection parks and its next requests are answered on 
         use server = serve testOptions echoPath
         use s = connect server
         Assert.Contains("path=/one", ask s "/one")
-        Assert.True(eventually (fun () -> server.ParkedConnectionCount = 1), "the idle connection did not park")
+        Assert.True(waitUntil 10000 (fun () -> server.ParkedConnectionCount = 1), "the idle connection did not park")
         Assert.Equal(1, server.ConnectionCount)
         Assert.Contains("path=/two?x=1", ask s "/two?x=1")
         Assert.Equal(0, server.ParkedConnectionCount)
@@ -63,7 +54,7 @@ let ``an idle keep-alive connection parks and its next requests are answered on 
         let answers = text bytes
         Assert.True(answers.IndexOf("path=/three") >= 0 && answers.IndexOf("path=/three") < answers.IndexOf("path=/four"), answers)
         // And it parks again.
-        Assert.True(eventually (fun () -> server.ParkedConnectionCount = 1), "the connection did not park a second time")
+        Assert.True(waitUntil 10000 (fun () -> server.ParkedConnectionCount = 1), "the connection did not park a second time")
         Assert.Contains("path=/five", ask s "/five")
 
 [<Fact>]
@@ -80,7 +71,7 @@ let ``parked connections coming back at once each get the answer to their own re
             for i, answer in readEach sockets do
                 Assert.Contains("path=/first/" + string i, answer)
 
-            Assert.True(eventually (fun () -> server.ParkedConnectionCount = count), "parked: " + string server.ParkedConnectionCount)
+            Assert.True(waitUntil 10000 (fun () -> server.ParkedConnectionCount = count), "parked: " + string server.ParkedConnectionCount)
 
             // Every client sends at once; each reads its own answer.
             for i in 0 .. count - 1 do
@@ -101,14 +92,14 @@ let ``a parked connection closes at its keep-alive timeout`` () =
         use server = serve { testOptions with KeepAliveTimeout = TimeSpan.FromSeconds 3.0 } echoPath
         use s = connect server
         Assert.Contains("path=/one", ask s "/one")
-        Assert.True(eventually (fun () -> server.ParkedConnectionCount = 1), "the idle connection did not park")
+        Assert.True(waitUntil 10000 (fun () -> server.ParkedConnectionCount = 1), "the idle connection did not park")
         let clock = Diagnostics.Stopwatch.StartNew()
         let bytes, closed = readAll s 15000
         Assert.True(closed, "not closed")
         Assert.Empty bytes
         // About 3 s, with room for late heartbeats on a busy machine.
         Assert.InRange(clock.ElapsedMilliseconds, 0L, 10000L)
-        Assert.True(eventually (fun () -> server.ConnectionCount = 0), "still counted open")
+        Assert.True(waitUntil 10000 (fun () -> server.ConnectionCount = 0), "still counted open")
         Assert.Equal(0, server.ParkedConnectionCount)
 
 [<Fact>]
@@ -119,15 +110,15 @@ let ``a client closing its parked connection ends it, and one that half-closes a
         use halfClosing = connect server
         Assert.Contains("path=/a", ask leaving "/a")
         Assert.Contains("path=/b", ask halfClosing "/b")
-        Assert.True(eventually (fun () -> server.ParkedConnectionCount = 2), "parked: " + string server.ParkedConnectionCount)
+        Assert.True(waitUntil 10000 (fun () -> server.ParkedConnectionCount = 2), "parked: " + string server.ParkedConnectionCount)
         leaving.Close()
-        Assert.True(eventually (fun () -> server.ConnectionCount = 1), "the closed one still counted open")
+        Assert.True(waitUntil 10000 (fun () -> server.ConnectionCount = 1), "the closed one still counted open")
         halfClosing.Send(get "/last") |> ignore
         halfClosing.Shutdown SocketShutdown.Send
         let bytes, closed = readAll halfClosing 5000
         Assert.Contains("path=/last", text bytes)
         Assert.True closed
-        Assert.True(eventually (fun () -> server.ConnectionCount = 0), "still counted open")
+        Assert.True(waitUntil 10000 (fun () -> server.ConnectionCount = 0), "still counted open")
 
 [<Fact>]
 let ``stopping closes parked connections at once`` () =
@@ -137,7 +128,7 @@ let ``stopping closes parked connections at once`` () =
         use b = connect server
         Assert.Contains("path=/a", ask a "/a")
         Assert.Contains("path=/b", ask b "/b")
-        Assert.True(eventually (fun () -> server.ParkedConnectionCount = 2), "parked: " + string server.ParkedConnectionCount)
+        Assert.True(waitUntil 10000 (fun () -> server.ParkedConnectionCount = 2), "parked: " + string server.ParkedConnectionCount)
         let clock = Diagnostics.Stopwatch.StartNew()
         // At once: room for a busy machine, still far from ShutdownTimeout's 30 s.
         Assert.True(server.StopAsync().Wait 10000, "the stop did not end")

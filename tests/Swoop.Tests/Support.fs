@@ -135,13 +135,17 @@ let echoHandler: RequestHandler =
 let within (ms: int) (t: Task<'T>) =
     if t.Wait ms then t.Result else failwithf "nothing after %d ms" ms
 
-/// Polls `condition` every 20 ms for up to `ms`; whether it came true.
-let rec waitUntil (ms: int) (condition: unit -> bool) =
-    if condition () then true
-    elif ms <= 0 then false
-    else
+/// Polls `condition` every 20 ms until it holds or `ms` have passed by the clock (sleeps
+/// overrun on a busy machine); whether it came true. The tests' one way to wait for an event.
+let waitUntil (ms: int) (condition: unit -> bool) =
+    let clock = Diagnostics.Stopwatch.StartNew()
+    let mutable held = condition ()
+
+    while not held && clock.ElapsedMilliseconds < int64 ms do
         Threading.Thread.Sleep 20
-        waitUntil (ms - 20) condition
+        held <- condition ()
+
+    held
 
 /// Runs `f` with Console.Error captured: its result and what it wrote there. Tests that capture
 /// stderr take turns (it is one for the process).

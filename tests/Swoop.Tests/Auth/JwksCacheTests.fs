@@ -141,7 +141,7 @@ let ``a request waits JwksMaxWait on a hanging key server, and the fetch goes on
     keys.Release()
     // The released fetch ends in the background (a fixed 300 ms was not always enough on a
     // busy machine); requests meanwhile share it rather than start another.
-    Assert.True(waitFor 10000 (fun () -> (me server).Status = 200), "the fetch's keys were never used")
+    Assert.True(waitUntil 10000 (fun () -> (me server).Status = 200), "the fetch's keys were never used")
     Assert.Equal(1, keys.Fetches)
 
 [<Fact>]
@@ -172,7 +172,7 @@ let ``a failed fetch is a warning naming the key server, the reason and the next
     for _ in 1..5 do
         unavailable (me server)
 
-    Assert.True(waitFor 10000 (fun () -> not (sink.WithId LogEvents.SigningKeysFetchFailed).IsEmpty))
+    Assert.True(waitUntil 10000 (fun () -> not (sink.WithId LogEvents.SigningKeysFetchFailed).IsEmpty))
     Threading.Thread.Sleep 200
     let events = sink.WithId LogEvents.SigningKeysFetchFailed
     Assert.Equal(1, events.Length)

@@ -228,7 +228,7 @@ let ``a refused token is logged at Debug with the reason`` () =
 
     use server = serve serverOptions (Web.handler WebOptions.defaults (app (JwtBearer(optionsFor [ rsa ]))))
     Assert.Equal(401, (request server "GET" "/me" (withBearer token) "").Status)
-    Assert.True(waitFor 10000 (fun () -> not (sink.WithId LogEvents.AuthenticationFailed).IsEmpty))
+    Assert.True(waitUntil 10000 (fun () -> not (sink.WithId LogEvents.AuthenticationFailed).IsEmpty))
     let e = (sink.WithId LogEvents.AuthenticationFailed).Head
     Assert.Equal(LogLevel.Debug, e.Level)
     Assert.Contains("expired", e.Message)

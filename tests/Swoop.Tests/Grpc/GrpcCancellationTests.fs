@@ -32,14 +32,14 @@ type GrpcCancellationTests(fixture: CancellationFixture) =
     let ended () =
         let mutable last = null
 
-        Assert.True(eventually 10000 (fun () -> seen.HoldEnds.TryDequeue(&last)), "the Hold handler was not woken")
+        Assert.True(waitUntil 10000 (fun () -> seen.HoldEnds.TryDequeue(&last)), "the Hold handler was not woken")
 
         last
 
     /// The next Spill handler's writes ended (how), within `ms`.
     let spillEnded (ms: int) =
         let mutable last = null
-        Assert.True(eventually ms (fun () -> seen.SpillEnds.TryDequeue(&last)), "the Spill handler's write was not woken")
+        Assert.True(waitUntil ms (fun () -> seen.SpillEnds.TryDequeue(&last)), "the Spill handler's write was not woken")
         last
 
     interface IClassFixture<CancellationFixture>
@@ -68,7 +68,7 @@ type GrpcCancellationTests(fixture: CancellationFixture) =
         // The bound has room for a busy machine and stays below the data-rate check's 5 s grace,
         // which would wake a write the deadline did not.
         Assert.True(took >= 350L && took < 4500L, $"the blocked write ended after {took} ms (deadline 400 ms)")
-        Assert.True(eventually 10000 (fun () -> Volatile.Read(&seen.Spilling) = 0), "a handler still holds its call")
+        Assert.True(waitUntil 10000 (fun () -> Volatile.Read(&seen.Spilling) = 0), "a handler still holds its call")
         // The stream was reset (RST_STREAM CANCEL): the body, read now, fails rather than ends.
         let read =
             task {
@@ -99,7 +99,7 @@ type GrpcCancellationTests(fixture: CancellationFixture) =
         // which gRPC's HTTP/2 mapping reports as Cancelled (seen once in CI). Both end the call.
         let status = (failure (call.ResponseStream.MoveNext CancellationToken.None)).StatusCode
         Assert.True(List.contains status [ StatusCode.DeadlineExceeded; StatusCode.Cancelled ], $"the call ended {status}")
-        Assert.True(eventually 10000 (fun () -> Volatile.Read(&seen.Spilling) = 0), "a handler still holds its call")
+        Assert.True(waitUntil 10000 (fun () -> Volatile.Read(&seen.Spilling) = 0), "a handler still holds its call")
 
     [<Fact>]
     member _.``the client's cancel (RST_STREAM) wakes a write blocked on its window`` () =
@@ -116,7 +116,7 @@ type GrpcCancellationTests(fixture: CancellationFixture) =
         // Below what is left of the data-rate check's 5 s grace, with room for a busy machine.
         Assert.True(clock.ElapsedMilliseconds < 4000L, $"the blocked write ended {clock.ElapsedMilliseconds} ms after the cancel")
         Assert.Equal(StatusCode.Cancelled, (failure (call.ResponseStream.MoveNext CancellationToken.None)).StatusCode)
-        Assert.True(eventually 10000 (fun () -> Volatile.Read(&seen.Spilling) = 0), "a handler still holds its call")
+        Assert.True(waitUntil 10000 (fun () -> Volatile.Read(&seen.Spilling) = 0), "a handler still holds its call")
 
     [<Fact>]
     member _.``the deadline wakes a duplex handler waiting for its next message: DEADLINE_EXCEEDED`` () =
@@ -139,7 +139,7 @@ type GrpcCancellationTests(fixture: CancellationFixture) =
             waiting ()
             waiting ()
             Assert.Equal("TaskCanceledException", ended ())
-            Assert.True(eventually 10000 (fun () -> Volatile.Read(&seen.Holding) = 0), "a handler still holds its call")
+            Assert.True(waitUntil 10000 (fun () -> Volatile.Read(&seen.Holding) = 0), "a handler still holds its call")
         finally
             held.TrySetResult() |> ignore
 
@@ -149,7 +149,7 @@ type GrpcCancellationTests(fixture: CancellationFixture) =
         waiting ()
         Assert.Equal(StatusCode.DeadlineExceeded, (failure (call.ResponseStream.MoveNext CancellationToken.None)).StatusCode)
         ended () |> ignore
-        Assert.True(eventually 10000 (fun () -> Volatile.Read(&seen.Holding) = 0), "a handler still holds its call")
+        Assert.True(waitUntil 10000 (fun () -> Volatile.Read(&seen.Holding) = 0), "a handler still holds its call")
 
     [<Fact>]
     member _.``the client's cancel wakes a duplex handler waiting for its next message`` () =
@@ -161,7 +161,7 @@ type GrpcCancellationTests(fixture: CancellationFixture) =
         cancel.Cancel()
         Assert.Equal(StatusCode.Cancelled, (failure (call.ResponseStream.MoveNext CancellationToken.None)).StatusCode)
         Assert.Equal("ClientDisconnectedException", ended ())
-        Assert.True(eventually 10000 (fun () -> Volatile.Read(&seen.Holding) = 0), "a handler still holds its call")
+        Assert.True(waitUntil 10000 (fun () -> Volatile.Read(&seen.Holding) = 0), "a handler still holds its call")
 
     [<Fact>]
     member _.``cancelled and timed-out calls leave nothing held: more of them than a connection's streams, then a call`` () =
@@ -185,9 +185,9 @@ type GrpcCancellationTests(fixture: CancellationFixture) =
             // Under the server's budget of client resets a second (Rapid Reset).
             Thread.Sleep 8
 
-        Assert.True(eventually 10000 (fun () -> Volatile.Read(&seen.Holding) = 0), "a handler still holds its call")
+        Assert.True(waitUntil 10000 (fun () -> Volatile.Read(&seen.Holding) = 0), "a handler still holds its call")
         let started = Volatile.Read(&seen.HoldStarted) - startedBefore
         Assert.True(started >= 75, $"{started} handlers started")
-        Assert.True(eventually 10000 (fun () -> seen.HoldEnds.Count = started), $"{seen.HoldEnds.Count} handlers of {started} were woken")
+        Assert.True(waitUntil 10000 (fun () -> seen.HoldEnds.Count = started), $"{seen.HoldEnds.Count} handlers of {started} were woken")
         let answer = invoker.AsyncUnaryCall(emptyCall, null, CallOptions(), Empty()).ResponseAsync |> within 10000
         Assert.NotNull answer

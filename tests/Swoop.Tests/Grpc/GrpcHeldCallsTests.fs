@@ -39,7 +39,7 @@ type GrpcHeldCallsTests(fixture: CancellationFixture) =
 
         try
             Assert.True(
-                eventually 20000 (fun () -> Volatile.Read(&seen.Holding) = n),
+                waitUntil 20000 (fun () -> Volatile.Read(&seen.Holding) = n),
                 $"{Volatile.Read(&seen.Holding)} of {n} calls held at once"
             )
 
@@ -57,7 +57,7 @@ type GrpcHeldCallsTests(fixture: CancellationFixture) =
                 else
                     Assert.Equal(StatusCode.Cancelled, error.StatusCode)
 
-            Assert.True(eventually 10000 (fun () -> Volatile.Read(&seen.Holding) = 0), $"{Volatile.Read(&seen.Holding)} handlers still hold a call")
+            Assert.True(waitUntil 10000 (fun () -> Volatile.Read(&seen.Holding) = 0), $"{Volatile.Read(&seen.Holding)} handlers still hold a call")
             // Every stream was given back: a full connection's worth of calls runs again at once.
             let again = Array.init 100 (fun _ -> invoker.AsyncUnaryCall(emptyCall, null, CallOptions(), Empty()).ResponseAsync)
             for t in again do Assert.NotNull(t |> within 10000)
@@ -84,9 +84,9 @@ type GrpcHeldCallsTests(fixture: CancellationFixture) =
             Assert.Equal(2 * Http2Limits.MaxConcurrentStreams + 1, refused.Value.StreamId)
             Assert.Equal(Http2ErrorCode.RefusedStream, refused.Value.ErrorCode)
             Assert.True(
-                eventually 10000 (fun () -> Volatile.Read(&seen.Holding) - holding = Http2Limits.MaxConcurrentStreams),
+                waitUntil 10000 (fun () -> Volatile.Read(&seen.Holding) - holding = Http2Limits.MaxConcurrentStreams),
                 $"{Volatile.Read(&seen.Holding) - holding} calls held"
             )
 
         // The client went: every held handler is woken, and nothing stays.
-        Assert.True(eventually 10000 (fun () -> Volatile.Read(&seen.Holding) = holding), $"{Volatile.Read(&seen.Holding) - holding} handlers still hold a call")
+        Assert.True(waitUntil 10000 (fun () -> Volatile.Read(&seen.Holding) = holding), $"{Volatile.Read(&seen.Holding) - holding} handlers still hold a call")

@@ -363,13 +363,3 @@ type HeldContent(first: byte[], hold: Task) =
 type CancellationFixture() =
     inherit GrpcFixture(GrpcOptions.defaults, false)
 
-/// Waits until `condition` holds (up to `ms`); whether it did.
-let eventually (ms: int) (condition: unit -> bool) =
-    let clock = Diagnostics.Stopwatch.StartNew()
-    let mutable held = condition ()
-
-    while not held && clock.ElapsedMilliseconds < int64 ms do
-        Thread.Sleep 10
-        held <- condition ()
-
-    held

@@ -75,7 +75,7 @@ let ``a server writes one access event per request, in either format`` () =
             request server "GET /hello?x=1 HTTP/1.1\r\nUser-Agent: t\u0085\"x\r\n"
             request server "GET /empty HTTP/1.1\r\n"
 
-        Assert.True(waitFor 10000 (fun () -> (sink.WithId LogEvents.Request).Length = 2))
+        Assert.True(waitUntil 10000 (fun () -> (sink.WithId LogEvents.Request).Length = 2))
         let first = (sink.WithId LogEvents.Request)[0]
         Assert.Equal(box 200, fieldOf first "Status")
         Assert.Equal(box 13L, fieldOf first "Bytes")
@@ -125,7 +125,7 @@ let ``an HTTP/2 response's body bytes are logged, as HTTP/1.1's are (not "-")`` 
         Assert.Equal(200, status)
         Assert.Equal("Hello, World!", body)
 
-    Assert.True(waitFor 10000 (fun () -> (sink.WithId LogEvents.Request).Length = 1))
+    Assert.True(waitUntil 10000 (fun () -> (sink.WithId LogEvents.Request).Length = 1))
     let line = (sink.WithId LogEvents.Request)[0]
     Assert.Equal(box 13L, fieldOf line "Bytes")
     Assert.EndsWith("\"GET /hello HTTP/2\" 200 13", line.Message)

@@ -31,17 +31,6 @@ type BlockedSink() =
             gate.Wait(10_000) |> ignore
             Interlocked.Increment(&written) |> ignore
 
-/// Polls `check` until it holds or `ms` pass; returns whether it held.
-let waitFor (ms: int) (check: unit -> bool) =
-    let clock = Stopwatch.StartNew()
-    let mutable ok = check ()
-
-    while not ok && clock.ElapsedMilliseconds < int64 ms do
-        Thread.Sleep 20
-        ok <- check ()
-
-    ok
-
 /// A field's value by name.
 let fieldOf (e: LogEvent) (name: string) =
     e.Fields |> Array.tryFind (fun f -> f.Key = name) |> Option.map (fun f -> f.Value) |> Option.toObj

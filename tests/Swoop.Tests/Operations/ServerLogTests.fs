@@ -74,9 +74,9 @@ let ``a connection past MaxConnections is an event with the limit`` () =
         use server = serve { testOptions with LogSink = Some sink; MaxConnections = 1; DeferAccept = false } slow
         use first = connect server
         first.Send(ascii "GET / HTTP/1.1\r\nHost: a\r\n\r\n") |> ignore
-        Assert.True(waitFor 10000 (fun () -> server.ConnectionCount = 1))
+        Assert.True(waitUntil 10000 (fun () -> server.ConnectionCount = 1))
         use second = connect server
-        Assert.True(waitFor 10000 (fun () -> server.RejectedConnections = 1L))
+        Assert.True(waitUntil 10000 (fun () -> server.RejectedConnections = 1L))
         hold.SetResult()
 
     let rejected = sink.WithId LogEvents.ConnectionRejected |> List.exactlyOne

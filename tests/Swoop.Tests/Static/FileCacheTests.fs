@@ -17,13 +17,6 @@ open Swoop.Tests.Support
 open Swoop.Tests.StaticSupport
 open Swoop.Tests.FilesSite
 
-/// Waits up to `ms` for `condition`.
-let private eventually (ms: int) (condition: unit -> bool) =
-    let deadline = Environment.TickCount64 + int64 ms
-    while not (condition ()) && Environment.TickCount64 < deadline do
-        Thread.Sleep 50
-    condition ()
-
 [<Fact>]
 let ``a full cache lets the least recently used go and keeps the new`` () =
     let _, root = makeSite ()
@@ -59,7 +52,7 @@ let ``a symbolic link loop multiplies paths, not held descriptors`` () =
         Assert.Equal<byte[]>(expected, r.Body)
         Assert.True(files.Cache.OpenHandles <= 8, sprintf "%d handles counted after %s" files.Cache.OpenHandles target)
 
-    Assert.True(eventually 10000 (fun () -> heldUnder root - before <= 8), sprintf "%d descriptors held under the root" (heldUnder root - before))
+    Assert.True(waitUntil 10000 (fun () -> heldUnder root - before <= 8), sprintf "%d descriptors held under the root" (heldUnder root - before))
 
 [<Fact>]
 let ``an entry unused for CacheInactive is let go and its descriptor closed`` () =
@@ -69,7 +62,7 @@ let ``an entry unused for CacheInactive is let go and its descriptor closed`` ()
     Assert.Equal(200, (getFile server "/static/big.bin" []).Status)
     Assert.Equal(1, files.Cache.Count)
     Assert.True(heldUnder root >= 1, "the large file's descriptor is held while it is in use")
-    Assert.True(eventually 10000 (fun () -> files.Cache.Count = 0 && files.Cache.OpenHandles = 0 && heldUnder root = 0), "still held after going unused")
+    Assert.True(waitUntil 10000 (fun () -> files.Cache.Count = 0 && files.Cache.OpenHandles = 0 && heldUnder root = 0), "still held after going unused")
     Assert.Equal(3 * 1024 * 1024 + 17, (getFile server "/static/big.bin" []).Body.Length)
 
 [<Fact>]

@@ -26,15 +26,6 @@ let private ec = lazy (makeCertificate true [ "other.test"; "*.other.test" ] (Da
 let private nativeOptions pairs =
     { httpsOptions pairs with TlsEngine = "openssl" }
 
-/// Whether `condition` holds within `ms` (looked at every 20 ms).
-let private within (ms: int) (condition: unit -> bool) =
-    let until = DateTime.UtcNow.AddMilliseconds(float ms)
-
-    while not (condition ()) && DateTime.UtcNow < until do
-        Thread.Sleep 20
-
-    condition ()
-
 [<Fact>]
 let ``the native engine serves HTTP/1.1 over TLS 1.3 and 1.2 and frees each connection's OpenSSL object`` () =
     use server = serve (nativeOptions [ rsa.Value ]) hello
@@ -54,7 +45,7 @@ let ``the native engine serves HTTP/1.1 over TLS 1.3 and 1.2 and frees each conn
         Assert.Contains("https /a", answer)
         Assert.EndsWith("https /b", answer)
 
-    Assert.True(within 10000 (fun () -> server.Tls.NativeSessions = 0), "an OpenSSL connection was not freed")
+    Assert.True(waitUntil 10000 (fun () -> server.Tls.NativeSessions = 0), "an OpenSSL connection was not freed")
 
 [<Fact>]
 let ``the native engine is the default where OpenSSL 3 loads, and sslstream chooses SslStream`` () =
@@ -121,7 +112,7 @@ let ``TLS 1.2 sessions resume by session id without tickets and by ticket, with 
                 finally
                     File.Delete session
 
-    Assert.True(within 10000 (fun () -> server.Tls.NativeSessions = 0), "an OpenSSL connection was not freed")
+    Assert.True(waitUntil 10000 (fun () -> server.Tls.NativeSessions = 0), "an OpenSSL connection was not freed")
 
 [<Fact>]
 let ``a refused renegotiation is answered at once, not with the server's next write`` () =
@@ -130,16 +121,16 @@ let ``a refused renegotiation is answered at once, not with the server's next wr
     use _ = p
 
     try
-        Assert.True(within 10000 (fun () -> text().Contains "Verify return code"), "no handshake: " + text ())
+        Assert.True(waitUntil 10000 (fun () -> text().Contains "Verify return code"), "no handshake: " + text ())
         // s_client's R asks for a renegotiation; stdin stays open and the client sends nothing
         // more, so only the server's prompt no_renegotiation alert ends its wait.
         p.StandardInput.WriteLine "R"
         p.StandardInput.Flush()
-        Assert.True(within 10000 (fun () -> text().Contains "no renegotiation"), "no alert within 10 s: " + text ())
+        Assert.True(waitUntil 10000 (fun () -> text().Contains "no renegotiation"), "no alert within 10 s: " + text ())
     finally
         if not p.HasExited then p.Kill true
 
-    Assert.True(within 10000 (fun () -> server.Tls.NativeSessions = 0), "an OpenSSL connection was not freed")
+    Assert.True(waitUntil 10000 (fun () -> server.Tls.NativeSessions = 0), "an OpenSSL connection was not freed")
 
 /// TLS 1.3 key updates, each asking the server to update its keys too (s_client's K): the
 /// server answers every one, and requests before and after them are answered under the new
@@ -152,11 +143,11 @@ let ``TLS 1.3 key updates asked for again and again are answered, and the connec
     let count (what: string) = (text().Split what).Length - 1
 
     try
-        Assert.True(within 10000 (fun () -> text().Contains "Verify return code"), "no handshake: " + text ())
+        Assert.True(waitUntil 10000 (fun () -> text().Contains "Verify return code"), "no handshake: " + text ())
         p.StandardInput.Write "GET /before HTTP/1.1\r\nHost: localhost\r\n\r\n"
         p.StandardInput.Flush()
         // Counted by status lines: the body has no line end, and a line reads only once whole.
-        Assert.True(within 10000 (fun () -> count "HTTP/1.1 200 OK" = 1), "no answer before the key updates: " + text ())
+        Assert.True(waitUntil 10000 (fun () -> count "HTTP/1.1 200 OK" = 1), "no answer before the key updates: " + text ())
 
         // One command a line, each read by s_client on its own (it looks at a read's first
         // letter); each answered by the server's own KeyUpdate at once, not with its next write.
@@ -165,16 +156,16 @@ let ``TLS 1.3 key updates asked for again and again are answered, and the connec
         for i in 1..40 do
             p.StandardInput.WriteLine "K"
             p.StandardInput.Flush()
-            Assert.True(within 10000 (fun () -> answered () >= i), sprintf "key update %d was not answered: %s" i (text ()))
+            Assert.True(waitUntil 10000 (fun () -> answered () >= i), sprintf "key update %d was not answered: %s" i (text ()))
 
         p.StandardInput.Write "GET /after HTTP/1.1\r\nHost: localhost\r\n\r\n"
         p.StandardInput.Flush()
-        Assert.True(within 10000 (fun () -> count "HTTP/1.1 200 OK" = 2), "no answer after the key updates: " + text ())
+        Assert.True(waitUntil 10000 (fun () -> count "HTTP/1.1 200 OK" = 2), "no answer after the key updates: " + text ())
         Assert.Contains("https /before", text ())
     finally
         if not p.HasExited then p.Kill true
 
-    Assert.True(within 10000 (fun () -> server.Tls.NativeSessions = 0), "an OpenSSL connection was not freed")
+    Assert.True(waitUntil 10000 (fun () -> server.Tls.NativeSessions = 0), "an OpenSSL connection was not freed")
 
 /// The first flight of a TLS client (its ClientHello), as SslStream sends it.
 let private clientHello () =
@@ -239,8 +230,8 @@ let ``hostile input ends only its own connection, the server serves on, and ever
         use _ = stream
         Assert.EndsWith("https /after", tlsExchange stream "GET /after HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n" 2000)
 
-    Assert.True(within 10000 (fun () -> server.Tls.NativeSessions = 0), sprintf "%d OpenSSL connections were not freed" server.Tls.NativeSessions)
-    Assert.True(within 10000 (fun () -> server.ConnectionCount = 0), "a connection was left open")
+    Assert.True(waitUntil 10000 (fun () -> server.Tls.NativeSessions = 0), sprintf "%d OpenSSL connections were not freed" server.Tls.NativeSessions)
+    Assert.True(waitUntil 10000 (fun () -> server.ConnectionCount = 0), "a connection was left open")
     server.StopAsync().Wait()
     Assert.Empty(sink.WithId LogEvents.ConnectionFailed)
     // Each was told in the debug log, with OpenSSL's reason.
