@@ -314,11 +314,11 @@ type internal ConnectionStreams(transport: Transport, settings: ConnectionSettin
             with _ ->
                 ()
 
-            // A client that never closes its end is closed 2 s later, as a lingering HTTP/1.1
-            // connection is (else it would hold the connection for the whole keep-alive
+            // A client that never closes its end is closed after the linger, as a lingering
+            // HTTP/1.1 connection is (else it would hold the connection for the whole keep-alive
             // timeout, and a stopping server for its shutdown timeout).
             if transport.Token = socket then
-                transport.Deadline <- Heartbeat.NowMs + 2000L
+                transport.Deadline <- Heartbeat.NowMs + Transport.LingerMs
         }
 
     /// The connection ended: every stream is reset (their handlers see RequestAborted), the

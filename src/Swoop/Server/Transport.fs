@@ -567,12 +567,16 @@ type internal Transport(pool: BufferPool) =
                 rights.LastAnswerSent()
         }
 
-    /// No more sending; what the client still sends is read for up to 2 s (the heartbeat
+    /// No more sending; what the client still sends is read for up to LingerMs (the heartbeat
     /// closes a lingering connection past its deadline).
     member private t.HalfClose() =
         descriptor.ShutdownSend()
-        t.Deadline <- Heartbeat.NowMs + 2000L
+        t.Deadline <- Heartbeat.NowMs + Transport.LingerMs
         Threading.Volatile.Write(&t.State, ConnectionState.Lingering)
+
+    /// How long a connection whose sending side is shut waits for the client's close before
+    /// the heartbeat closes it (HTTP/1.1's last answer, HTTP/2's graceful end).
+    static member LingerMs = 2000L
 
     /// Half-closes, then reads and discards what the client still sends (up to 1 MiB, until it
     /// closes or the heartbeat's 2 s deadline cuts it), so that closing does not reset the
