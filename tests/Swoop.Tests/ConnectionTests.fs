@@ -306,6 +306,66 @@ let ``a streamed response reads its request's head after the first flush, and th
         Assert.Equal<int list>([ 200 ], statuses r2)
         Assert.Contains("/d=fourth", r2)
 
+/// Reads one answer whose body ends with `tail` (bytes, not text: megabytes), for up to 10 s;
+/// the bytes, and whether the connection closed first.
+let private readToTail (s: Net.Sockets.Socket) (tail: string) =
+    let ending = Encoding.ASCII.GetBytes tail
+    let buffer = Array.zeroCreate<byte> 65536
+    use out = new IO.MemoryStream()
+    let clock = Diagnostics.Stopwatch.StartNew()
+    let mutable closed = false
+
+    let ended () =
+        out.Length >= int64 ending.Length
+        && ReadOnlySpan(out.GetBuffer(), int out.Length - ending.Length, ending.Length).SequenceEqual(ReadOnlySpan ending)
+
+    while not closed && not (ended ()) && clock.ElapsedMilliseconds < 10_000L do
+        s.ReceiveTimeout <- 10_000
+
+        try
+            let n = s.Receive buffer
+            if n = 0 then closed <- true else out.Write(buffer, 0, n)
+        with :? Net.Sockets.SocketException ->
+            closed <- true
+
+    out.ToArray(), closed
+
+[<Fact>]
+let ``a chunked response whose flushes waited for a slow reader still ends with its last chunk, and the connection goes on`` () =
+    // The first flush that waits makes the handler's task pending while its bytes are still in
+    // the output; the loop once took them for earlier pipelined answers, tried to send them
+    // itself, found the handler sending, and dropped the connection before the last chunk.
+    let part = Array.create 65536 7uy
+
+    let download =
+        fun (ctx: HttpContext) ->
+            ValueTask(
+                task {
+                    ctx.ContentType <- "application/octet-stream"
+
+                    for _ in 1..128 do
+                        ctx.Write(ReadOnlySpan part)
+                        do! ctx.FlushAsync()
+
+                    ctx.WriteString "end"
+                }
+                :> Task
+            )
+
+    use server = serve testOptions download
+    use s = connect server
+    s.ReceiveBufferSize <- 16384
+
+    for round in 1..2 do
+        s.Send(ascii "GET /download HTTP/1.1\r\nHost: a\r\n\r\n") |> ignore
+        // Not read for a while: the socket's buffers fill and the handler's flushes wait.
+        Threading.Thread.Sleep 300
+        let bytes, closed = readToTail s "3\r\nend\r\n0\r\n\r\n"
+        Assert.False(closed, sprintf "round %d: the connection closed after %d bytes, before the last chunk" round bytes.Length)
+        // The head, 128 chunks of 64 KiB ("10000" and two line ends each), "end" and the last chunk.
+        let head = (Encoding.ASCII.GetString(bytes, 0, 200)).IndexOf "\r\n\r\n" + 4
+        Assert.Equal(head + 128 * (65536 + 9) + 8 + 5, bytes.Length)
+
 [<Fact>]
 let ``a handler that throws gets 500, and the connection and other clients go on`` () =
     let flaky =

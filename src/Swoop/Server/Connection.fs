@@ -486,11 +486,13 @@ type internal Connection(settings: ConnectionSettings, onClosed: Connection -> u
                                         handlerWaited <- true
 
                                         // Answers of earlier pipelined requests go out now, not after this
-                                        // handler (the handler's own sends wait for this one).
+                                        // handler (the handler's own sends wait for this one). Unless the
+                                        // handler is sending already (a flush that waits for the client):
+                                        // its send takes everything in the output, those answers first.
                                         if transport.OutLength > 0L && not running.IsCompleted then
                                             earlyFlush <-
                                                 try
-                                                    transport.FlushAsync(Writer.Connection).AsTask()
+                                                    transport.FlushUnlessSendingAsync(Writer.Connection).AsTask()
                                                 with e ->
                                                     Task.FromException e
 

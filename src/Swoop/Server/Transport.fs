@@ -319,6 +319,11 @@ type internal Transport(pool: BufferPool) =
         else
             ValueTask(t.FlushAfterWaitAsync writer)
 
+    /// As FlushAsync, but only if nobody sends now: a writer sending already takes these bytes
+    /// too (it sends until the output is empty), so there is nothing to wait for.
+    member t.FlushUnlessSendingAsync(writer: Writer) : ValueTask =
+        if rights.TryEnter writer then rights.LeaveAfter(t.SendOutput()) else ValueTask.CompletedTask
+
     member private t.FlushAfterWaitAsync(writer: Writer) : Task =
         task {
             do! rights.WaitToEnterAsync writer

@@ -30,6 +30,17 @@ let app =
         GET >=> route "/me" >=> (fun next ctx -> text (ctx.Header "cookie" |> ValueOption.defaultValue "nobody") next ctx)
         GET >=> route "/go" >=> redirectTo false "/hello"
         GET >=> route "/big" >=> text (String('b', 5000))
+        route "/flushed"
+        >=> (fun _ ctx ->
+            task {
+                // Each flush past the in-memory connection's 64 KiB waits for the client to read.
+                for _ in 1..4 do
+                    ctx.Write(ReadOnlySpan(Array.create 65536 7uy))
+                    do! ctx.FlushAsync()
+
+                ctx.WriteString "end"
+                return! handled
+            })
         route "/ticks"
         >=> eventStream (fun stream ->
             task {
@@ -89,6 +100,18 @@ let ``the server's limits apply: a body over MaxRequestBodySize is a 413`` () =
         use content = new StringContent("""{"id":1,"name":" """ + String('x', 500) + "\"}", Encoding.UTF8, "application/json")
         let! answer = client.PostAsync("/items", content)
         Assert.Equal(HttpStatusCode.RequestEntityTooLarge, answer.StatusCode)
+    }
+
+[<Fact>]
+let ``a response flushed in parts bigger than the connection's buffer arrives whole`` () =
+    task {
+        use server = TestServer.Create app
+        use client = server.CreateClient()
+
+        for _ in 1..3 do
+            let! body = client.GetByteArrayAsync "/flushed"
+            Assert.Equal(4 * 65536 + 3, body.Length)
+            Assert.Equal("end", Text.Encoding.ASCII.GetString(body, body.Length - 3, 3))
     }
 
 [<Fact>]
