@@ -2,6 +2,8 @@
 /// each way with the socket's kind of backpressure (a writer waits while 64 KiB are unread).
 /// Disposing an end ends both of its directions: the other end reads its end of stream, and a
 /// read still waiting on this end returns 0 at once, as a socket's does when its own side closes it.
+/// Each end tells when the other closed (IPeerEnd): the server's RequestAborted hears a client
+/// that cancelled or left, as it hears a socket's FIN.
 namespace Swoop.Testing
 
 open System
@@ -12,7 +14,7 @@ open System.Threading.Tasks
 open Swoop
 
 [<Sealed>]
-type internal MemoryEnd(reader: PipeReader, writer: PipeWriter) =
+type internal MemoryEnd(reader: PipeReader, writer: PipeWriter, closed: TaskCompletionSource, otherClosed: Task) =
     inherit AsyncOnlyStream("an in-memory connection")
     let input = reader.AsStream()
     let output = writer.AsStream()
@@ -70,8 +72,12 @@ type internal MemoryEnd(reader: PipeReader, writer: PipeWriter) =
             reader.CancelPendingRead()
             reader.Complete()
             writer.Complete()
+            closed.TrySetResult() |> ignore
 
         base.Dispose disposing
+
+    interface IPeerEnd with
+        member _.PeerEnded = otherClosed
 
 [<RequireQualifiedAccess>]
 module internal MemoryConnection =
@@ -79,4 +85,7 @@ module internal MemoryConnection =
     let create () =
         let toServer = Pipe()
         let toClient = Pipe()
-        new MemoryEnd(toClient.Reader, toServer.Writer), new MemoryEnd(toServer.Reader, toClient.Writer)
+        let clientClosed = TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously)
+        let serverClosed = TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously)
+        new MemoryEnd(toClient.Reader, toServer.Writer, clientClosed, serverClosed.Task),
+        new MemoryEnd(toServer.Reader, toClient.Writer, serverClosed, clientClosed.Task)

@@ -17,6 +17,13 @@ open System.Threading
 type internal IPeerWatcher =
     abstract PeerClosed: token: int64 * reset: bool -> unit
 
+/// A connection's stream that knows when its other end closed (the test host's in-memory
+/// connection), so that RequestAborted hears a client that left without a read, as a socket
+/// on the event loops does.
+type internal IPeerEnd =
+    /// Completes when the other end has closed.
+    abstract PeerEnded: Threading.Tasks.Task
+
 /// A connection's socket, the runtime's Socket or only the descriptor; reused, with its
 /// connection, for every socket that connection serves.
 [<Sealed>]
@@ -52,6 +59,8 @@ type internal Descriptor() =
     // by Close and ShutdownSend, and the peer it reports.
     let mutable memory: IO.Stream = null
     let mutable memoryPeer: Net.EndPoint = null
+    // Whether its end is watched already (once per connection, not per request).
+    let mutable memoryWatched = false
 
     let closedError () = SocketException(int SocketError.OperationAborted)
 
@@ -101,6 +110,7 @@ type internal Descriptor() =
         peerClosed <- 0
         memory <- null
         memoryPeer <- null
+        memoryWatched <- false
         Volatile.Write(&d.ReadState, null)
         Volatile.Write(&d.WriteState, null)
 
@@ -453,16 +463,41 @@ type internal Descriptor() =
 
     /// Makes sure the client's end will be heard of (an evented descriptor registers with its
     /// loop, which then reports a FIN or reset even if it came before); false where only a
-    /// failing read or send can tell (the runtime's Socket).
+    /// failing read or send can tell (the runtime's Socket). An in-memory connection tells
+    /// through its stream (IPeerEnd).
     member d.WatchPeer() : bool =
         if not evented then
-            false
+            match box memory with
+            | :? IPeerEnd as stream -> d.WatchStream stream
+            | _ -> false
         else
             try
                 d.Register d.Token
                 true
             with _ ->
                 false
+
+    /// An in-memory connection's end told as the loop tells a FIN (at once if it came before).
+    member private d.WatchStream(stream: IPeerEnd) : bool =
+        let token = d.Token
+        let ended = stream.PeerEnded
+
+        if ended.IsCompleted then
+            peerClosed <- max peerClosed 1
+        elif not memoryWatched then
+            memoryWatched <- true
+
+            ended.ContinueWith(
+                (fun (_: Threading.Tasks.Task) ->
+                    if d.Token = token then
+                        peerClosed <- max peerClosed 1
+                        let watcher = d.Watcher
+                        if not (isNull watcher) then watcher.PeerClosed(token, false)),
+                Threading.Tasks.TaskContinuationOptions.ExecuteSynchronously
+            )
+            |> ignore
+
+        true
 
     /// What the loop reported of the client's end: 0 nothing, 1 FIN, 2 reset or error.
     member _.PeerClosed = peerClosed

@@ -103,6 +103,39 @@ let ``the server's limits apply: a body over MaxRequestBodySize is a 413`` () =
     }
 
 [<Fact>]
+let ``a client that cancels its request aborts the handler's RequestAborted, and the stop is quick`` () =
+    task {
+        let aborted = TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously)
+        let started = TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously)
+
+        let slow: HttpHandler =
+            fun _ ctx ->
+                task {
+                    started.TrySetResult() |> ignore
+
+                    try
+                        do! Task.Delay(Timeout.Infinite, ctx.RequestAborted)
+                    with :? OperationCanceledException ->
+                        aborted.TrySetResult() |> ignore
+
+                    return! handled
+                }
+
+        let server = TestServer.Create(route "/slow" >=> slow)
+        use client = server.CreateClient()
+        use cancel = new CancellationTokenSource()
+        let request = client.GetAsync("/slow", cancel.Token)
+        do! started.Task.WaitAsync(TimeSpan.FromSeconds 10.0)
+        cancel.Cancel()
+        let! _ = Assert.ThrowsAnyAsync<OperationCanceledException>(fun () -> request :> Task)
+        do! aborted.Task.WaitAsync(TimeSpan.FromSeconds 10.0)
+        // The handler ended with the abort: nothing holds the stop (it waits for running handlers).
+        let clock = Diagnostics.Stopwatch.StartNew()
+        do! (server :> IAsyncDisposable).DisposeAsync()
+        Assert.True(clock.ElapsedMilliseconds < 5000L, sprintf "stopped after %d ms" clock.ElapsedMilliseconds)
+    }
+
+[<Fact>]
 let ``a response flushed in parts bigger than the connection's buffer arrives whole`` () =
     task {
         use server = TestServer.Create app
