@@ -181,6 +181,48 @@ let ``a file goes over TLS whole (copied through TLS, not sendfile)`` () =
     File.Delete path
 
 [<Fact>]
+let ``a chunked response whose flushes waited for a slow TLS reader ends with its last chunk`` () =
+    let part = Array.create 65536 7uy
+
+    let download: RequestHandler =
+        fun ctx ->
+            ValueTask(
+                task {
+                    for _ in 1..64 do
+                        ctx.Write(ReadOnlySpan part)
+                        do! ctx.FlushAsync()
+
+                    ctx.WriteString "end"
+                }
+                :> Task
+            )
+
+    use server = serve (httpsOptions [ rsa.Value ]) download
+    let stream, _ = tlsConnect server "localhost" SslProtocols.None
+    use _ = stream
+    stream.Write(Encoding.ASCII.GetBytes "GET /download HTTP/1.1\r\nHost: a\r\n\r\n")
+    stream.Flush()
+    // Not read for a while: the socket's buffers fill and the handler's flushes wait.
+    Threading.Thread.Sleep 300
+    use out = new MemoryStream()
+    let buffer = Array.zeroCreate<byte> 65536
+    let ending = Encoding.ASCII.GetBytes "3\r\nend\r\n0\r\n\r\n"
+    let clock = Diagnostics.Stopwatch.StartNew()
+    let mutable closed = false
+    stream.ReadTimeout <- 10000
+
+    let ended () =
+        out.Length >= int64 ending.Length
+        && ReadOnlySpan(out.GetBuffer(), int out.Length - ending.Length, ending.Length).SequenceEqual(ReadOnlySpan ending)
+
+    while not closed && not (ended ()) && clock.ElapsedMilliseconds < 10_000L do
+        let n = try stream.Read(buffer, 0, buffer.Length) with :? IOException -> 0
+        if n = 0 then closed <- true else out.Write(buffer, 0, n)
+
+    Assert.False(closed, sprintf "the connection closed after %d bytes, before the last chunk" out.Length)
+    Assert.True(ended (), "the last chunk never came")
+
+[<Fact>]
 let ``plain HTTP sent to an https endpoint ends that connection, and the server serves on`` () =
     use server = serve (httpsOptions [ rsa.Value ]) hello
     let answer, closed = exchange server (ascii "GET / HTTP/1.1\r\nHost: a\r\n\r\n") 3000
