@@ -116,9 +116,12 @@ type ServerOptions =
         /// Most connections open at once; past it a new connection is closed at once and
         /// counted in RunningServer.RejectedConnections. 0 (default, as Kestrel): no limit.
         MaxConnections: int
-        /// A handler still running this long after it started, with no response sent yet,
-        /// gets its request answered 503 and the connection closed (the handler runs on; its
-        /// connection is not reused before it ends). Zero (default): no limit.
+        /// A handler still running this long after it started: with no response sent yet, its
+        /// request is answered 503 and the connection closed (the handler runs on; its
+        /// connection is not reused before it ends); with its response started (a flush, a
+        /// file), RequestAborted fires and the response is cut (HTTP/1.1: the connection
+        /// closes before the body's end; HTTP/2: the stream is reset). An event stream
+        /// (eventStream) is not timed. Zero (default): no limit.
         RequestTimeout: TimeSpan
         /// True (default; Linux only, ignored elsewhere): the kernel hands a new connection to
         /// the server when its first bytes arrive, or about a second after the handshake if
