@@ -88,6 +88,26 @@ let readUntilDone (s: Socket) (ms: int) (complete: string -> bool) =
 
     text (out.ToArray())
 
+/// Reads one answer from `stream` whose body ends with `tail` (bytes, not text: megabytes), for
+/// up to 10 s; the bytes, and whether the connection closed first.
+let readToTail (stream: IO.Stream) (tail: string) =
+    let ending = Encoding.ASCII.GetBytes tail
+    let buffer = Array.zeroCreate<byte> 65536
+    use out = new IO.MemoryStream()
+    let clock = Diagnostics.Stopwatch.StartNew()
+    let mutable closed = false
+    stream.ReadTimeout <- 10_000
+
+    let ended () =
+        out.Length >= int64 ending.Length
+        && ReadOnlySpan(out.GetBuffer(), int out.Length - ending.Length, ending.Length).SequenceEqual(ReadOnlySpan ending)
+
+    while not closed && not (ended ()) && clock.ElapsedMilliseconds < 10_000L do
+        let n = try stream.Read(buffer, 0, buffer.Length) with :? IO.IOException -> 0
+        if n = 0 then closed <- true else out.Write(buffer, 0, n)
+
+    out.ToArray(), closed
+
 /// The first request of a test process waits for the JIT (over half a second in Debug):
 /// one throwaway exchange, before the first test server starts, keeps that out of the
 /// tests' short read timeouts.
